@@ -1,0 +1,59 @@
+"""Annotation keys: the only state that crosses pipeline stages (config-io, SPEC-NOTES)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+PATH = "config.kubernetes.io/path"
+INDEX = "config.kubernetes.io/index"
+INTERNAL_PATH = "internal.config.kubernetes.io/path"
+INTERNAL_INDEX = "internal.config.kubernetes.io/index"
+LOCAL_CONFIG = "config.kubernetes.io/local-config"
+FUNCTION = "config.kubernetes.io/function"
+LEGACY_FUNCTION = "config.k8s.io/function"
+LEGACY_CONTAINER = "config.kubernetes.io/container"
+ORIGIN = "config.kubernetes.io/origin"
+TRANSFORMATIONS = "config.kubernetes.io/transformations"
+
+#: Annotations fnrun stamps on read and strips on write.
+ORCHESTRATION_KEYS = (PATH, INDEX, INTERNAL_PATH, INTERNAL_INDEX)
+
+
+def annotations_of(data: Any) -> dict:
+    """The annotations map of a resource, or {} when it has none (never raises on odd shapes)."""
+    if not isinstance(data, dict):
+        return {}
+    meta = data.get("metadata")
+    if not isinstance(meta, dict):
+        return {}
+    ann = meta.get("annotations")
+    return ann if isinstance(ann, dict) else {}
+
+
+def is_resource(data: Any) -> bool:
+    """A document is a resource when it is a mapping carrying apiVersion and kind."""
+    return isinstance(data, dict) and "apiVersion" in data and "kind" in data
+
+
+def get_path(data: Any) -> str | None:
+    ann = annotations_of(data)
+    value = ann.get(PATH, ann.get(INTERNAL_PATH))
+    return None if value is None else str(value)
+
+
+def get_index(data: Any) -> int:
+    """The resource's index in its file; a missing or unreadable index means 0 (config-io)."""
+    ann = annotations_of(data)
+    value = ann.get(INDEX, ann.get(INTERNAL_INDEX, 0))
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return 0
+
+
+def identity(data: dict) -> tuple[str, str, str, str]:
+    """(group, kind, namespace, name): how merges and wrap match resources across lists."""
+    api_version = str(data.get("apiVersion", ""))
+    group = api_version.rsplit("/", 1)[0] if "/" in api_version else ""
+    meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+    return (group, str(data.get("kind", "")), str(meta.get("namespace") or ""), str(meta.get("name") or ""))
