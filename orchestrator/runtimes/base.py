@@ -1,0 +1,68 @@
+"""One small interface for every way of running a function (pre-commit's lang_base, kyaml's runtimes).
+
+A runtime only builds and runs the sandboxed invocation: bytes in on stdin, bytes out on stdout.
+Scoping, annotation reconciliation and write-back live in the pipeline, shared by all runtimes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Protocol
+
+
+@dataclass(frozen=True)
+class Mount:
+    """A bind mount into the function's container; read-only unless asked otherwise."""
+
+    source: Path
+    target: str
+    read_only: bool = True
+
+
+@dataclass(frozen=True)
+class Sandbox:
+    """Limits every function runs under. Defaults are stricter than kpt's and kustomize's."""
+
+    network: bool = False
+    as_current_user: bool = False
+    read_only_root: bool = True
+    tmpfs_size: str = "64m"
+    memory: str = "512m"
+    pids_limit: int = 256
+    cpus: float = 1.0
+    timeout: float = 300.0
+    drop_capabilities: bool = True
+    image_pull_policy: str = "ifNotPresent"  # always | ifNotPresent | never
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """Everything a runtime needs to start one function once."""
+
+    name: str  # how messages name the function: its image or exec path
+    image: str | None = None
+    exec_path: Path | None = None
+    args: tuple[str, ...] = ()
+    env: dict[str, str] = field(default_factory=dict)
+    mounts: tuple[Mount, ...] = ()
+    local_dir: Path | None = None  # mounted read-only at /local (the function config's directory)
+    sandbox: Sandbox = Sandbox()
+
+
+@dataclass(frozen=True)
+class RunOutput:
+    stdout: bytes
+    stderr: str
+    exit_code: int
+    duration: float
+
+
+StderrSink = Callable[[str], None]
+
+
+class Runtime(Protocol):
+    """Run one invocation to completion. Raise FnrunError for what stops the run before or outside
+    the function (missing image, timeout, engine unreachable); return a non-zero exit_code as is."""
+
+    def run(self, invocation: Invocation, stdin: bytes, on_stderr: StderrSink | None = None) -> RunOutput: ...
