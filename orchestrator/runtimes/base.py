@@ -48,6 +48,11 @@ class Invocation:
     mounts: tuple[Mount, ...] = ()
     local_dir: Path | None = None  # mounted read-only at /local (the function config's directory)
     sandbox: Sandbox = Sandbox()
+    # What the function declares: True = `network: true` (an error unless sandbox.network, the
+    # user's --network), False = declared without network (never gets one), None = not declared
+    # (an ad-hoc --image run: follows sandbox.network).
+    network: bool | None = None
+    mount_root: Path | None = None  # when set, every mount source must resolve inside it (the package)
 
 
 @dataclass(frozen=True)

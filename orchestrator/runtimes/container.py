@@ -1,0 +1,206 @@
+"""Run a function image through the Docker Engine API, sandboxed, with no container ever left behind.
+
+Low-level docker-py calls only, in the order `docker run -i` uses: create, attach (before start,
+so no output can be missed), start, stream stdin/stdout/stderr over the hijacked socket, wait,
+remove. That is one round trip more than a bare create/start/wait/remove, and nothing else: the
+image is looked up by creating the container (a 404 triggers the pull under ifNotPresent).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import docker
+import docker.errors
+import requests.exceptions
+from docker.types import LogConfig
+from docker.types import Mount as DockerMount
+from docker.utils import parse_repository_tag
+
+from orchestrator.errors import FnrunError, FunctionError, InputError
+from orchestrator.runtimes.base import Invocation, RunOutput, Sandbox, StderrSink
+from orchestrator.runtimes.interrupts import SignalGuard
+from orchestrator.runtimes.streams import FrameDemux, LineSplitter, pump
+
+LABEL_FUNCTION = "fnrun.function"
+LABEL_PID = "fnrun.pid"  # lets tests (and a user) find what one fnrun process started
+NOBODY = "65534:65534"
+PULL_POLICIES = ("always", "ifNotPresent", "never")
+
+_client: docker.APIClient | None = None
+_client_lock = threading.Lock()
+
+
+def api_client() -> docker.APIClient:
+    """One engine connection per process (DOCKER_HOST honoured: a podman socket works too)."""
+    global _client
+    with _client_lock:
+        if _client is None:
+            try:
+                _client = docker.from_env().api
+            except docker.errors.DockerException as err:
+                host = os.environ.get("DOCKER_HOST", "the default socket")
+                raise InputError(f"cannot reach the container engine at {host}: {_brief(err)}") from None
+        return _client
+
+
+class ContainerRuntime:
+    """Runtime for `container:` functions."""
+
+    def run(self, invocation: Invocation, stdin: bytes, on_stderr: StderrSink | None = None) -> RunOutput:
+        if invocation.image is None:
+            raise InputError(f"function {invocation.name} has no image")
+        api = api_client()
+        config = _container_config(api, invocation)
+        started = time.monotonic()
+        try:
+            with SignalGuard() as guard:
+                with guard.armed():
+                    if invocation.sandbox.image_pull_policy == "always":
+                        pull(api, invocation.image)
+                with guard.held():
+                    container_id = _create(api, invocation, config, guard)
+                try:
+                    with guard.armed():
+                        stdout, stderr, code = _attach_and_run(api, container_id, invocation, stdin, on_stderr)
+                finally:
+                    with guard.held():
+                        _remove(api, container_id)
+        except (docker.errors.APIError, requests.exceptions.RequestException) as err:
+            raise FnrunError(f"function {invocation.name}: container engine error: {_brief(err)}") from None
+        return RunOutput(stdout=stdout, stderr=stderr, exit_code=code, duration=time.monotonic() - started)
+
+
+def _container_config(api: docker.APIClient, inv: Invocation) -> dict[str, Any]:
+    """Validate the invocation and build the create request; nothing reaches the engine yet."""
+    sandbox: Sandbox = inv.sandbox
+    if sandbox.image_pull_policy not in PULL_POLICIES:
+        raise InputError(
+            f"unknown image pull policy {sandbox.image_pull_policy!r}: use {', '.join(PULL_POLICIES)}"
+        )
+    if inv.network and not sandbox.network:
+        raise InputError(f"function {inv.name} declares network: true; pass --network to allow it")
+    use_network = sandbox.network and inv.network is not False
+    try:
+        host_config = api.create_host_config(
+            network_mode=None if use_network else "none",
+            security_opt=["no-new-privileges"],
+            mounts=_mounts(inv),
+            read_only=sandbox.read_only_root,
+            tmpfs={"/tmp": f"size={sandbox.tmpfs_size}"} if sandbox.read_only_root else None,
+            cap_drop=["ALL"] if sandbox.drop_capabilities else None,
+            mem_limit=sandbox.memory or None,
+            pids_limit=sandbox.pids_limit or None,
+            nano_cpus=int(sandbox.cpus * 1e9) if sandbox.cpus else None,
+            log_config=LogConfig(type="none"),  # output goes through the attach stream only
+        )
+    except docker.errors.DockerException as err:
+        raise InputError(f"function {inv.name}: bad sandbox setting: {_brief(err)}") from None
+    return dict(
+        image=inv.image,
+        command=list(inv.args) or None,
+        user=f"{os.getuid()}:{os.getgid()}" if sandbox.as_current_user else NOBODY,
+        stdin_open=True,  # with detach=False this also sets StdinOnce: our EOF closes its stdin
+        environment=[f"{key}={value}" for key, value in inv.env.items()],
+        labels={LABEL_FUNCTION: inv.name, LABEL_PID: str(os.getpid())},
+        host_config=host_config,
+    )
+
+
+def _mounts(inv: Invocation) -> list[DockerMount]:
+    mounts = []
+    if inv.local_dir is not None:
+        mounts.append(DockerMount("/local", str(_existing(inv.local_dir, inv)), type="bind", read_only=True))
+    root = inv.mount_root.resolve() if inv.mount_root is not None else None
+    for mount in inv.mounts:
+        source = _existing(mount.source, inv)
+        if root is not None and not source.is_relative_to(root):
+            raise InputError(f"function {inv.name}: mount source {mount.source} is outside {inv.mount_root}")
+        mounts.append(DockerMount(mount.target, str(source), type="bind", read_only=mount.read_only))
+    return mounts
+
+
+def _existing(path: Path, inv: Invocation) -> Path:
+    resolved = Path(path).resolve()
+    if not resolved.exists():
+        raise InputError(f"function {inv.name}: mount source {path} does not exist")
+    return resolved
+
+
+def _create(api: docker.APIClient, inv: Invocation, config: dict[str, Any], guard: SignalGuard) -> str:
+    """Create the container; a missing image is pulled (ifNotPresent) or reported (never)."""
+    try:
+        return api.create_container(**config)["Id"]
+    except docker.errors.ImageNotFound:
+        if inv.sandbox.image_pull_policy == "never":
+            raise InputError(f"image {inv.image} is not present (image pull policy: never)") from None
+    with guard.armed():  # a pull can take long: let Ctrl-C through, no container exists yet
+        pull(api, str(inv.image))
+    try:
+        return api.create_container(**config)["Id"]
+    except docker.errors.ImageNotFound:
+        raise InputError(f"image {inv.image} is not present after pulling it") from None
+
+
+def pull(api: docker.APIClient, image: str) -> None:
+    """Pull one image; any failure is one line naming it (the registry's answer cut to its gist)."""
+    repository, tag = parse_repository_tag(image)
+    try:
+        for event in api.pull(repository, tag=tag or "latest", stream=True, decode=True):
+            if isinstance(event, dict) and event.get("error"):
+                raise InputError(f"cannot pull image {image}: {_brief(event['error'])}")
+    except (docker.errors.APIError, requests.exceptions.RequestException) as err:
+        raise InputError(f"cannot pull image {image}: {_brief(err)}") from None
+
+
+def _attach_and_run(
+    api: docker.APIClient, container_id: str, inv: Invocation, stdin: bytes, on_stderr: StderrSink | None
+) -> tuple[bytes, str, int]:
+    stream = api.attach_socket(container_id, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1})
+    raw: socket.socket = getattr(stream, "_sock", stream)
+    try:
+        api.start(container_id)
+        out: list[bytes] = []
+        err = LineSplitter(on_stderr)
+        demux = FrameDemux(out.append, err.feed)
+        deadline = time.monotonic() + inv.sandbox.timeout if inv.sandbox.timeout else None
+        finished = pump(
+            raw.fileno(),
+            stdin,
+            lambda chunk: raw.send(chunk, socket.MSG_NOSIGNAL),
+            lambda: raw.shutdown(socket.SHUT_WR),
+            {raw.fileno(): demux.feed},
+            deadline,
+        )
+        if not finished:
+            raise FunctionError(
+                f"function {inv.name} timed out after {inv.sandbox.timeout:g}s; it was killed and removed"
+            )
+        code = api.wait(container_id)["StatusCode"]
+        return b"".join(out), err.close(), code
+    finally:
+        stream.close()
+        raw.close()
+
+
+def _remove(api: docker.APIClient, container_id: str) -> None:
+    """Kill (if still running) and remove in one request; gone already is fine."""
+    try:
+        api.remove_container(container_id, force=True)
+    except docker.errors.NotFound:
+        pass
+    except docker.errors.APIError as err:
+        if "already in progress" not in str(err):
+            raise
+
+
+def _brief(err: object) -> str:
+    """The gist of an engine or registry error: its first line, trimmed."""
+    text = getattr(err, "explanation", None) or str(err)
+    line = " ".join(str(text).strip().splitlines()[:1]) or type(err).__name__
+    return line if len(line) <= 200 else line[:197] + "..."

@@ -1,0 +1,121 @@
+"""Run a local executable as a function: same stdin/stdout protocol and timeout as a container.
+
+No sandbox is possible here, which is why exec functions are off unless the user passes
+--enable-exec. The child gets its own process group so a timeout or an interrupt kills everything
+it spawned, not just the direct child.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+from orchestrator.errors import FunctionError, InputError
+from orchestrator.runtimes.base import Invocation, RunOutput, StderrSink
+from orchestrator.runtimes.interrupts import SignalGuard
+from orchestrator.runtimes.streams import LineSplitter, pump
+
+
+class ExecRuntime:
+    """Runtime for `exec:` functions."""
+
+    def run(self, invocation: Invocation, stdin: bytes, on_stderr: StderrSink | None = None) -> RunOutput:
+        path = _executable(invocation)
+        env = {**os.environ, **invocation.env}
+        cwd = str(invocation.local_dir) if invocation.local_dir is not None else None
+        started = time.monotonic()
+        timeout = invocation.sandbox.timeout
+        deadline = started + timeout if timeout else None
+        with SignalGuard() as guard:
+            with guard.held():  # the child must not start without us knowing its pid
+                process = _spawn(path, invocation, env, cwd)
+            try:
+                with guard.armed():
+                    stdout, stderr = _communicate(process, invocation, stdin, on_stderr, deadline)
+                    code = _wait(process, invocation, deadline)
+            finally:
+                with guard.held():
+                    _kill_group(process)
+        return RunOutput(stdout=stdout, stderr=stderr, exit_code=code, duration=time.monotonic() - started)
+
+
+def _executable(inv: Invocation) -> Path:
+    if inv.exec_path is None:
+        raise InputError(f"function {inv.name} has no exec path")
+    path = Path(inv.exec_path)
+    if not path.is_absolute() and inv.local_dir is not None:
+        path = Path(inv.local_dir) / path
+    if not path.is_file():
+        raise InputError(f"exec function {inv.exec_path}: no such file")
+    if not os.access(path, os.X_OK):
+        raise InputError(f"exec function {inv.exec_path}: not executable (chmod +x it)")
+    return path.resolve()
+
+
+def _spawn(path: Path, inv: Invocation, env: dict[str, str], cwd: str | None) -> subprocess.Popen[bytes]:
+    try:
+        return subprocess.Popen(
+            [str(path), *inv.args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            cwd=cwd,
+            start_new_session=True,
+        )
+    except OSError as err:  # permission, exec format error, missing interpreter
+        raise InputError(f"exec function {inv.exec_path}: cannot run it: {err.strerror or err}") from None
+
+
+def _communicate(
+    process: subprocess.Popen[bytes],
+    inv: Invocation,
+    stdin: bytes,
+    on_stderr: StderrSink | None,
+    deadline: float | None,
+) -> tuple[bytes, str]:
+    assert process.stdin and process.stdout and process.stderr
+    out: list[bytes] = []
+    err = LineSplitter(on_stderr)
+    stdin_fd = process.stdin.fileno()
+    finished = pump(
+        stdin_fd,
+        stdin,
+        lambda chunk: os.write(stdin_fd, chunk),
+        process.stdin.close,
+        {process.stdout.fileno(): out.append, process.stderr.fileno(): err.feed},
+        deadline,
+    )
+    if not finished:
+        raise _timed_out(inv)
+    return b"".join(out), err.close()
+
+
+def _wait(process: subprocess.Popen[bytes], inv: Invocation, deadline: float | None) -> int:
+    """Its pipes are closed; a child that lingers past the deadline still counts as timed out."""
+    try:
+        return process.wait(None if deadline is None else max(0.0, deadline - time.monotonic()))
+    except subprocess.TimeoutExpired:
+        raise _timed_out(inv) from None
+
+
+def _timed_out(inv: Invocation) -> FunctionError:
+    return FunctionError(f"function {inv.name} timed out after {inv.sandbox.timeout:g}s; it was killed")
+
+
+def _kill_group(process: subprocess.Popen[bytes]) -> None:
+    """Kill the whole process group (also grandchildren still holding the pipes) and reap."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    process.wait()
+    for pipe in (process.stdin, process.stdout, process.stderr):
+        if pipe is not None:
+            try:
+                pipe.close()
+            except OSError:
+                pass

@@ -1,0 +1,91 @@
+"""Ctrl-C and SIGTERM must never leave a container or a process group behind.
+
+While a function runs, SIGTERM is turned into an exception like Ctrl-C, so the runtime's `finally`
+kills and removes what it started. While a container is being created or removed, both signals are
+held back and delivered right after: otherwise an interrupt landing mid-request could leave a
+container whose id we never learned, or one half removed.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from contextlib import contextmanager
+from types import FrameType, TracebackType
+from typing import Any, Iterator
+
+_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGTERM (or a held-back SIGINT) arrived while a function ran; behaves like Ctrl-C."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(f"interrupted by {signal.Signals(signum).name}")
+        self.signum = signum
+
+
+class SignalGuard:
+    """Installs SIGINT/SIGTERM handlers for the life of one run (main thread only, else a no-op).
+
+    `armed()` lets signals raise at once; `held()` records them and raises on leaving, so the
+    guarded request always completes. Previous handlers are restored on exit; a signal whose
+    handler was SIG_IGN stays ignored.
+    """
+
+    def __init__(self) -> None:
+        self._active = threading.current_thread() is threading.main_thread()
+        self._previous: dict[int, Any] = {}
+        self._armed = False
+        self._pending: int | None = None
+
+    def __enter__(self) -> SignalGuard:
+        if self._active:
+            for signum in _SIGNALS:
+                previous = signal.getsignal(signum)
+                if previous is signal.SIG_IGN:
+                    continue
+                self._previous[signum] = previous
+                signal.signal(signum, self._handle)
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        for signum, previous in self._previous.items():
+            signal.signal(signum, previous)
+        self._previous.clear()
+        if exc_type is None:
+            self._raise_pending()
+
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        if self._armed:
+            self._armed = False  # one exception per run; a second signal during cleanup is held
+            raise KeyboardInterrupt() if signum == signal.SIGINT else Interrupted(signum)
+        if self._pending is None:
+            self._pending = signum
+
+    def _raise_pending(self) -> None:
+        if self._pending is not None:
+            signum, self._pending = self._pending, None
+            raise KeyboardInterrupt() if signum == signal.SIGINT else Interrupted(signum)
+
+    @contextmanager
+    def armed(self) -> Iterator[None]:
+        """Signals raise immediately inside this block (a held one raises on entry)."""
+        self._raise_pending()
+        self._armed = True
+        try:
+            yield
+        finally:
+            self._armed = False
+
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        """Signals wait until this block is done; a held one raises at the next `armed()` or when
+        the guard exits normally (an exception already unwinding wins over it)."""
+        was_armed, self._armed = self._armed, False
+        try:
+            yield
+        finally:
+            self._armed = was_armed

@@ -1,0 +1,152 @@
+"""Feeding stdin and draining stdout/stderr of one function, shared by the container and exec runtimes.
+
+One thread, one selector: writing a 5 MB ResourceList while the function is already answering can
+never deadlock, the timeout is a plain deadline, and Ctrl-C interrupts the select like any other
+blocking call. stderr reaches the caller line by line as it arrives.
+"""
+
+from __future__ import annotations
+
+import os
+import selectors
+import struct
+import time
+from typing import Callable
+
+CHUNK = 1 << 18
+_HEADER = struct.Struct(">BxxxL")  # docker attach framing: stream id, 3 pad bytes, big-endian length
+
+Writer = Callable[[memoryview], int]
+
+
+class LineSplitter:
+    """Collects a byte stream and hands each complete line (decoded, newline stripped) to `sink`."""
+
+    def __init__(self, sink: Callable[[str], None] | None) -> None:
+        self._sink = sink
+        self._chunks: list[bytes] = []
+        self._partial = b""
+
+    def feed(self, data: bytes) -> None:
+        self._chunks.append(data)
+        if self._sink is None:
+            return
+        *lines, self._partial = (self._partial + data).split(b"\n")
+        for line in lines:
+            self._sink(_decode(line))
+
+    def close(self) -> str:
+        """Flush an unterminated last line; return everything seen."""
+        if self._sink is not None and self._partial:
+            self._sink(_decode(self._partial))
+        self._partial = b""
+        return _decode(b"".join(self._chunks))
+
+
+def _decode(data: bytes) -> str:
+    return data.decode("utf-8", errors="replace").rstrip("\r")
+
+
+class FrameDemux:
+    """Splits docker's multiplexed attach stream (8-byte header per frame) into stdout and stderr."""
+
+    def __init__(self, on_stdout: Callable[[bytes], None], on_stderr: Callable[[bytes], None]) -> None:
+        self._handlers = {1: on_stdout, 2: on_stderr}
+        self._buf = bytearray()
+
+    def feed(self, data: bytes) -> None:
+        buf = self._buf
+        buf += data
+        pos = 0
+        while len(buf) - pos >= _HEADER.size:
+            stream, size = _HEADER.unpack_from(buf, pos)
+            end = pos + _HEADER.size + size
+            if end > len(buf):
+                break
+            handler = self._handlers.get(stream)
+            if handler is not None and size:
+                handler(bytes(buf[pos + _HEADER.size : end]))
+            pos = end
+        del buf[:pos]
+
+
+def pump(
+    write_fd: int | None,
+    data: bytes,
+    write: Writer,
+    close_write: Callable[[], None],
+    readers: dict[int, Callable[[bytes], None]],
+    deadline: float | None,
+) -> bool:
+    """Write `data` to `write_fd` (then `close_write`) while reading every fd in `readers` to EOF.
+
+    `write_fd` may also be a reader (a socket). Returns False when `deadline` (time.monotonic)
+    passes first. A peer that stops reading early (exited) just ends the writing.
+    """
+    view = memoryview(data)
+    offset = 0
+    writing = write_fd is not None
+    if writing and not data:
+        _safe(close_write)
+        writing = False
+    open_readers = dict(readers)
+    for fd in {*open_readers, *([write_fd] if writing else [])}:
+        os.set_blocking(fd, False)
+
+    with selectors.DefaultSelector() as selector:
+
+        def register() -> None:
+            for fd in {*open_readers, *([write_fd] if writing else [])}:
+                mask = (selectors.EVENT_READ if fd in open_readers else 0) | (
+                    selectors.EVENT_WRITE if writing and fd == write_fd else 0
+                )
+                try:
+                    selector.modify(fd, mask)
+                except KeyError:
+                    selector.register(fd, mask)
+
+        def unregister(fd: int) -> None:
+            if fd not in open_readers and not (writing and fd == write_fd):
+                selector.unregister(fd)
+            else:
+                register()
+
+        register()
+        while open_readers:
+            timeout = None if deadline is None else deadline - time.monotonic()
+            if timeout is not None and timeout <= 0:
+                return False
+            for key, events in selector.select(timeout):
+                fd = key.fd
+                if events & selectors.EVENT_WRITE and writing:
+                    try:
+                        offset += write(view[offset : offset + CHUNK])
+                        done = offset >= len(view)
+                    except BlockingIOError:
+                        done = False
+                    except OSError:  # the function exited or closed stdin without reading it all
+                        done = True
+                    if done:
+                        _safe(close_write)
+                        writing = False
+                        unregister(fd)
+                if events & selectors.EVENT_READ and fd in open_readers:
+                    try:
+                        chunk = os.read(fd, CHUNK)
+                    except BlockingIOError:
+                        continue
+                    except OSError:
+                        chunk = b""
+                    if chunk:
+                        open_readers[fd](chunk)
+                    else:
+                        del open_readers[fd]
+                        unregister(fd)
+    return True
+
+
+def _safe(action: Callable[[], None]) -> None:
+    try:
+        action()
+    except OSError:
+        pass
