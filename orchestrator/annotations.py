@@ -57,3 +57,43 @@ def identity(data: dict) -> tuple[str, str, str, str]:
     group = api_version.rsplit("/", 1)[0] if "/" in api_version else ""
     meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
     return (group, str(data.get("kind", "")), str(meta.get("namespace") or ""), str(meta.get("name") or ""))
+
+#: fnrun's own layout notes: the text between a resource and the one before it in its file when
+#: it is not the default (`---`), and what follows the file's last resource. They let
+#: `fnrun source | fnrun sink` reproduce separators and non-resource documents byte for byte.
+PREFIX = "internal.config.kubernetes.io/fnrun-prefix"
+SUFFIX = "internal.config.kubernetes.io/fnrun-suffix"
+LAYOUT_KEYS = (PREFIX, SUFFIX)
+
+#: Everything stripped on write.
+STRIPPED_KEYS = frozenset(ORCHESTRATION_KEYS + LAYOUT_KEYS)
+
+DEFAULT_SEPARATOR = "---\n"
+
+
+def default_prefix(index: int) -> str:
+    return "" if index == 0 else DEFAULT_SEPARATOR
+
+
+def default_path(data: dict, directory: str = "") -> str:
+    """Where a resource with no path goes: `<dir>/<name>_<kind>.yaml`, lowercased (SPEC-NOTES)."""
+    meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+    name = f"{meta.get('name') or 'unnamed'}_{data.get('kind') or 'resource'}.yaml".lower()
+    return f"{directory.rstrip('/')}/{name}" if directory.strip("/.") else name
+
+
+def without_stripped(data: dict) -> dict:
+    """A shallow copy of a resource without fnrun's annotations (and without an annotations map,
+    or metadata, that only they filled): the value that is compared and written."""
+    ann = annotations_of(data)
+    if not any(k in ann for k in STRIPPED_KEYS):
+        return data
+    kept = {k: v for k, v in ann.items() if k not in STRIPPED_KEYS}
+    meta = dict(data["metadata"])
+    if kept:
+        meta["annotations"] = kept
+    else:
+        del meta["annotations"]
+    out = dict(data)
+    out["metadata"] = meta
+    return out

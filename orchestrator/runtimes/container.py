@@ -62,7 +62,7 @@ class ContainerRuntime:
             with SignalGuard() as guard:
                 with guard.armed():
                     if invocation.sandbox.image_pull_policy == "always":
-                        pull(api, invocation.image)
+                        pull(api, invocation.image, "cannot pull image {image} (image pull policy: always)")
                 with guard.held():
                     container_id = _create(api, invocation, config, guard)
                 try:
@@ -140,22 +140,23 @@ def _create(api: docker.APIClient, inv: Invocation, config: dict[str, Any], guar
         if inv.sandbox.image_pull_policy == "never":
             raise InputError(f"image {inv.image} is not present (image pull policy: never)") from None
     with guard.armed():  # a pull can take long: let Ctrl-C through, no container exists yet
-        pull(api, str(inv.image))
+        pull(api, str(inv.image), "image {image} is not present and cannot be pulled")
     try:
         return api.create_container(**config)["Id"]
     except docker.errors.ImageNotFound:
         raise InputError(f"image {inv.image} is not present after pulling it") from None
 
 
-def pull(api: docker.APIClient, image: str) -> None:
-    """Pull one image; any failure is one line naming it (the registry's answer cut to its gist)."""
+def pull(api: docker.APIClient, image: str, failure: str = "cannot pull image {image}") -> None:
+    """Pull one image; any failure is one line naming it (`failure`), then the registry's answer
+    cut to its gist."""
     repository, tag = parse_repository_tag(image)
     try:
         for event in api.pull(repository, tag=tag or "latest", stream=True, decode=True):
             if isinstance(event, dict) and event.get("error"):
-                raise InputError(f"cannot pull image {image}: {_brief(event['error'])}")
+                raise InputError(f"{failure.format(image=image)}: {_brief(event['error'])}")
     except (docker.errors.APIError, requests.exceptions.RequestException) as err:
-        raise InputError(f"cannot pull image {image}: {_brief(err)}") from None
+        raise InputError(f"{failure.format(image=image)}: {_brief(err)}") from None
 
 
 def _attach_and_run(

@@ -1,0 +1,80 @@
+"""A resource as it travels through fnrun: its plain value plus the YAML text it came as.
+
+`data` is authoritative. `text` is the document as functions see it (comments kept, fnrun's
+annotations stamped in) and `body` the same without fnrun's annotations, as it goes into a file.
+When `fresh` is False the value was changed through the API and the texts are only a base for
+comments and layout."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import annotations as ann
+from .yamlio import fast, roundtrip
+
+
+class Resource:
+    __slots__ = ("data", "_text", "_body", "fresh", "_synced")
+
+    def __init__(self, data: dict, text: str | None = None, body: str | None = None, fresh: bool = True) -> None:
+        self.data = data
+        self._text = text
+        self._body = body
+        self.fresh = fresh
+        self._synced: str | None = None
+
+    @property
+    def text(self) -> str:
+        """The document with fnrun's annotations, for functions and `fnrun source`."""
+        if self.fresh and self._text is not None:
+            return self._text
+        if self._synced is None:
+            self._synced = roundtrip.render(self._text, self.data) if self._text else fast.dump(self.data)
+        return self._synced
+
+    @property
+    def body(self) -> str | None:
+        """The document without fnrun's annotations, as the user wrote it; None when unknown."""
+        return self._body
+
+    @property
+    def path(self) -> str | None:
+        return ann.get_path(self.data)
+
+    @property
+    def index(self) -> int:
+        return ann.get_index(self.data)
+
+    @property
+    def prefix(self) -> str:
+        value = ann.annotations_of(self.data).get(ann.PREFIX)
+        return ann.default_prefix(self.index) if value is None else str(value)
+
+    @property
+    def suffix(self) -> str:
+        return str(ann.annotations_of(self.data).get(ann.SUFFIX) or "")
+
+    @property
+    def value(self) -> dict:
+        """The resource without fnrun's annotations: what is compared and written."""
+        return ann.without_stripped(self.data)
+
+    def replaced(self, data: dict) -> "Resource":
+        """The same resource with a new value (API edits, merges): keeps the old text as a base."""
+        return Resource(data, self._text, self._body, fresh=False)
+
+    def __repr__(self) -> str:
+        meta = self.data.get("metadata") or {}
+        name = meta.get("name") if isinstance(meta, dict) else None
+        return f"<Resource {self.data.get('kind')}/{name} at {self.path}:{self.index}>"
+
+
+def set_annotation(data: dict, key: str, value: Any) -> None:
+    """Set an annotation in place, creating metadata/annotations maps where missing."""
+    meta = data.get("metadata")
+    if not isinstance(meta, dict):
+        meta = data["metadata"] = {}
+    annotations = meta.get("annotations")
+    if not isinstance(annotations, dict):
+        annotations = meta["annotations"] = {}
+    annotations[key] = value

@@ -1,0 +1,146 @@
+"""ResourceList on the wire: encode what functions (and `fnrun source`) receive, decode what comes
+back. Items travel as text, so their comments reach functions and come back unchanged in bytes
+when a function left them alone."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from . import annotations as ann
+from .errors import InputError
+from .reader import parse_stream
+from .resource import Resource
+from .yamlio import fast, text
+
+API_VERSION = "config.kubernetes.io/v1"
+ACCEPTED_API_VERSIONS = ("config.kubernetes.io/v1", "config.kubernetes.io/v1beta1", "config.kubernetes.io/v1alpha1")
+
+
+@dataclass
+class Decoded:
+    items: list[Resource]
+    function_config: dict | None = None
+    results: list[Any] = field(default_factory=list)
+    kind: str = "ResourceList"  # ResourceList | List | stream
+
+
+def encode(items: list[Resource], function_config: Resource | dict | None = None) -> str:
+    """A config.kubernetes.io/v1 ResourceList with each item's own text (comments included)."""
+    parts = [f"apiVersion: {API_VERSION}\nkind: ResourceList\n"]
+    parts.append("items:\n" if items else "items: []\n")
+    parts.extend(text.indent_item(item.text) for item in items)
+    if function_config is not None:
+        config_text = function_config.text if isinstance(function_config, Resource) else fast.dump(function_config)
+        parts.append("functionConfig:\n")
+        parts.extend("  " + line if line.strip() else line for line in config_text.splitlines(keepends=True))
+        if not parts[-1].endswith("\n"):
+            parts.append("\n")
+    return "".join(parts)
+
+
+def decode(content: str, source: str) -> Decoded:
+    """Items of a ResourceList (v1, v1beta1, v1alpha1), a `kind: List`, or a plain stream."""
+    with fast.gc_paused():
+        return _decode(content, source)
+
+
+def _decode(content: str, source: str) -> Decoded:
+    content = content.replace("\r\n", "\n")
+    if content and not content.endswith("\n"):
+        content += "\n"
+    segments = [s for s in text.split_documents(content) if not s.separator]
+    documents = [s for s in segments if fast.parse(s.text, source, s.start_line)[1] is not None] if len(segments) > 1 else segments
+    if len(documents) == 1:
+        segment = documents[0]
+        node, data = fast.parse(segment.text, source, segment.start_line)
+        if isinstance(data, dict) and _is_list(data):
+            return _decode_list(segment.text, node, data, source, segment.start_line)
+        if data is None:
+            return Decoded([], kind="stream")
+    items = parse_stream(content, source)
+    for item in items:
+        _strip_if_stamped(item)
+    return Decoded(items, kind="stream")
+
+
+def _is_list(data: dict) -> bool:
+    kind = data.get("kind")
+    if kind == "ResourceList":
+        if data.get("apiVersion") not in ACCEPTED_API_VERSIONS:
+            raise InputError(f"ResourceList with unsupported apiVersion {data.get('apiVersion')!r}")
+        return True
+    return kind == "List" or (isinstance(kind, str) and kind.endswith("List") and "items" in data)
+
+
+def _decode_list(content: str, node: Node, data: dict, source: str, line_offset: int) -> Decoded:
+    items_data = data.get("items")
+    if items_data is None:
+        items_data = []
+    if not isinstance(items_data, list):
+        raise InputError(f"{source}: {data.get('kind')} items must be a list")
+    config = data.get("functionConfig")
+    if config is not None and not isinstance(config, dict):
+        raise InputError(f"{source}: functionConfig must be a mapping")
+    results = data.get("results") or []
+    if not isinstance(results, list):
+        raise InputError(f"{source}: results must be a list")
+    item_nodes = _items_node(node)
+    lines = content.splitlines(keepends=True)
+    resources = []
+    for position, item in enumerate(items_data):
+        if not ann.is_resource(item):
+            what = "a resource without apiVersion or kind" if isinstance(item, dict) else f"a {type(item).__name__}"
+            raise InputError(f"{source}: items[{position}] is {what}, not a resource")
+        resources.append(_item(lines, item_nodes, position, item))
+    return Decoded(resources, config, results, kind=str(data.get("kind")))
+
+
+def _items_node(node: Node) -> SequenceNode | None:
+    if isinstance(node, MappingNode):
+        for key, value in node.value:
+            if isinstance(key, ScalarNode) and key.value == "items" and isinstance(value, SequenceNode):
+                return None if value.flow_style else value
+    return None
+
+
+def _item(lines: list[str], seq: SequenceNode | None, position: int, data: dict) -> Resource:
+    """Cut item `position` out of the list's text: from its dash line to the next item's."""
+    if seq is None:
+        return Resource(data)
+    node = seq.value[position]
+    if not isinstance(node, MappingNode) or node.flow_style:
+        return Resource(data)
+    start = _dash_line(lines, node, seq.start_mark.column)
+    if start is None:
+        return Resource(data)
+    if position + 1 < len(seq.value):
+        end = _dash_line(lines, seq.value[position + 1], seq.start_mark.column)
+        if end is None:
+            return Resource(data)
+    else:
+        end = seq.end_mark.line + (1 if seq.end_mark.column else 0)
+        end = max(end, node.end_mark.line + (1 if node.end_mark.column else 0))
+    item_text = text.dedent_item(lines[start:end], seq.start_mark.column, node.start_mark.column)
+    doomed = text.strip_lines(lines, node, ann.STRIPPED_KEYS, start)
+    body = None if doomed is None else text.delete_lines(item_text, doomed)
+    return Resource(data, item_text, body)
+
+
+def _dash_line(lines: list[str], node: Node, dash_column: int) -> int | None:
+    for number in range(node.start_mark.line, -1, -1):
+        line = lines[number]
+        if line[dash_column : dash_column + 1] == "-" and not line[:dash_column].strip():
+            return number
+    return None
+
+
+def _strip_if_stamped(item: Resource) -> None:
+    """Stream input carries fnrun's annotations in its text: compute the body without them."""
+    if not any(k in ann.annotations_of(item.data) for k in ann.STRIPPED_KEYS):
+        return
+    node, _ = fast.parse(item.text, "stream")
+    doomed = text.strip_lines(item.text.splitlines(keepends=True), node, ann.STRIPPED_KEYS)
+    item._body = None if doomed is None else text.delete_lines(item.text, doomed)

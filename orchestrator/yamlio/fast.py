@@ -1,0 +1,150 @@
+"""libyaml-backed parsing: the fast path every document takes, with errors that name file and line."""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+from typing import Any, Iterator
+
+import yaml
+from yaml.nodes import MappingNode, Node, ScalarNode
+
+from ..errors import InputError
+
+_Base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+class _DuplicateKey(yaml.MarkedYAMLError):
+    pass
+
+
+_STR = "tag:yaml.org,2002:str"
+_MAP = "tag:yaml.org,2002:map"
+_SEQ = "tag:yaml.org,2002:seq"
+_resolved: dict[tuple[type, str, tuple[bool, bool]], str] = {}
+
+
+class StrictLoader(_Base):  # type: ignore[misc, valid-type]
+    """libyaml's safe loader, made fast where PyYAML is slow (tag resolution and construction run
+    in Python), and strict where kubectl and kpt are too: duplicate mapping keys are errors."""
+
+    def resolve(self, kind: type, value: str, implicit: tuple[bool, bool]) -> str:  # type: ignore[override]
+        key = (kind, value if kind is ScalarNode else "", implicit)
+        tag = _resolved.get(key)
+        if tag is None:
+            tag = super().resolve(kind, value, implicit)
+            if len(_resolved) < 100_000:
+                _resolved[key] = tag
+        return tag
+
+    def construct_document(self, node: Node) -> Any:  # type: ignore[override]
+        return self._value(node, {})
+
+    def _value(self, node: Node, seen: dict[int, Any]) -> Any:
+        """Plain value of a node; the common tags inline, the rest through PyYAML's constructors."""
+        tag = node.tag
+        if tag == _STR:
+            return node.value
+        if tag == _MAP and isinstance(node, MappingNode):
+            if id(node) in seen:
+                return seen[id(node)]
+            if any(k.tag == _MERGE_TAG for k, _ in node.value):
+                self.flatten_mapping(node)
+            out: dict = {}
+            seen[id(node)] = out
+            for key_node, value_node in node.value:
+                key = self._value(key_node, seen)
+                if isinstance(key, (list, dict)):
+                    raise yaml.constructor.ConstructorError(None, None, "unhashable mapping key", key_node.start_mark)
+                if key in out:
+                    raise _DuplicateKey(None, None, f"duplicate key {key_node.value!r}", key_node.start_mark)
+                out[key] = self._value(value_node, seen)
+            return out
+        if tag == _SEQ and not isinstance(node, ScalarNode):
+            if id(node) in seen:
+                return seen[id(node)]
+            items: list = []
+            seen[id(node)] = items
+            items.extend(self._value(child, seen) for child in node.value)
+            return items
+        return self.construct_object(node, deep=True)
+
+
+def _where(source: str, err: yaml.YAMLError, line_offset: int) -> str:
+    mark = getattr(err, "problem_mark", None) or getattr(err, "context_mark", None)
+    if mark is None:
+        return source
+    return f"{source}:{mark.line + 1 + line_offset}"
+
+
+def _problem(err: yaml.YAMLError) -> str:
+    if isinstance(err, yaml.MarkedYAMLError):
+        text = " ".join(p for p in (err.context, err.problem) if p)
+        return text or "invalid YAML"
+    return str(err).splitlines()[0] if str(err) else "invalid YAML"
+
+
+def parse(text: str, source: str, line_offset: int = 0) -> tuple[Node | None, Any]:
+    """Compose and construct one document: the node (for line/column marks) and its plain value.
+
+    Raises InputError `source:line: problem` on malformed YAML or duplicate keys."""
+    loader = StrictLoader(text)
+    try:
+        node = loader.get_single_node()
+        data = None if node is None else loader.construct_document(node)
+    except yaml.YAMLError as err:
+        raise InputError(f"{_where(source, err, line_offset)}: {_problem(err)}") from None
+    finally:
+        loader.dispose()
+    return node, data
+
+
+def load(text: str, source: str, line_offset: int = 0) -> Any:
+    """The plain value of one YAML document (None for an empty or comment-only one)."""
+    return parse(text, source, line_offset)[1]
+
+
+def load_all(text: str, source: str) -> list[Any]:
+    """Every document of a stream, for inputs whose layout does not matter (e.g. function configs)."""
+    loader = StrictLoader(text)
+    docs = []
+    try:
+        while loader.check_node():
+            node = loader.get_node()
+            docs.append(loader.construct_document(node))
+    except yaml.YAMLError as err:
+        raise InputError(f"{_where(source, err, 0)}: {_problem(err)}") from None
+    finally:
+        loader.dispose()
+    return docs
+
+
+_Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+def dump(data: Any) -> str:
+    """Plain block YAML, for resources that have no text of their own yet."""
+    return yaml.dump(data, Dumper=_Dumper, default_flow_style=False, sort_keys=False, allow_unicode=True, width=4096)
+
+
+def decode(raw: bytes, source: str) -> str:
+    """UTF-8 text of a file or stream, or one line saying where the bad byte is."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = raw[: err.start].count(b"\n") + 1
+        raise InputError(f"{source}:{line}: invalid UTF-8 (byte {err.start})") from None
+
+
+@contextlib.contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic GC while building many small objects: plain YAML values hold no cycles,
+    and a full collection every few thousand allocations would triple a big package's parse time."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()

@@ -1,0 +1,190 @@
+"""Text operations that keep every byte the user wrote: split a file into documents, stamp and
+strip the orchestration annotations as whole lines, and indent documents into ResourceList items.
+
+Each function either edits lines it fully understands or returns None, so the caller can fall back
+to the (slower, less faithful) round-trip editor."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+
+from yaml.nodes import MappingNode, Node, ScalarNode
+
+_SEPARATOR = re.compile(r"^(?:---|\.\.\.)(?:[ \t]+(?:#.*)?)?$")
+
+
+@dataclass(frozen=True)
+class Segment:
+    text: str
+    start_line: int  # 0-based line of the segment in its file
+    separator: bool
+
+
+def split_documents(text: str) -> list[Segment]:
+    """Cut a (newline-normalised) YAML stream into separator lines and document texts."""
+    segments: list[Segment] = []
+    lines = text.splitlines(keepends=True)
+    start = 0
+    for number, line in enumerate(lines):
+        if _SEPARATOR.match(line.rstrip("\n")):
+            if number > start:
+                segments.append(Segment("".join(lines[start:number]), start, False))
+            segments.append(Segment(line, number, True))
+            start = number + 1
+    if start < len(lines):
+        segments.append(Segment("".join(lines[start:]), start, False))
+    return segments
+
+
+def leading_blank_lines(text: str) -> int:
+    """How many blank lines open a document: they belong to the separator before it, not to it."""
+    count = 0
+    for line in text.splitlines(keepends=True):
+        if line.strip():
+            break
+        count += 1
+    return count
+
+
+def quote(value: str) -> str:
+    """A YAML scalar for a value we stamp: single quotes (as kpt does), JSON escapes for control chars."""
+    if any(c in value for c in "\n\r\t\\") or not value.isprintable():
+        return json.dumps(value)
+    return "'" + value.replace("'", "''") + "'"
+
+
+def _key(node: MappingNode, name: str) -> tuple[ScalarNode, Node] | None:
+    for key, value in node.value:
+        if isinstance(key, ScalarNode) and key.value == name:
+            return key, value
+    return None
+
+
+def _block_mapping(node: Node | None) -> bool:
+    return isinstance(node, MappingNode) and not node.flow_style and bool(node.value)
+
+
+def _starts_line(lines: list[str], node: Node) -> bool:
+    line = lines[node.start_mark.line]
+    return line[: node.start_mark.column].strip() == ""
+
+
+def stamp(text: str, node: Node | None, entries: list[tuple[str, str]]) -> str | None:
+    """Insert `key: value` annotation lines into a block-style document; None when its metadata
+    or annotations are not plain block mappings (the caller falls back to round-trip editing)."""
+    if not entries:
+        return text
+    if not _block_mapping(node):
+        return None
+    metadata = _key(node, "metadata")  # type: ignore[arg-type]
+    if metadata is None or not _block_mapping(metadata[1]):
+        return None
+    lines = text.splitlines(keepends=True)
+    meta_key, meta = metadata
+    first_meta_key = meta.value[0][0]
+    if not _starts_line(lines, first_meta_key):
+        return None
+    annotations = _key(meta, "annotations")
+    if annotations is None:
+        column = first_meta_key.start_mark.column
+        step = max(column - meta_key.start_mark.column, 2)
+        new = [" " * column + "annotations:\n"]
+        new += [" " * (column + step) + f"{k}: {v}\n" for k, v in entries]
+        at = first_meta_key.start_mark.line
+    else:
+        value = annotations[1]
+        if not _block_mapping(value):
+            return None
+        first = value.value[0][0]
+        if not _starts_line(lines, first):
+            return None
+        new = [" " * first.start_mark.column + f"{k}: {v}\n" for k, v in entries]
+        at = first.start_mark.line
+    lines[at:at] = new
+    return "".join(lines)
+
+
+def strip_lines(lines: list[str], node: Node | None, keys: frozenset[str], line_offset: int = 0) -> list[int] | None:
+    """The line numbers (relative to the document, which starts at `lines[line_offset]`) to delete
+    to remove the annotations in `keys`; [] when none are present, None when they are not
+    one-line block entries."""
+    if not isinstance(node, MappingNode):
+        return []
+    metadata = _key(node, "metadata")
+    if metadata is None or not isinstance(metadata[1], MappingNode):
+        return []
+    annotations = _key(metadata[1], "annotations")
+    if annotations is None or not isinstance(annotations[1], MappingNode):
+        return []
+    ann_key, ann = annotations
+    doomed: list[int] = []
+    for key, value in ann.value:
+        if not (isinstance(key, ScalarNode) and key.value in keys):
+            continue
+        if ann.flow_style or not isinstance(value, ScalarNode) or value.style in ("|", ">"):
+            return None
+        line = key.start_mark.line
+        if value.end_mark.line != line or lines[line][: key.start_mark.column].strip():
+            return None
+        doomed.append(line - line_offset)
+    if doomed and len(doomed) == len(ann.value):
+        if ann_key.start_mark.line == ann.value[0][0].start_mark.line:
+            return None
+        if len(metadata[1].value) == 1:
+            return None  # metadata would be left empty: let the round-trip editor decide
+        doomed.append(ann_key.start_mark.line - line_offset)
+    return doomed
+
+
+def delete_lines(text: str, doomed: list[int]) -> str:
+    if not doomed:
+        return text
+    gone = set(doomed)
+    return "".join(line for n, line in enumerate(text.splitlines(keepends=True)) if n not in gone)
+
+
+def indent_item(text: str) -> str:
+    """A document as a block sequence item of a ResourceList: `- ` then two spaces on every line."""
+    out = []
+    for n, line in enumerate(text.splitlines(keepends=True)):
+        if n == 0:
+            out.append("- " + line)
+        elif line.strip("\r\n"):
+            out.append("  " + line)
+        else:
+            out.append(line)
+    if out and not out[-1].endswith("\n"):
+        out[-1] += "\n"
+    return "".join(out)
+
+
+def dedent_item(lines: list[str], dash_column: int, content_column: int) -> str:
+    """Undo `indent_item` for an item found at any indentation in some tool's ResourceList."""
+    out = []
+    for n, line in enumerate(lines):
+        if n == 0:
+            line = line[:dash_column] + " " + line[dash_column + 1 :]
+        head = len(line) - len(line.lstrip(" "))
+        out.append(line[min(head, content_column) :] if line.strip("\r\n") else line)
+    return "".join(out)
+
+
+_COMMENT = re.compile(r"""(?:^|[ \t])#(.*)$""")
+
+
+def comments(text: str) -> list[str]:
+    """The comments of a document, in order: enough to tell whether a function changed only comments."""
+    found = []
+    for line in text.splitlines():
+        if "#" not in line:
+            continue
+        if line.lstrip().startswith("#"):
+            found.append(line.lstrip()[1:].strip())
+            continue
+        scrubbed = re.sub(r"'[^']*'|\"(?:[^\"\\]|\\.)*\"", lambda m: "_" * len(m.group()), line)
+        match = _COMMENT.search(scrubbed)
+        if match:
+            found.append(line[match.start(1) :].strip())
+    return found
