@@ -5,12 +5,18 @@ Each entry reads like the data flow: read → (functions) → write."""
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import resourcelist, writer
 from .reader import Package, read_package
 from .writer import WritePlan
+from .errors import InputError
 from .yamlio import fast
+
+if TYPE_CHECKING:
+    from .pipeline import Events
 
 
 def source(root: Path | str) -> str:
@@ -36,4 +42,79 @@ def read_stdin() -> str:
     return fast.decode(sys.stdin.buffer.read(), "stdin")
 
 
-__all__ = ["Package", "WritePlan", "read_package", "sink", "source", "read_stdin"]
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """Everything `fnrun run` can be asked, as plain values (what the CLI's flags become)."""
+
+    directory: str
+    image: str | None = None
+    exec_path: str | None = None
+    fn_config: Path | None = None
+    arguments: tuple[str, ...] = ()
+    enable_exec: bool = False
+    global_scope: bool = False
+    network: bool = False
+    as_current_user: bool = False
+    mounts: tuple[str, ...] = ()
+    env: tuple[str, ...] = ()
+    image_pull_policy: str = "ifNotPresent"
+    timeout: float = 300.0
+    memory: str = "512m"
+    pids_limit: int = 256
+    cpus: float = 1.0
+    tmpfs_size: str = "64m"
+    read_only_root: bool = True
+    drop_capabilities: bool = True
+    results_dir: Path | None = None
+    to_stdout: bool = False
+    quiet: bool = False
+
+
+def run(request: RunRequest, events: "Events | None" = None) -> str | None:
+    """Run functions over a package (or stdin); returns the ResourceList when output goes to stdout."""
+    from .functions import adhoc, parse_mount_flag
+    from .pipeline import PlainEvents, RunOptions, run_package, run_stream
+    from .runtimes import Sandbox
+
+    options = RunOptions(
+        sandbox=Sandbox(
+            network=request.network,
+            as_current_user=request.as_current_user,
+            read_only_root=request.read_only_root,
+            tmpfs_size=request.tmpfs_size,
+            memory=request.memory,
+            pids_limit=request.pids_limit,
+            cpus=request.cpus,
+            timeout=request.timeout,
+            drop_capabilities=request.drop_capabilities,
+            image_pull_policy=request.image_pull_policy,
+        ),
+        enable_exec=request.enable_exec,
+        global_scope=request.global_scope,
+        env=request.env,
+        mounts=tuple(parse_mount_flag(m) for m in request.mounts),
+        results_dir=request.results_dir,
+    )
+    events = events or PlainEvents(quiet=request.quiet)
+    from_stdin = request.directory == "-"
+    root = None if from_stdin else Path(request.directory)
+    functions = None
+    if request.image or request.exec_path:
+        functions = [adhoc(root, request.image, request.exec_path, request.fn_config, request.arguments)]
+    elif request.arguments or request.fn_config:
+        raise InputError("key=value arguments and --fn-config go with --image or --exec")
+    if from_stdin:
+        rendered, _ = run_stream(read_stdin(), functions, options, events)
+        return rendered
+    assert root is not None
+    outcome = run_package(root, functions, options, events, write=not request.to_stdout)
+    if request.to_stdout:
+        return resourcelist.encode(outcome.resources)
+    if outcome.plan is not None and not request.quiet:
+        print(f"fnrun run: {outcome.plan.summary()}", file=sys.stderr)
+    return None
+
+
+__all__ = ["Package", "RunRequest", "WritePlan", "read_package", "read_stdin", "run", "sink", "source"]

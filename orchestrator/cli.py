@@ -43,6 +43,78 @@ def sink(directory: Path = typer.Argument(..., help="Package directory to write 
     print(f"fnrun sink: {plan.summary()}", file=sys.stderr)
 
 
+PULL_POLICIES = ("always", "ifNotPresent", "never")
+
+
+@app.command(
+    epilog="Examples:\n\n"
+    "  fnrun run samples/nginx                       # the functions the package declares\n\n"
+    "  fnrun run app/ --image fnrun/set-namespace:v1 -- namespace=prod\n\n"
+    "  fnrun source app/ | fnrun run - --image fnrun/set-labels:v1 -- team=web",
+)
+def run(
+    directory: str = typer.Argument(..., help="Package directory, or - to read a ResourceList on stdin and write it on stdout."),
+    function_args: Optional[list[str]] = typer.Argument(None, help="key=value pairs after -- : the functionConfig data of --image/--exec."),
+    image: Optional[str] = typer.Option(None, "--image", help="Run this function image over the whole package instead of the declared functions."),
+    exec_path: Optional[str] = typer.Option(None, "--exec", help="Run this local executable as the function (needs --enable-exec)."),
+    fn_config: Optional[Path] = typer.Option(None, "--fn-config", help="File holding the functionConfig for --image/--exec."),
+    enable_exec: bool = typer.Option(False, "--enable-exec", help="Allow exec functions (they run unsandboxed on this machine)."),
+    global_scope: bool = typer.Option(False, "--global-scope", help="Let declared functions see the whole package, not just their directory."),
+    network: bool = typer.Option(False, "--network", help="Allow functions that declare `network: true` to use the network."),
+    as_current_user: bool = typer.Option(False, "--as-current-user", help="Run containers as your uid/gid instead of nobody (65534)."),
+    mount: Optional[list[str]] = typer.Option(None, "--mount", help="type=bind,src=DIR,dst=/PATH[,rw=true] (source inside the package); repeatable."),
+    env: Optional[list[str]] = typer.Option(None, "--env", "-e", help="KEY=VALUE, or KEY to pass yours through; repeatable, wins over declared envs."),
+    image_pull_policy: str = typer.Option("ifNotPresent", "--image-pull-policy", help="always | ifNotPresent | never."),
+    timeout: float = typer.Option(300.0, "--timeout", help="Seconds before a function is killed and the run fails."),
+    memory: str = typer.Option("512m", "--memory", help="Memory limit per function container."),
+    pids_limit: int = typer.Option(256, "--pids-limit", help="Process limit per function container."),
+    cpus: float = typer.Option(1.0, "--cpus", help="CPU limit per function container."),
+    tmpfs_size: str = typer.Option("64m", "--tmpfs-size", help="Size of the writable tmpfs at /tmp."),
+    writable_root: bool = typer.Option(False, "--writable-root", help="Do not make the container's root filesystem read-only."),
+    keep_capabilities: bool = typer.Option(False, "--keep-capabilities", help="Do not drop all Linux capabilities."),
+    results_dir: Optional[Path] = typer.Option(None, "--results-dir", help="Write every function's results to DIR/results.yaml."),
+    output: Optional[str] = typer.Option(None, "--output", "-o", help="- : print the rendered package as a ResourceList on stdout instead of writing it."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Only print failures."),
+) -> None:
+    """Run functions over a package and write back only what they changed.
+
+    Functions come from the package (`config.kubernetes.io/function` annotations, deepest directory
+    first) or from --image/--exec. Nothing is written unless every function succeeds."""
+    from . import api
+
+    if image_pull_policy not in PULL_POLICIES:
+        raise typer.BadParameter(f"must be one of {', '.join(PULL_POLICIES)}", param_hint="--image-pull-policy")
+    request = api.RunRequest(
+        directory=directory,
+        image=image,
+        exec_path=exec_path,
+        fn_config=fn_config,
+        arguments=tuple(function_args or ()),
+        enable_exec=enable_exec,
+        global_scope=global_scope,
+        network=network,
+        as_current_user=as_current_user,
+        mounts=tuple(mount or ()),
+        env=tuple(env or ()),
+        image_pull_policy=image_pull_policy,
+        timeout=timeout,
+        memory=memory,
+        pids_limit=pids_limit,
+        cpus=cpus,
+        tmpfs_size=tmpfs_size,
+        read_only_root=not writable_root,
+        drop_capabilities=not keep_capabilities,
+        results_dir=results_dir,
+        to_stdout=output == "-",
+        quiet=quiet,
+    )
+    if output not in (None, "-"):
+        raise typer.BadParameter("only - (stdout) is supported", param_hint="--output")
+    rendered = api.run(request)
+    if rendered is not None:
+        sys.stdout.write(rendered)
+
+
 def run_app(args: list[str]) -> int:
     """Run the CLI; the one place where errors become an exit code and a single line on stderr."""
     command = typer.main.get_command(app)

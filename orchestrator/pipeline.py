@@ -1,0 +1,304 @@
+"""`fnrun run` as a library: read → for each function (scope → runtime → reconcile → merge back)
+→ write. Nothing is written unless every function succeeded."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Protocol
+
+from . import resourcelist, results, scope, writer
+from .errors import FunctionError, InputError
+from .functions import FunctionSpec, MountSpec, discover
+from .reader import Package, read_package
+from .resource import Resource
+from .runtimes import Invocation, Mount, Runtime, Sandbox, get_runtime
+from .yamlio import fast
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """What the user decided on the command line (or a caller of the library)."""
+
+    sandbox: Sandbox = Sandbox()
+    enable_exec: bool = False
+    global_scope: bool = False
+    env: tuple[str, ...] = ()  # --env KEY[=VALUE], applied after the declared envs
+    mounts: tuple[MountSpec, ...] = ()  # --mount, sources relative to the package root
+    results_dir: Path | None = None
+
+
+@dataclass
+class FunctionReport:
+    """What one function did: the JSON/YAML results output and the progress display read this."""
+
+    name: str
+    kind: str
+    exit_code: int = 0
+    duration: float = 0.0
+    results: list[dict] = field(default_factory=list)
+    added: int = 0
+    changed: int = 0
+    removed: int = 0
+    error: str | None = None
+
+    def as_dict(self) -> dict:
+        return {
+            ("image" if self.kind == "container" else "exec"): self.name,
+            "exitCode": self.exit_code,
+            "duration": round(self.duration, 3),
+            "results": self.results,
+            "changes": {"added": self.added, "changed": self.changed, "removed": self.removed},
+            **({"error": self.error} if self.error else {}),
+        }
+
+
+class Events(Protocol):
+    """Where progress goes: the CLI prints it, tests and other programs may record it."""
+
+    def started(self, spec: FunctionSpec) -> None: ...
+    def stderr(self, spec: FunctionSpec, line: str) -> None: ...
+    def finished(self, spec: FunctionSpec, report: FunctionReport) -> None: ...
+
+
+class PlainEvents:
+    """One line per function and the functions' own stderr, prefixed with their name."""
+
+    def __init__(self, stream=None, quiet: bool = False) -> None:  # type: ignore[no-untyped-def]
+        self.stream = stream or sys.stderr
+        self.quiet = quiet
+
+    def started(self, spec: FunctionSpec) -> None:
+        pass
+
+    def stderr(self, spec: FunctionSpec, line: str) -> None:
+        print(f"[{spec.name}] {line.rstrip()}", file=self.stream)
+
+    def finished(self, spec: FunctionSpec, report: FunctionReport) -> None:
+        if self.quiet and report.error is None:
+            return
+        state = "failed" if report.error else "ok"
+        print(f"[{state}] {spec.name} ({report.duration:.2f}s)", file=self.stream)
+        for result in report.results:
+            print(f"  {results.describe(result)}", file=self.stream)
+
+
+@dataclass
+class Outcome:
+    resources: list[Resource]
+    reports: list[FunctionReport]
+    plan: writer.WritePlan | None = None
+    package: Package | None = None
+
+
+RuntimeFor = Callable[[str], Runtime]
+
+
+def run_package(
+    root: Path | str,
+    functions: list[FunctionSpec] | None = None,
+    options: RunOptions = RunOptions(),
+    events: Events | None = None,
+    runtime_for: RuntimeFor = get_runtime,
+    write: bool = True,
+) -> Outcome:
+    """Run the package's declared functions (or `functions`) over it and write the result back."""
+    root = Path(root)
+    package = read_package(root)
+    specs = discover(package.resources) if functions is None else functions
+    if options.global_scope:
+        specs = [_global(s) for s in specs]
+    check_policy(specs, options, root)
+    outcome = run_functions(specs, package.resources, options, root, events or PlainEvents(), runtime_for)
+    outcome.package = package
+    outcome.plan = writer.plan(root, outcome.resources, package)
+    if write:
+        writer.apply(outcome.plan)
+    return outcome
+
+
+def run_stream(
+    content: str,
+    functions: list[FunctionSpec] | None = None,
+    options: RunOptions = RunOptions(),
+    events: Events | None = None,
+    runtime_for: RuntimeFor = get_runtime,
+    root: Path | None = None,
+) -> tuple[str, Outcome]:
+    """`fnrun run -`: a ResourceList (or stream) in, the rendered ResourceList out."""
+    items = resourcelist.decode(content, "stdin").items
+    specs = discover(items) if functions is None else functions
+    if options.global_scope:
+        specs = [_global(s) for s in specs]
+    root = root or Path.cwd()
+    check_policy(specs, options, root)
+    outcome = run_functions(specs, items, options, root, events or PlainEvents(), runtime_for)
+    return resourcelist.encode(outcome.resources), outcome
+
+
+def _global(spec: FunctionSpec) -> FunctionSpec:
+    from dataclasses import replace
+
+    return replace(spec, global_scope=True)
+
+
+def check_policy(specs: list[FunctionSpec], options: RunOptions, root: Path) -> None:
+    """Refuse, before anything runs, what the user has not allowed."""
+    for spec in specs:
+        where = f"{spec.declared_in}: " if spec.declared_in else ""
+        if spec.kind == "exec" and not options.enable_exec:
+            raise InputError(f"{where}exec function {spec.exec_path} needs --enable-exec")
+        if spec.network and not options.sandbox.network:
+            raise InputError(f"{where}function {spec.name} declares network: true; pass --network to allow it")
+        for mount in spec.mounts:
+            _mount_source(root, spec, mount)
+    for mount in options.mounts:
+        _mount_source(root, None, mount)
+
+
+def _mount_source(root: Path, spec: FunctionSpec | None, mount: MountSpec) -> Path:
+    base = root / spec.directory if spec else Path.cwd()
+    source = (base / mount.source).resolve()
+    real_root = root.resolve()
+    if source != real_root and real_root not in source.parents:
+        who = f"function {spec.name}" if spec else "--mount"
+        raise InputError(f"{who}: mount source {mount.source} is outside the package")
+    if not source.exists():
+        raise InputError(f"mount source {mount.source} does not exist")
+    return source
+
+
+def run_functions(
+    specs: list[FunctionSpec],
+    resources: list[Resource],
+    options: RunOptions,
+    root: Path,
+    events: Events,
+    runtime_for: RuntimeFor,
+) -> Outcome:
+    reports: list[FunctionReport] = []
+    deferred: list[FunctionError] = []
+    try:
+        for spec in specs:
+            resources, report, failure = _run_one(spec, resources, options, root, events, runtime_for)
+            reports.append(report)
+            if failure is not None:
+                if not spec.defer_failure:
+                    raise failure
+                deferred.append(failure)
+    finally:
+        if options.results_dir is not None:
+            results.write_results_dir(options.results_dir, [r.as_dict() for r in reports])
+    if deferred:
+        more = f" (and {len(deferred) - 1} more deferred failure(s))" if len(deferred) > 1 else ""
+        raise FunctionError(f"{deferred[0]}{more}")
+    return Outcome(resources, reports)
+
+
+def _run_one(
+    spec: FunctionSpec,
+    resources: list[Resource],
+    options: RunOptions,
+    root: Path,
+    events: Events,
+    runtime_for: RuntimeFor,
+) -> tuple[list[Resource], FunctionReport, FunctionError | None]:
+    """Run one function; on failure, the resources come back as they went in."""
+    items, positions = scope.split(spec, resources)
+    stdin = resourcelist.encode(items, spec.config).encode("utf-8")
+    report = FunctionReport(spec.name, spec.kind)
+    events.started(spec)
+    started = time.monotonic()
+    try:
+        output = runtime_for(spec.kind).run(invocation(spec, options, root), stdin, lambda line: events.stderr(spec, line))
+    except FunctionError as err:
+        report.duration, report.exit_code, report.error = time.monotonic() - started, -1, str(err)
+        events.finished(spec, report)
+        return resources, report, err
+    report.duration, report.exit_code = output.duration, output.exit_code
+    try:
+        decoded = _decode(spec, output.stdout, output.exit_code)
+        report.results = results.normalise(decoded.results, spec.name) if decoded else []
+        if output.exit_code != 0:
+            raise FunctionError(f"function {spec.name} failed with exit code {output.exit_code}")
+        if results.has_errors(report.results):
+            count = sum(1 for r in report.results if r["severity"] == "error")
+            raise FunctionError(f"function {spec.name} reported {count} error result(s)")
+        assert decoded is not None
+        new_items = scope.reconcile(spec, items, decoded.items)
+        for item in new_items:
+            _check_item_path(spec, root, item)
+    except FunctionError as err:
+        report.error = str(err)
+        events.finished(spec, report)
+        return resources, report, err
+    _count_changes(report, items, new_items)
+    events.finished(spec, report)
+    return scope.merge_back(resources, positions, new_items), report, None
+
+
+def _decode(spec: FunctionSpec, stdout: bytes, exit_code: int) -> resourcelist.Decoded | None:
+    if not stdout.strip():
+        if exit_code != 0:
+            return None
+        raise FunctionError(f"function {spec.name} wrote nothing on stdout (expected a ResourceList)")
+    try:
+        return resourcelist.decode(fast.decode(stdout, f"output of {spec.name}"), f"output of {spec.name}")
+    except InputError as err:
+        if exit_code != 0:
+            return None
+        raise FunctionError(f"function {spec.name} returned invalid output: {err}") from None
+
+
+def _check_item_path(spec: FunctionSpec, root: Path, item: Resource) -> None:
+    try:
+        writer.check_path(root, item.path or "")
+    except InputError as err:
+        raise FunctionError(f"function {spec.name}: {err}") from None
+
+
+def _count_changes(report: FunctionReport, before: list[Resource], after: list[Resource]) -> None:
+    old = {(r.path, r.index): r for r in before}
+    new = {(r.path, r.index): r for r in after}
+    report.added = len(new.keys() - old.keys())
+    report.removed = len(old.keys() - new.keys())
+    report.changed = sum(1 for k in new.keys() & old.keys() if new[k].text != old[k].text and not _same_value(new[k], old[k]))
+
+
+def _same_value(a: Resource, b: Resource) -> bool:
+    from .yamlio.roundtrip import same
+
+    return same(a.value, b.value)
+
+
+def invocation(spec: FunctionSpec, options: RunOptions, root: Path) -> Invocation:
+    """The sandboxed invocation of a function: environment, /local, mounts, limits."""
+    env = {"LOG_TO_STDERR": "true", "STRUCTURED_RESULTS": "true"}
+    for entry in (*spec.envs, *options.env):
+        key, sep, value = entry.partition("=")
+        if sep:
+            env[key] = value
+        elif key in os.environ:
+            env[key] = os.environ[key]
+    local_dir = (root / spec.directory) if spec.declared_in is not None else None
+    mounts = tuple(Mount(_mount_source(root, spec, m), m.target, m.read_only) for m in spec.mounts)
+    mounts += tuple(Mount(_mount_source(root, None, m), m.target, m.read_only) for m in options.mounts)
+    exec_path = None
+    if spec.kind == "exec" and spec.exec_path:
+        base = root / spec.directory if spec.declared_in is not None else Path.cwd()
+        exec_path = (base / spec.exec_path).absolute()
+    return Invocation(
+        name=spec.name,
+        image=spec.image,
+        exec_path=exec_path,
+        args=spec.args,
+        env=env,
+        mounts=mounts,
+        local_dir=local_dir.resolve() if local_dir else None,
+        sandbox=options.sandbox,
+        network=spec.network if spec.declared_in is not None else None,
+        mount_root=root.resolve(),
+    )

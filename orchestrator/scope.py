@@ -1,0 +1,108 @@
+"""Between the runtime and the package: what a function sees, and how its output is folded back.
+
+Out-of-scope resources pass through untouched; the declaring resource travels as functionConfig;
+path/index twins are reconciled; new resources get the default path of the function's directory."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from . import annotations as ann
+from .errors import FunctionError
+from .functions import FunctionSpec, in_scope
+from .reader import stamped
+from .resource import Resource
+from .yamlio import fast, roundtrip
+
+
+def split(spec: FunctionSpec, resources: list[Resource]) -> tuple[list[Resource], list[int]]:
+    """The items a function receives and their positions in `resources` (its own config excluded)."""
+    items, positions = [], []
+    config = spec.config
+    config_at = (config.path, config.index) if config is not None and config.path is not None else None
+    for position, resource in enumerate(resources):
+        if resource is config or (config_at is not None and (resource.path, resource.index) == config_at):
+            continue
+        if in_scope(spec, resource.path):
+            items.append(resource)
+            positions.append(position)
+    return items, positions
+
+
+def merge_back(resources: list[Resource], positions: list[int], output: list[Resource]) -> list[Resource]:
+    """Replace the in-scope resources by the function's output, where the first of them stood."""
+    if not positions:
+        return resources + output
+    taken = set(positions)
+    merged = resources[: positions[0]] + output
+    merged += [r for p, r in enumerate(resources) if p > positions[0] and p not in taken]
+    return merged
+
+
+def reconcile(spec: FunctionSpec, sent: list[Resource], output: list[Resource]) -> list[Resource]:
+    """Make each output item's path/index twins agree (SPEC-NOTES) and give new items a path."""
+    sent_by_identity = _unique_identities(sent)
+    new_paths: Counter[str] = Counter()
+    result = []
+    for item in output:
+        data = item.data
+        original = sent_by_identity.get(ann.identity(data))
+        fixes = {}
+        for public, internal in ((ann.PATH, ann.INTERNAL_PATH), (ann.INDEX, ann.INTERNAL_INDEX)):
+            value = _twin(spec, data, public, internal, original)
+            if value is not None:
+                fixes[public] = fixes[internal] = value
+        if ann.PATH not in fixes and ann.get_path(data) is None:
+            path = ann.default_path(data, spec.directory)
+            fixes[ann.PATH] = fixes[ann.INTERNAL_PATH] = path
+            fixes[ann.INDEX] = fixes[ann.INTERNAL_INDEX] = str(new_paths[path])
+            new_paths[path] += 1
+        result.append(_with_annotations(item, fixes) if fixes else item)
+    return result
+
+
+def _unique_identities(resources: list[Resource]) -> dict[tuple[str, str, str, str], Resource]:
+    counts = Counter(ann.identity(r.data) for r in resources)
+    return {ann.identity(r.data): r for r in resources if counts[ann.identity(r.data)] == 1}
+
+
+def _twin(spec: FunctionSpec, data: dict, public: str, internal: str, original: Resource | None) -> str | None:
+    """The value both twins should hold, or None when they already agree."""
+    annotations = ann.annotations_of(data)
+    a, b = annotations.get(public), annotations.get(internal)
+    if a is None and b is None:
+        return None
+    if a is None or b is None:
+        return str(b if a is None else a)
+    if str(a) == str(b):
+        return None
+    before = ann.annotations_of(original.data).get(public) if original else None
+    if before is not None and str(a) == str(before):
+        return str(b)
+    if before is not None and str(b) == str(before):
+        return str(a)
+    meta = data.get("metadata") or {}
+    raise FunctionError(
+        f"function {spec.name} set {public} to {a!r} but {internal} to {b!r} on "
+        f"{data.get('kind')}/{meta.get('name') if isinstance(meta, dict) else None}"
+    )
+
+
+def _with_annotations(item: Resource, fixes: dict[str, str]) -> Resource:
+    """The item with annotations set in its value and, as whole lines where possible, its text."""
+    body = item.body if item.body is not None else roundtrip.render(item.text, item.value)
+    node, data = fast.parse(body, "function output")
+    return stamped(body, node, data, _merged_entries(item.data, fixes))
+
+
+def _merged_entries(data: dict, fixes: dict[str, str]) -> list[tuple[str, str]]:
+    annotations = ann.annotations_of(data)
+    entries = []
+    for key in ann.STRIPPED_KEYS:
+        value = fixes.get(key, annotations.get(key))
+        if value is not None:
+            entries.append((key, str(value)))
+    return sorted(entries, key=lambda kv: _ORDER.index(kv[0]))
+
+
+_ORDER = [ann.PATH, ann.INDEX, ann.INTERNAL_PATH, ann.INTERNAL_INDEX, ann.PREFIX, ann.SUFFIX]
