@@ -107,26 +107,39 @@ def _items_node(node: Node) -> SequenceNode | None:
 
 
 def _item(lines: list[str], seq: SequenceNode | None, position: int, data: dict) -> Resource:
-    """Cut item `position` out of the list's text: from its dash line to the next item's."""
+    """Cut item `position` out of the list's text: from its head comments above its dash to the
+    next item's head comments."""
     if seq is None:
         return Resource(data)
     node = seq.value[position]
     if not isinstance(node, MappingNode) or node.flow_style:
         return Resource(data)
-    start = _dash_line(lines, node, seq.start_mark.column)
-    if start is None:
+    column = seq.start_mark.column
+    dash = _dash_line(lines, node, column)
+    if dash is None:
         return Resource(data)
+    floor = _previous_end(seq, position)
+    start = text.item_head(lines, dash, column, floor)
     if position + 1 < len(seq.value):
-        end = _dash_line(lines, seq.value[position + 1], seq.start_mark.column)
-        if end is None:
+        next_dash = _dash_line(lines, seq.value[position + 1], column)
+        if next_dash is None:
             return Resource(data)
+        end = text.item_head(lines, next_dash, column, dash + 1)
     else:
         end = seq.end_mark.line + (1 if seq.end_mark.column else 0)
         end = max(end, node.end_mark.line + (1 if node.end_mark.column else 0))
-    item_text = text.dedent_item(lines[start:end], seq.start_mark.column, node.start_mark.column)
+    item_text = text.dedent_item(lines[start:end], dash - start, column, node.start_mark.column)
     doomed = text.strip_lines(lines, node, ann.STRIPPED_KEYS, start)
     body = None if doomed is None else text.delete_lines(item_text, doomed)
     return Resource(data, item_text, body)
+
+
+def _previous_end(seq: SequenceNode, position: int) -> int:
+    """The line after which item `position`'s head comments may start."""
+    if position == 0:
+        return seq.start_mark.line - 1 if seq.start_mark.column == 0 else seq.start_mark.line
+    previous = seq.value[position - 1]
+    return previous.start_mark.line + 1
 
 
 def _dash_line(lines: list[str], node: Node, dash_column: int) -> int | None:

@@ -145,10 +145,23 @@ def delete_lines(text: str, doomed: list[int]) -> str:
     return "".join(line for n, line in enumerate(text.splitlines(keepends=True)) if n not in gone)
 
 
+def _head_length(lines: list[str]) -> int:
+    """How many comment (and blank) lines open a document before its first content line."""
+    head = 0
+    while head < len(lines) and (not lines[head].strip() or lines[head].lstrip().startswith("#")):
+        head += 1
+    return head
+
+
 def indent_item(text: str) -> str:
-    """A document as a block sequence item of a ResourceList: `- ` then two spaces on every line."""
-    out = []
-    for n, line in enumerate(text.splitlines(keepends=True)):
+    """A document as a block sequence item of a ResourceList. Its head comments stand above the
+    dash, unindented: ruamel-based functions drop a comment written after `- `, but keep these."""
+    lines = text.splitlines(keepends=True)
+    head = _head_length(lines)
+    if head == len(lines) or any(line[:1] in (" ", "\t") for line in lines[:head]):
+        head = 0
+    out = lines[:head]
+    for n, line in enumerate(lines[head:]):
         if n == 0:
             out.append("- " + line)
         elif line.strip("\r\n"):
@@ -160,11 +173,28 @@ def indent_item(text: str) -> str:
     return "".join(out)
 
 
-def dedent_item(lines: list[str], dash_column: int, content_column: int) -> str:
-    """Undo `indent_item` for an item found at any indentation in some tool's ResourceList."""
+def item_head(lines: list[str], dash_line: int, dash_column: int, floor: int) -> int:
+    """The first line of an item's head comments: the comments (and blank lines between them)
+    directly above its dash, no further right than the dash, and not above `floor`."""
+    start = dash_line
+    number = dash_line - 1
+    while number >= floor:
+        line = lines[number]
+        stripped = line.strip()
+        if stripped.startswith("#") and len(line) - len(line.lstrip(" ")) <= dash_column:
+            start = number
+        elif stripped:
+            break
+        number -= 1
+    return start
+
+
+def dedent_item(lines: list[str], dash_index: int, dash_column: int, content_column: int) -> str:
+    """Undo `indent_item` for an item found at any indentation in some tool's ResourceList;
+    `lines[dash_index]` holds the item's dash."""
     out = []
     for n, line in enumerate(lines):
-        if n == 0:
+        if n == dash_index:
             line = line[:dash_column] + " " + line[dash_column + 1 :]
         head = len(line) - len(line.lstrip(" "))
         out.append(line[min(head, content_column) :] if line.strip("\r\n") else line)
