@@ -1,0 +1,126 @@
+"""Field paths such as `spec.template.spec.containers[name=web].resources.limits.cpu`.
+
+One grammar serves both directions: functions use it to read and edit items, and results carry it in
+`field.path`, so a path in a result can be fed back to `Resource.get`.
+  key           a mapping key (letters, digits, `-`, `_`, `/`)
+  ['a.b/c']     a key that contains dots or brackets
+  [3]           a sequence index
+  [name=web]    the first sequence element (a mapping) whose `name` is `web`
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Sequence, Union
+
+from ruamel.yaml.comments import CommentedMap
+
+Segment = Union[str, int, tuple[str, str]]
+PathLike = Union[str, Sequence[Segment]]
+
+_TOKEN = re.compile(r"""\[(?:(\d+)|'([^']*)'|"([^"]*)"|([^=\]]+)=([^\]]*))\]|([^.\[\]]+)|(\.)""")
+_PLAIN_KEY = re.compile(r"^[A-Za-z0-9_/-]+$")
+
+
+def parse(path: PathLike) -> list[Segment]:
+    """Split a path string into segments; a sequence of segments is taken as already split."""
+    if not isinstance(path, str):
+        return list(path)
+    segments: list[Segment] = []
+    pos = 0
+    while pos < len(path):
+        match = _TOKEN.match(path, pos)
+        if match is None:
+            raise ValueError(f"bad field path {path!r} at column {pos}")
+        index, single, double, sel_key, sel_value, key, _dot = match.groups()
+        if index is not None:
+            segments.append(int(index))
+        elif single is not None or double is not None:
+            segments.append(single if single is not None else double)
+        elif sel_key is not None:
+            segments.append((sel_key, sel_value))
+        elif key is not None:
+            segments.append(key)
+        pos = match.end()
+    return segments
+
+
+def render(segments: Sequence[Segment]) -> str:
+    """Render segments in the grammar above."""
+    out = ""
+    for seg in segments:
+        if isinstance(seg, int):
+            out += f"[{seg}]"
+        elif isinstance(seg, tuple):
+            out += f"[{seg[0]}={seg[1]}]"
+        elif _PLAIN_KEY.match(seg):
+            out += f".{seg}" if out else seg
+        else:
+            out += f"['{seg}']"
+    return out
+
+
+def _same(old: Any, new: Any) -> bool:
+    """Equal and of the same kind: `true` is not `1` in YAML although it is in Python."""
+    return old == new and isinstance(old, bool) == isinstance(new, bool)
+
+
+def _step(node: Any, seg: Segment) -> Any:
+    """One step down, or None when the step leads nowhere."""
+    if isinstance(seg, str):
+        return node.get(seg) if isinstance(node, dict) else None
+    if not isinstance(node, list):
+        return None
+    if isinstance(seg, int):
+        return node[seg] if -len(node) <= seg < len(node) else None
+    key, value = seg
+    return next((el for el in node if isinstance(el, dict) and str(el.get(key)) == value), None)
+
+
+def lookup(root: Any, path: PathLike, default: Any = None) -> Any:
+    node = root
+    for seg in parse(path):
+        node = _step(node, seg)
+        if node is None:
+            return default
+    return node
+
+
+def assign(root: Any, path: PathLike, value: Any) -> bool:
+    """Set the field, creating missing mappings on the way; return whether anything changed.
+
+    An equal value is left in place so its quoting style and comments survive (idempotent edits)."""
+    segments = parse(path)
+    if not segments:
+        raise ValueError("empty field path")
+    node = root
+    for i, seg in enumerate(segments[:-1]):
+        child = _step(node, seg)
+        if child is None:
+            if not (isinstance(seg, str) and isinstance(node, dict)):
+                raise KeyError(f"{render(segments[: i + 1])} does not exist")
+            child = node[seg] = CommentedMap()
+        node = child
+    last = segments[-1]
+    if isinstance(last, str) and isinstance(node, dict):
+        if last in node and _same(node[last], value):
+            return False
+        node[last] = value
+        return True
+    if isinstance(last, int) and isinstance(node, list) and -len(node) <= last < len(node):
+        if _same(node[last], value):
+            return False
+        node[last] = value
+        return True
+    raise KeyError(f"cannot set {render(segments)}")
+
+
+def remove(root: Any, path: PathLike) -> bool:
+    """Remove the field if present; return whether it was there."""
+    segments = parse(path)
+    parent = lookup(root, segments[:-1]) if len(segments) > 1 else root
+    last = segments[-1]
+    if isinstance(last, str) and isinstance(parent, dict) and last in parent:
+        del parent[last]
+        return True
+    return False
