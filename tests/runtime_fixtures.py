@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import io
 import os
+import subprocess
+import sys
 import tarfile
 import time
 from pathlib import Path
@@ -18,6 +20,7 @@ import pytest
 
 from orchestrator.runtimes.container import LABEL_PID, api_client
 
+REPO = Path(__file__).resolve().parent.parent
 BASE_IMAGE = os.environ.get("FNRUN_BASE_IMAGE", "fnrun/python-base:bookworm")
 REGISTRY_IMAGES = ("fnrun-test/registry:v1", "fnrun-rt-test/registry:v1")
 
@@ -72,6 +75,22 @@ def require_base_image() -> str:
     except docker.errors.ImageNotFound:
         pytest.fail(f"{BASE_IMAGE} is missing: build the project's images first (scripts/build_images.py)")
     return BASE_IMAGE
+
+
+def project_image(name: str) -> str:
+    """`fnrun-test/<name>:v1` from tests/functions/<name>, built by the project's script if missing."""
+    tag = f"fnrun-test/{name}:v1"
+    try:
+        api().inspect_image(tag)
+        return tag
+    except docker.errors.ImageNotFound:
+        pass
+    build = subprocess.run(
+        [sys.executable, "scripts/build_images.py", "--only", name], cwd=REPO, capture_output=True, text=True
+    )
+    if build.returncode != 0:
+        pytest.fail(f"cannot build {tag}: {build.stderr.strip()[-500:]}")
+    return tag
 
 
 def containers_of(pid: int) -> list[dict]:

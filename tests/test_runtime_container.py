@@ -13,12 +13,19 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+import yaml
 
 from orchestrator.errors import FnrunError, FunctionError, InputError
 from orchestrator.runtimes import Invocation, Mount, Sandbox, get_runtime
-from runtime_fixtures import IDENTITY, PROBE, containers_of, python, require_base_image, wait_for
-
-REPO = Path(__file__).resolve().parent.parent
+from runtime_fixtures import (
+    IDENTITY,
+    PROBE,
+    REPO,
+    containers_of,
+    project_image,
+    python,
+    require_base_image,
+)
 
 
 @pytest.fixture(scope="module")
@@ -61,6 +68,33 @@ def test_default_sandbox_as_seen_from_inside(image: str, tmp_path: Path) -> None
     assert report["env"]["LOG_TO_STDERR"] == "true"
     assert int(report["memory_limit"]) == 512 * 1024 * 1024
     assert report["pids_max"] == "256"
+
+
+def test_project_probe_image_reports_the_sandbox(tmp_path: Path) -> None:
+    tmp_path.chmod(0o755)
+    (tmp_path / "Kptfile").write_text("kind: Kptfile\n")
+    resource_list = {
+        "apiVersion": "config.kubernetes.io/v1",
+        "kind": "ResourceList",
+        "items": [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "app"}}],
+        "functionConfig": {"apiVersion": "v1", "kind": "ConfigMap", "data": {"envs": "GREETING"}},
+    }
+    env = {"LOG_TO_STDERR": "true", "STRUCTURED_RESULTS": "true", "GREETING": "hi"}
+    out = run(project_image("probe"), (), yaml.safe_dump(resource_list).encode(), local_dir=tmp_path, env=env)
+    assert out.exit_code == 0, out.stderr
+    items = yaml.safe_load(out.stdout)["items"]
+    assert [item["metadata"]["name"] for item in items] == ["app", "sandbox-probe"]
+    data = items[1]["data"]
+    assert (data["uid"], data["gid"], data["noNewPrivs"]) == ("65534", "65534", "1")
+    assert int(data["capEff"], 16) == 0
+    assert data["interfaces"] == "lo"
+    assert (data["rootWritable"], data["rootReadOnly"]) == ("false", "true")
+    assert (data["tmpWritable"], data["tmpFsType"]) == ("true", "tmpfs")
+    assert (data["localWritable"], data["localListing"]) == ("false", "Kptfile")
+    assert data["memoryLimit"] == str(512 * 1024 * 1024)
+    assert data["pidsLimit"] == "256"
+    assert data["cpuMax"].split()[0] == "100000"  # 1 CPU: a quota of one default period (100 ms)
+    assert (data["env.LOG_TO_STDERR"], data["env.STRUCTURED_RESULTS"], data["env.GREETING"]) == ("true", "true", "hi")
 
 
 def test_without_local_dir_there_is_no_local(image: str) -> None:
@@ -116,9 +150,9 @@ def test_mount_sources_are_checked(image: str, tmp_path: Path) -> None:
         run(image, IDENTITY, mounts=(Mount(package / "missing", "/data"),), mount_root=package)
 
 
-def test_large_input_round_trip(image: str) -> None:
+def test_large_input_round_trip() -> None:
     data = b"".join(b"- item: %07d\n" % i for i in range(5 * 1024 * 1024 // 14))
-    out = run(image, IDENTITY, data)
+    out = run(project_image("identity"), (), data)
     assert out.exit_code == 0
     assert out.stdout == data
 
@@ -152,6 +186,12 @@ def test_timeout_kills_and_removes(image: str) -> None:
     assert time.monotonic() - started < 10
 
 
+def test_closing_its_streams_does_not_escape_the_timeout(image: str) -> None:
+    script = "import os, time\nfor fd in (0, 1, 2): os.close(fd)\ntime.sleep(60)\n"
+    with pytest.raises(FunctionError, match="timed out after 1.5s"):
+        run(image, python(script), sandbox=Sandbox(timeout=1.5, image_pull_policy="never"))
+
+
 def test_signal_handlers_are_restored(image: str) -> None:
     before = signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)
     run(image, IDENTITY, b"x")
@@ -162,9 +202,7 @@ INTERRUPTED_CHILD = textwrap.dedent(
     """
     import sys
     from orchestrator.runtimes import Invocation, Sandbox, get_runtime
-    script = "import sys, time\\nprint('ready', file=sys.stderr, flush=True)\\ntime.sleep(60)\\n"
-    invocation = Invocation(name="sleepy", image=sys.argv[1], args=("python3", "-c", script),
-                            sandbox=Sandbox(image_pull_policy="never"))
+    invocation = Invocation(name="sleepy", image=sys.argv[1], sandbox=Sandbox(image_pull_policy="never"))
     def relay(line):
         print(line, flush=True)
     try:
@@ -177,19 +215,23 @@ INTERRUPTED_CHILD = textwrap.dedent(
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
-def test_interrupt_kills_and_removes_the_container(image: str, signum: int) -> None:
+def test_interrupt_kills_and_removes_the_container(signum: int) -> None:
+    image = project_image("sleep")
     child = subprocess.Popen(
         [sys.executable, "-c", INTERRUPTED_CHILD, image], cwd=REPO, stdout=subprocess.PIPE, text=True
     )
     try:
         assert child.stdout is not None
-        assert child.stdout.readline().strip() == "ready"
+        assert child.stdout.readline().strip() == "sleep: sleeping 60s"
         assert len(containers_of(child.pid)) == 1
         child.send_signal(signum)
         assert child.wait(timeout=30) == 130
         assert child.stdout.read().startswith("interrupted")
     finally:
         child.kill()
+        child.wait()
+        assert child.stdout is not None
+        child.stdout.close()
     assert containers_of(child.pid) == []
 
 

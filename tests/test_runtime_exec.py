@@ -176,4 +176,7 @@ def test_interrupt_kills_the_process_group(tmp_path: Path, signum: int) -> None:
         assert parent.wait(timeout=10) == 130
     finally:
         parent.kill()
+        parent.wait()
+        assert parent.stdout is not None
+        parent.stdout.close()
     assert wait_until_dead(grandchild)

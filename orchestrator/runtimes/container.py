@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import socket
+import ssl
 import threading
 import time
 from pathlib import Path
@@ -162,9 +163,20 @@ def pull(api: docker.APIClient, image: str, failure: str = "cannot pull image {i
 def _attach_and_run(
     api: docker.APIClient, container_id: str, inv: Invocation, stdin: bytes, on_stderr: StderrSink | None
 ) -> tuple[bytes, str, int]:
-    stream = api.attach_socket(container_id, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1})
+    # What APIClient.attach_socket does, keeping the HTTP response so it can be closed properly
+    # (attach_socket hands back only the socket, whose wrappers then leak until collected).
+    response = api.post(
+        api._url("/containers/{0}/attach", container_id),
+        params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1},
+        headers={"Connection": "Upgrade", "Upgrade": "tcp"},
+        stream=True,
+    )
+    stream = api._get_raw_response_socket(response)
     raw: socket.socket = getattr(stream, "_sock", stream)
     try:
+        if not isinstance(raw, socket.socket) or isinstance(raw, ssl.SSLSocket):
+            # Half-closing stdin (our EOF) needs a plain socket; TLS and ssh transports have none.
+            raise InputError("fnrun needs the container engine on a unix socket or plain tcp (DOCKER_HOST)")
         api.start(container_id)
         out: list[bytes] = []
         err = LineSplitter(on_stderr)
@@ -179,14 +191,32 @@ def _attach_and_run(
             deadline,
         )
         if not finished:
-            raise FunctionError(
-                f"function {inv.name} timed out after {inv.sandbox.timeout:g}s; it was killed and removed"
-            )
-        code = api.wait(container_id)["StatusCode"]
-        return b"".join(out), err.close(), code
+            raise _timed_out(inv)
+        return b"".join(out), err.close(), _wait(api, container_id, inv, deadline)
     finally:
-        stream.close()
+        try:
+            raw.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        response.close()
         raw.close()
+
+
+def _wait(api: docker.APIClient, container_id: str, inv: Invocation, deadline: float | None) -> int:
+    """Its streams are closed; a process that lingers past the deadline still counts as timed out."""
+    remaining = None if deadline is None else deadline - time.monotonic()
+    if remaining is not None and remaining <= 0:
+        raise _timed_out(inv)
+    try:
+        return int(api.wait(container_id, timeout=remaining)["StatusCode"])
+    except requests.exceptions.RequestException:
+        if deadline is not None and time.monotonic() >= deadline:
+            raise _timed_out(inv) from None
+        raise
+
+
+def _timed_out(inv: Invocation) -> FunctionError:
+    return FunctionError(f"function {inv.name} timed out after {inv.sandbox.timeout:g}s; it was killed and removed")
 
 
 def _remove(api: docker.APIClient, container_id: str) -> None:
