@@ -180,3 +180,35 @@ def test_interrupt_kills_the_process_group(tmp_path: Path, signum: int) -> None:
         assert parent.stdout is not None
         parent.stdout.close()
     assert wait_until_dead(grandchild)
+
+
+def test_signal_guard_holds_signals_during_critical_requests() -> None:
+    """A SIGTERM while a container is being created is delivered after, never lost or mid-request."""
+    from orchestrator.runtimes.interrupts import Interrupted, SignalGuard
+
+    previous = signal.getsignal(signal.SIGTERM)
+    completed = []
+    with pytest.raises(Interrupted) as caught:
+        with SignalGuard() as guard:
+            with guard.held():
+                os.kill(os.getpid(), signal.SIGTERM)
+                time.sleep(0.05)
+                completed.append("create")
+            with guard.armed():
+                completed.append("never reached")
+    assert completed == ["create"]
+    assert caught.value.signum == signal.SIGTERM
+    assert signal.getsignal(signal.SIGTERM) is previous
+
+
+def test_signal_guard_leaves_ignored_signals_ignored() -> None:
+    from orchestrator.runtimes.interrupts import SignalGuard
+
+    previous = signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    try:
+        with SignalGuard() as guard, guard.armed():
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(0.05)
+        assert signal.getsignal(signal.SIGTERM) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGTERM, previous)
