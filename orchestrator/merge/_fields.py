@@ -41,6 +41,8 @@ def merge2_value(src: Any, dest: Any, where: Where) -> Any:
     if isinstance(src, list):
         dest_list = dest if isinstance(dest, list) else []
         spec = associative_key([src, dest_list], where)
+        if spec is None and dest_list:  # dest's elements cannot pair with src's: src replaces them
+            dest_list, spec = [], associative_key([src], where)
         if spec is not None:
             return _merge2_list(src, dest_list, spec, where)
     return deepcopy(src)
@@ -130,12 +132,10 @@ def _merge3_whole(o: Any, u: Any, d: Any, where: Where) -> Any:
     turned it into a map or list while dest turned it into something else: no rule merges those."""
     if u is MISSING:
         return MISSING
-    if d is MISSING or same(o, d):
-        return deepcopy(u)
     if same(o, u):
         return deepcopy(d)
-    if _shape(u) in ("scalar", _shape(d)):
-        return deepcopy(u)
+    if d is MISSING or same(o, d) or _shape(u) in ("scalar", _shape(d)):
+        return merge2_value(u, MISSING, where)  # as if added: its own nulls still clear
     raise MergeConflict(where, f"upstream changed it to a {_shape(u)}, the destination to a {_shape(d)}")
 
 

@@ -6,34 +6,12 @@ from contextlib import contextmanager
 from copy import deepcopy
 from typing import Any, Iterator
 
-from orchestrator.annotations import ORCHESTRATION_KEYS, annotations_of, identity
+from orchestrator.annotations import STRIPPED_KEYS, annotations_of, identity, without_stripped
 from orchestrator.errors import InputError
 from orchestrator.merge._common import MISSING, MergeConflict, Where, describe, kind_of, same
 from orchestrator.merge._fields import merge2_value, merge3_value
 
 Identity = tuple[str, str, str, str]
-
-
-def _is_placement(key: Any) -> bool:
-    """fnrun's own annotations (path, index, their internal twins and any other internal note) say
-    where a resource lives, which belongs to the destination, not to what is merged into it."""
-    return key in ORCHESTRATION_KEYS or (isinstance(key, str) and key.startswith("internal.config.kubernetes.io/"))
-
-
-def without_placement(data: Any) -> Any:
-    """`data` without fnrun's annotations (and without an annotations map or metadata only they
-    filled), so that merging it leaves the destination's placement alone."""
-    annotations = annotations_of(data)
-    if not any(_is_placement(key) for key in annotations):
-        return data
-    kept = {key: value for key, value in annotations.items() if not _is_placement(key)}
-    metadata = {key: value for key, value in data["metadata"].items() if key != "annotations" or kept}
-    if kept:
-        metadata["annotations"] = kept
-    result = {key: value for key, value in data.items() if key != "metadata" or metadata}
-    if metadata:
-        result["metadata"] = metadata
-    return result
 
 
 @contextmanager
@@ -48,11 +26,12 @@ def _naming(resource: Any) -> Iterator[None]:
 
 
 def _finish(merged: Any, dest: Any) -> Any:
-    """The merged value as callers see it: None for "cleared", and dest's placement annotations
-    put back even if the other side cleared the annotations map they lived in."""
+    """The merged value as callers see it: None for "cleared", and dest's own fnrun annotations
+    (path, index, layout) put back even if the other side cleared the map they lived in. The other
+    side's were stripped before merging: where a resource lives belongs to the destination."""
     if merged is MISSING:
         return None
-    placement = {key: value for key, value in annotations_of(dest).items() if _is_placement(key)}
+    placement = {key: value for key, value in annotations_of(dest).items() if key in STRIPPED_KEYS}
     metadata = merged.setdefault("metadata", {}) if placement and isinstance(merged, dict) else None
     if isinstance(metadata, dict):
         annotations = metadata.get("annotations")
@@ -64,14 +43,14 @@ def merge2(src: Any, dest: Any) -> Any:
     """Merge `src` into `dest` (one resource, or any YAML value) by the seed's 2-way rules; the
     result keeps dest's path and index annotations. A null `src` clears: the result is None."""
     with _naming(dest):
-        return _finish(merge2_value(without_placement(src), dest, Where(kind_of(dest, src))), dest)
+        return _finish(merge2_value(without_stripped(src), dest, Where(kind_of(dest, src))), dest)
 
 
 def merge3(original: Any, updated: Any, dest: Any) -> Any:
     """Apply the original → updated change to `dest` by the seed's 3-way rules. `original=None`
     means there is no common ancestor: everything in `updated` counts as added upstream."""
     with _naming(dest):
-        o, u = without_placement(original), without_placement(updated)
+        o, u = without_stripped(original), without_stripped(updated)
         return _finish(merge3_value(o, u, dest, Where(kind_of(dest, updated, original))), dest)
 
 
@@ -120,4 +99,4 @@ def merge3_resources(original: list[dict], updated: list[dict], dest: list[dict]
 
 
 def _changed_locally(original: dict, dest: dict) -> bool:
-    return not same(without_placement(original), without_placement(dest))
+    return not same(without_stripped(original), without_stripped(dest))
