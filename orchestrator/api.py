@@ -16,6 +16,7 @@ from .errors import InputError
 from .yamlio import fast
 
 if TYPE_CHECKING:
+    from .functions import FunctionSpec
     from .pipeline import Events
 
 
@@ -117,4 +118,14 @@ def run(request: RunRequest, events: "Events | None" = None) -> str | None:
     return None
 
 
-__all__ = ["Package", "RunRequest", "WritePlan", "read_package", "read_stdin", "run", "sink", "source"]
+__all__ = ["Package", "RunRequest", "WritePlan", "list_functions", "read_package", "read_stdin", "run", "sink", "source"]
+
+
+def list_functions(root: Path | str, global_scope: bool = False) -> list["FunctionSpec"]:
+    """The package's declared functions in the order `fnrun run` would run them."""
+    from dataclasses import replace
+
+    from .functions import discover
+
+    specs = discover(read_package(root).resources)
+    return [replace(s, global_scope=True) for s in specs] if global_scope else specs

@@ -43,6 +43,24 @@ def sink(directory: Path = typer.Argument(..., help="Package directory to write 
     print(f"fnrun sink: {plan.summary()}", file=sys.stderr)
 
 
+@app.command("list", epilog="Example:  fnrun list samples/")
+def list_(
+    directory: Path = typer.Argument(..., help="Package directory."),
+    global_scope: bool = typer.Option(False, "--global-scope", help="Show scopes as `fnrun run --global-scope` would use them."),
+) -> None:
+    """Print the package's function pipeline in run order, without running anything.
+
+    Order: deepest directory first, then file path, then position in the file."""
+    from . import api
+
+    specs = api.list_functions(directory, global_scope)
+    if not specs:
+        print(f"{directory}: no functions declared", file=sys.stderr)
+    for number, spec in enumerate(specs, 1):
+        what = spec.image if spec.kind == "container" else f"exec {spec.exec_path}"
+        print(f"{number}. {what}  scope: {spec.scope}  declared in: {spec.declared_in}[{spec.declared_index}]")
+
+
 PULL_POLICIES = ("always", "ifNotPresent", "never")
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import re
 from typing import Any, Iterator
 
 import yaml
@@ -20,14 +21,35 @@ class _DuplicateKey(yaml.MarkedYAMLError):
 
 
 _STR = "tag:yaml.org,2002:str"
+_BOOL = "tag:yaml.org,2002:bool"
+_INT = "tag:yaml.org,2002:int"
+_FLOAT = "tag:yaml.org,2002:float"
+_NULL = "tag:yaml.org,2002:null"
+
+# The YAML 1.2 core schema, as ruamel, kpt (yaml.v3) and kustomize resolve plain scalars: `yes`,
+# `on` and `2024-01-01` are strings, `012` is twelve. PyYAML's default is YAML 1.1; mixing the two
+# would make fnrun rewrite a user's `yes` as `true`.
+_CORE = [
+    (_BOOL, re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), "tTfF"),
+    (_INT, re.compile(r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$"), "-+0123456789"),
+    (
+        _FLOAT,
+        re.compile(r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"),
+        "-+.0123456789",
+    ),
+    (_NULL, re.compile(r"^(?:~|null|Null|NULL|)$"), ["~", "n", "N", ""]),
+    (_MERGE_TAG, re.compile(r"^<<$"), "<"),
+]
 _MAP = "tag:yaml.org,2002:map"
 _SEQ = "tag:yaml.org,2002:seq"
 _resolved: dict[tuple[type, str, tuple[bool, bool]], str] = {}
 
 
 class StrictLoader(_Base):  # type: ignore[misc, valid-type]
-    """libyaml's safe loader, made fast where PyYAML is slow (tag resolution and construction run
-    in Python), and strict where kubectl and kpt are too: duplicate mapping keys are errors."""
+    """libyaml's safe loader with the YAML 1.2 core schema, made fast where PyYAML is slow (tag
+    resolution and construction run in Python), and strict: duplicate mapping keys are errors."""
+
+    yaml_implicit_resolvers: dict = {}
 
     def resolve(self, kind: type, value: str, implicit: tuple[bool, bool]) -> str:  # type: ignore[override]
         key = (kind, value if kind is ScalarNode else "", implicit)
@@ -68,7 +90,38 @@ class StrictLoader(_Base):  # type: ignore[misc, valid-type]
             seen[id(node)] = items
             items.extend(self._value(child, seen) for child in node.value)
             return items
+        if isinstance(node, ScalarNode) and tag in _SCALARS:
+            return _SCALARS[tag](node.value)
         return self.construct_object(node, deep=True)
+
+
+def _int(value: str) -> int:
+    sign = -1 if value.startswith("-") else 1
+    digits = value.lstrip("+-")
+    if digits.startswith(("0o", "0x")):
+        return sign * int(digits, 0)
+    return sign * int(digits, 10)
+
+
+def _float(value: str) -> float:
+    lowered = value.lower()
+    if lowered.endswith(".inf"):
+        return float("-inf") if lowered.startswith("-") else float("inf")
+    if lowered == ".nan":
+        return float("nan")
+    return float(value)
+
+
+_SCALARS = {
+    _BOOL: lambda value: value in ("true", "True", "TRUE"),
+    _INT: _int,
+    _FLOAT: _float,
+    _NULL: lambda value: None,
+}
+
+
+for _tag, _pattern, _first in _CORE:
+    StrictLoader.add_implicit_resolver(_tag, _pattern, _first)
 
 
 def _where(source: str, err: yaml.YAMLError, line_offset: int) -> str:
