@@ -480,6 +480,16 @@ def build_all(client: docker.DockerClient, targets: Iterable[Target], base: str,
     return len(failed)
 
 
+def prune(client: docker.DockerClient) -> None:
+    """Remove the images earlier runs of this script built and whose tag moved on: every
+    change to orchestrator/ rebuilds fnrun-base and all built FROM it, which would otherwise
+    pile up. Only untagged images carrying our label go; the engine keeps any still in use."""
+    try:
+        client.images.prune(filters={"dangling": True, "label": HASH_LABEL})
+    except docker.errors.APIError as exc:
+        print(f"build_images: could not prune old images: {exc.explanation}", file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Build the base image, then every catalog and test image; exit 1 if any failed."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -505,6 +515,7 @@ def main(argv: list[str] | None = None) -> int:
         report(BASE_TAG, f"FAILED: {exc}")
         return 1
     failures = build_all(client, chosen, base, args.rebuild)
+    prune(client)
     summary = f"{len(chosen) - failures} of {len(chosen)} images ready"
     print(f"build_images: {summary} in {time.monotonic() - started:.1f}s"
           + (f", {failures} FAILED" if failures else ""), flush=True)
