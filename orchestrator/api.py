@@ -118,7 +118,21 @@ def run(request: RunRequest, events: "Events | None" = None) -> str | None:
     return None
 
 
-__all__ = ["Package", "RunRequest", "WritePlan", "list_functions", "read_package", "read_stdin", "run", "sink", "source"]
+def merge(sources: list[Path | str], destination: Path | str) -> WritePlan:
+    """`fnrun merge`: two-way merge source packages onto a destination package, in place."""
+    from .packagemerge import merge as merge_packages
+
+    return merge_packages(sources, destination)
+
+
+def merge3(ancestor: Path | str, updated: Path | str, destination: Path | str) -> WritePlan:
+    """`fnrun merge3`: apply the ancestor→updated changes to the destination, keeping its edits."""
+    from .packagemerge import merge3 as merge3_packages
+
+    return merge3_packages(ancestor, updated, destination)
+
+
+__all__ = ["Package", "RunRequest", "WritePlan", "list_functions", "merge", "merge3", "read_package", "read_stdin", "run", "sink", "source"]
 
 
 def list_functions(root: Path | str, global_scope: bool = False) -> list["FunctionSpec"]:

@@ -61,6 +61,35 @@ def list_(
         print(f"{number}. {what}  scope: {spec.scope}  declared in: {spec.declared_in}[{spec.declared_index}]")
 
 
+@app.command(epilog="Example:  fnrun merge upstream/ overlay/ my-package/")
+def merge(
+    directories: list[Path] = typer.Argument(..., help="SRC_DIR... DEST_DIR: source packages, then the destination."),
+) -> None:
+    """Two-way merge source packages onto a destination package (sources win where set).
+
+    Resources match by apiVersion group, kind, namespace and name; `null` in a source clears a
+    field; lists of Kubernetes fields merge by their real keys (containers by name, ...)."""
+    from . import api
+
+    if len(directories) < 2:
+        raise typer.BadParameter("give at least one source and the destination", param_hint="DIRECTORIES")
+    plan = api.merge(list(directories[:-1]), directories[-1])
+    print(f"fnrun merge: {plan.summary()}", file=sys.stderr)
+
+
+@app.command(epilog="Example:  fnrun merge3 --ancestor v1/ --from v2/ --to my-package/")
+def merge3(
+    ancestor: Path = typer.Option(..., "--ancestor", help="The upstream package your destination started from."),
+    updated: Path = typer.Option(..., "--from", help="The new upstream package."),
+    destination: Path = typer.Option(..., "--to", help="Your package, updated in place."),
+) -> None:
+    """Three-way merge: apply what changed between --ancestor and --from to --to, keeping your edits."""
+    from . import api
+
+    plan = api.merge3(ancestor, updated, destination)
+    print(f"fnrun merge3: {plan.summary()}", file=sys.stderr)
+
+
 PULL_POLICIES = ("always", "ifNotPresent", "never")
 
 
