@@ -17,7 +17,7 @@ Decisions:
 - Matching is by name: a container or volume of the same name already there is left as it is, so a
   second run adds nothing. When that existing one differs from the configured one, a warning says so
   (the function does not overwrite a container it cannot tell apart from a hand-written one).
-- Comments written on the configured containers travel with them into the workloads.
+- Comments written inside the configured entries travel with them into the workloads.
 """
 
 from __future__ import annotations

@@ -18,7 +18,8 @@ import pytest
 from ruamel.yaml.comments import CommentedMap
 
 from functions import sdk
-from functions.sdk.resourcelist import new_yaml
+from functions.sdk import layout
+from functions.sdk.resourcelist import dump_yaml, new_yaml
 
 REPO = Path(__file__).resolve().parent.parent
 CATALOG = {  # image name -> module
@@ -64,12 +65,20 @@ def stamp(doc: CommentedMap, path: str, index: int) -> CommentedMap:
     return doc
 
 
+def encode(items: list[tuple[CommentedMap, str]], config: str | None = None) -> str:
+    """A ResourceList laid out as the orchestrator sends one: each (stamped) item in the style of the
+    text it was read from, head comments above its dash, the function config indented below."""
+    out = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n"
+    out += "".join(layout.as_item(dump_yaml(doc, layout.guess_style(text)), 0, 2) for doc, text in items)
+    if config:
+        out += "functionConfig:\n" + textwrap.indent(textwrap.dedent(config), "  ")
+    return out
+
+
 def resource_list(docs: str, config: str | None = None, path: str = "app.yaml") -> str:
     """A ResourceList of the `---`-separated documents, stamped as if read from `path`."""
-    yaml = new_yaml()
-    items = [sdk.Resource(stamp(d, path, i)) for i, d in enumerate(yaml.load_all(textwrap.dedent(docs)))]
-    fc = sdk.Resource(yaml.load(textwrap.dedent(config))) if config else None
-    return sdk.ResourceList(items, fc, indent=(2, 2)).dump()
+    texts = re.split(r"(?m)^---\n", textwrap.dedent(docs))
+    return encode([(stamp(new_yaml().load(text), path, i), text) for i, text in enumerate(texts)], config)
 
 
 def config_map(**data: str) -> str:
@@ -164,12 +173,13 @@ def sample_list(image: str) -> str:
     """The sample package as the orchestrator would send it: stamped items, its config apart."""
     items, config = [], None
     for path in sorted((REPO / "samples" / image).glob("*.yaml")):
-        for index, doc in enumerate(new_yaml().load_all(path.read_text())):
+        for index, text in enumerate(re.split(r"(?m)^---\n", path.read_text())):
+            doc = new_yaml().load(text)
             if FUNCTION_KEY in doc["metadata"].get("annotations", {}):
-                config = doc
+                config = text
             else:
-                items.append(sdk.Resource(stamp(doc, path.name, index)))
-    return sdk.ResourceList(items, sdk.Resource(config)).dump()
+                items.append((stamp(doc, path.name, index), text))
+    return encode(items, config)
 
 
 @pytest.mark.parametrize("image, module", CATALOG.items())

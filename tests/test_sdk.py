@@ -21,7 +21,9 @@ import ruamel.yaml
 
 from functions import sdk
 from functions.sdk import paths
-from functions.sdk.resourcelist import guess_indent, new_yaml
+from functions.sdk import layout
+from functions.sdk.layout import Style
+from functions.sdk.resourcelist import dump_yaml, new_yaml
 
 REPO = Path(__file__).resolve().parent.parent
 LEGACY_RUAMEL = "0.17.21"
@@ -36,9 +38,7 @@ def resource(text: str) -> sdk.Resource:
 
 
 def dump(node: Any) -> str:
-    out = io.StringIO()
-    new_yaml().dump(node, out)
-    return out.getvalue()
+    return dump_yaml(node)
 
 
 DEPLOYMENT = """\
@@ -115,6 +115,14 @@ def test_set_equal_value_is_a_no_op_that_keeps_quoting() -> None:
     assert dump(r.data) == before
     assert r.set("spec.replicas", 1) and not r.set("spec.replicas", 1)
     assert r.set("spec.replicas", True), "true is not 1 in YAML"
+
+
+def test_new_metadata_goes_before_spec() -> None:
+    r = resource("apiVersion: batch/v1\nkind: Job\nspec:\n  template:\n    spec: {}\n")
+    r.set("spec.template.metadata.labels.app", "x")
+    r.set("metadata.name", "job")
+    assert list(r.data) == ["apiVersion", "kind", "metadata", "spec"]
+    assert list(r.get("spec.template")) == ["metadata", "spec"]
 
 
 def test_set_through_a_missing_list_element_fails() -> None:
@@ -262,14 +270,114 @@ def test_added_and_removed_items_are_written() -> None:
 
 
 @pytest.mark.parametrize("text, expected", [
-    ("a:\n  b:\n  - x\n", (2, 0)),
-    ("a:\n    b:\n        c:\n            - x\n", (4, 4)),
-    ("a:\n  b:\n    - x\n  c:\n    - y\n  d:\n  - z\n", (2, 2)),
-    ("items:\n- a:\n    b:\n      - x\n", (2, 2)),  # the top-level `items:` does not vote
-    ("a: 1\n", (2, 0)),
+    ("a:\n  b:\n  - x\n", Style(2, 0)),
+    ("a:\n    b:\n        c:\n            - x\n", Style(4, 4)),
+    ("a:\n  b:\n    - x\n  c:\n    - y\n  d:\n  - z\n", Style(2, 2)),
+    ("- a:\n    b:\n      - x\n", Style(2, 2)),
+    ("a: 1\n", Style(2, 0)),
 ])
-def test_guess_indent(text: str, expected: tuple[int, int]) -> None:
-    assert guess_indent(text) == expected
+def test_guess_style(text: str, expected: Style) -> None:
+    assert layout.guess_style(text) == expected
+
+
+# What the orchestrator sends: each item keeps its file's style, head comments stand above the dash.
+ORCHESTRATOR_LIST = """\
+apiVersion: config.kubernetes.io/v1
+kind: ResourceList
+items:
+# Queue workers.
+- apiVersion: apps/v1
+  kind: StatefulSet
+  metadata:
+    name: worker # the name
+  spec:
+    template:
+      spec:
+        containers:
+          # the worker
+          - name: worker
+            image: worker:1
+            args: [--fast]
+
+# Settings, from a file with unindented lists.
+- apiVersion: v1
+  kind: ConfigMap
+  metadata:
+    name: settings
+  data:
+    hosts: |
+      a.example.com
+      - not a list item
+  list:
+  - one
+  # between
+  - two
+functionConfig:
+  apiVersion: v1
+  kind: ConfigMap
+  metadata:
+    name: fn
+  data:
+    team: shop
+"""
+
+
+def test_orchestrator_list_round_trips_byte_for_byte() -> None:
+    rl = sdk.ResourceList.parse(ORCHESTRATOR_LIST)
+    assert [r.name for r in rl.items] == ["worker", "settings"] and rl.function_config.name == "fn"
+    assert rl.items[1].get("data.hosts") == "a.example.com\n- not a list item\n"
+    assert rl.dump() == ORCHESTRATOR_LIST
+
+
+def test_each_item_keeps_its_own_style_when_edited() -> None:
+    rl = sdk.ResourceList.parse(ORCHESTRATOR_LIST)
+    rl.items[0].set("spec.template.spec.containers[name=worker].ports", [{"containerPort": 80}])
+    rl.items[1].get("list").append("three")
+    rl.items.append(sdk.Resource(load("apiVersion: v1\nkind: Secret\nmetadata:\n  name: new\n")))
+    out = rl.dump()
+    assert "            args: [--fast]\n            ports:\n              - containerPort: 80\n" in out
+    assert "  list:\n  - one\n  # between\n  - two\n  - three\n" in out
+    assert out.startswith(ORCHESTRATOR_LIST.split("            args")[0])
+    assert "- apiVersion: v1\n  kind: Secret\n" in out
+    assert "# Settings, from a file with unindented lists.\n- apiVersion: v1\n" in out
+
+
+def test_indented_items_of_other_tools_keep_their_columns() -> None:
+    text = textwrap.dedent("""\
+        apiVersion: config.kubernetes.io/v1
+        kind: ResourceList
+        items:
+          # Queue workers.
+          - apiVersion: apps/v1
+            kind: StatefulSet
+            metadata:
+              name: worker # the name
+            spec:
+              containers:
+                - name: w
+          - apiVersion: v1
+            kind: ConfigMap
+            metadata: {name: settings}
+            list:
+            - one
+        """)
+    rl = sdk.ResourceList.parse(text)
+    assert [r.kind for r in rl.items] == ["StatefulSet", "ConfigMap"]
+    assert rl.dump() == text
+
+
+def test_flow_items_and_multi_document_lists_are_read_whole() -> None:
+    flow = "apiVersion: v1\nkind: List\nitems: [{apiVersion: v1, kind: ConfigMap, metadata: {name: a}}]\n"
+    rl = sdk.ResourceList.parse(flow)
+    assert rl.shape == "List" and rl.items[0].name == "a" and rl.dump() == flow
+    with_marker = "---\n" + RESOURCE_LIST
+    assert [r.name for r in sdk.ResourceList.parse(with_marker).items] == ["a"]
+
+
+def test_dump_twice_gives_the_same_text() -> None:
+    rl = sdk.ResourceList.parse(ORCHESTRATOR_LIST)
+    rl.error("once", rl.items[0])
+    assert rl.dump() == rl.dump() and rl.dump().count("message: once") == 1
 
 
 @pytest.mark.parametrize("style", ["- ", "  - "])

@@ -65,6 +65,15 @@ def _same(old: Any, new: Any) -> bool:
     return old == new and isinstance(old, bool) == isinstance(new, bool)
 
 
+def _add(node: dict, key: str, value: Any) -> Any:
+    """Add a new key; a new `metadata` goes before `spec`, where Kubernetes objects keep it."""
+    if key == "metadata" and "spec" in node and isinstance(node, CommentedMap):
+        node.insert(list(node).index("spec"), key, value)
+    else:
+        node[key] = value
+    return value
+
+
 def _step(node: Any, seg: Segment) -> Any:
     """One step down, or None when the step leads nowhere."""
     if isinstance(seg, str):
@@ -99,13 +108,16 @@ def assign(root: Any, path: PathLike, value: Any) -> bool:
         if child is None:
             if not (isinstance(seg, str) and isinstance(node, dict)):
                 raise KeyError(f"{render(segments[: i + 1])} does not exist")
-            child = node[seg] = CommentedMap()
+            child = _add(node, seg, CommentedMap())
         node = child
     last = segments[-1]
     if isinstance(last, str) and isinstance(node, dict):
         if last in node and _same(node[last], value):
             return False
-        node[last] = value
+        if last in node:
+            node[last] = value
+        else:
+            _add(node, last, value)
         return True
     if isinstance(last, int) and isinstance(node, list) and -len(node) <= last < len(node):
         if _same(node[last], value):

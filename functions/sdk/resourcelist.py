@@ -1,14 +1,15 @@
 """Read and write the function's input: a ResourceList, a `kind: List`, or a bare multi-document stream.
 
 Round-trip YAML (ruamel) keeps comments, key order and quoting; output keeps the input's shape (the
-spec asks for it) and its indentation style. Only the round-trip API common to ruamel.yaml 0.17.21
+spec asks for it) and its layout: each item is written back in the indentation style it was read in,
+at the columns it was read at (see `layout`). Only the round-trip API common to ruamel.yaml 0.17.21
 (Debian bookworm, inside the images) and 0.18+ (the host) is used.
 """
 
 from __future__ import annotations
 
+import functools
 import io
-import re
 from collections import Counter
 from typing import Any, Iterator
 
@@ -16,54 +17,38 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import YAMLError
 
+from . import layout
 from .config import Error
+from .layout import Style
 from .resource import Resource
 from .results import Field, Result, Severity
 
 RESOURCE_LIST_VERSIONS = ("config.kubernetes.io/v1", "config.kubernetes.io/v1beta1", "config.kubernetes.io/v1alpha1")
-
-_KEY_LINE = re.compile(r"^([ -]*)[^\s#-][^:]*:\s*(?:#.*)?$")  # a key opening a block
-_ITEM_LINE = re.compile(r"^( *)- ")
-_CONTENT_LINE = re.compile(r"^( *)[^\s#]")
 
 
 class InputError(Error):
     """stdin is not YAML, or not one of the accepted shapes."""
 
 
-def guess_indent(text: str) -> tuple[int, int]:
-    """(mapping indent, dash offset) by majority over the block collections below the top level.
-
-    The top level is skipped: the orchestrator's own `items:` line says nothing about the resources'
-    style, which is what ends up in files."""
-    mapping: Counter[int] = Counter()
-    offset: Counter[int] = Counter()
-    lines = [line for line in text.splitlines() if _CONTENT_LINE.match(line)]
-    for line, nxt in zip(lines, lines[1:]):
-        key = _KEY_LINE.match(line)
-        if key is None:
-            continue
-        col = len(key.group(1))
-        if col == 0:
-            continue
-        item = _ITEM_LINE.match(nxt)
-        if item is not None:
-            offset[len(item.group(1)) - col] += 1
-        else:
-            deeper = len(_CONTENT_LINE.match(nxt).group(1)) - col
-            if deeper > 0:
-                mapping[deeper] += 1
-    indent = mapping.most_common(1)[0][0] if mapping else 2
-    dash = offset.most_common(1)[0][0] if offset else 0
-    return indent, max(0, dash)
-
-
-def new_yaml(indent: int = 2, offset: int = 0) -> YAML:
+@functools.lru_cache(maxsize=None)
+def new_yaml(style: Style = Style()) -> YAML:
+    """A round-trip YAML instance writing `style` (one per style, reused)."""
     yaml = YAML(typ="rt")
     yaml.preserve_quotes = True
     yaml.width = 1 << 16  # never fold long strings: a function must not reflow what it did not edit
-    yaml.indent(mapping=indent, sequence=indent + offset if offset else indent, offset=offset)
+    yaml.indent(mapping=style.mapping, sequence=style.mapping + style.offset if style.offset else style.mapping,
+                offset=style.offset)
     return yaml
+
+
+def dump_yaml(node: Any, style: Style = Style()) -> str:
+    out = io.StringIO()
+    new_yaml(style).dump(node, out)
+    return out.getvalue()
+
+
+def _is_list(node: Any) -> bool:
+    return isinstance(node, dict) and "items" in node and str(node.get("kind", "")).endswith("List")
 
 
 class ResourceList:
@@ -73,33 +58,69 @@ class ResourceList:
     it was read in."""
 
     def __init__(self, items: list[Resource], function_config: Resource | None = None,
-                 *, shape: str = "ResourceList", root: CommentedMap | None = None,
-                 indent: tuple[int, int] = (2, 0)) -> None:
+                 *, shape: str = "ResourceList") -> None:
         self.items = items
         self.function_config = function_config
         self.results: list[Result] = []
         self.shape = shape  # ResourceList | List | stream
-        self._root = root
-        self._indent = indent
+        self._root: CommentedMap | None = None  # the list document as read
+        self._root_style = Style()
+        self._columns: tuple[int, int] | None = (0, 2)  # items' dash and content columns; None: inline
+        self._styles: dict[int, Style] = {}  # id(item node) -> the style it was read in
+        self._blank_lines: dict[int, int] = {}  # id(item node) -> blank lines it had above it
+        self._prior_results: list[Any] = []  # results that came in (from earlier functions)
 
     # reading ----------------------------------------------------------------------------------
     @classmethod
     def parse(cls, text: str) -> ResourceList:
-        indent = guess_indent(text)
+        split = layout.split_items(text)
+        parsed = cls._parse_split(split) if split is not None else None
+        return parsed if parsed is not None else cls._parse_whole(text)
+
+    @classmethod
+    def _parse_split(cls, split: layout.Split) -> ResourceList | None:
+        """Items one by one, each in its own style; None to fall back to reading the whole text."""
+        try:
+            root = new_yaml().load(split.root)
+            nodes = [new_yaml().load(item) for item in split.items]
+        except YAMLError:
+            return None
+        if not _is_list(root):
+            return None
+        resource_list = cls._from_root(root, nodes, guess=layout.guess_style(split.root))
+        resource_list._columns = (split.dash, split.content)
+        resource_list._styles = {id(n): layout.guess_style(t) for n, t in zip(nodes, split.items)}
+        resource_list._blank_lines = {id(n): count for n, count in zip(nodes, split.blank_lines)}
+        return resource_list
+
+    @classmethod
+    def _parse_whole(cls, text: str) -> ResourceList:
+        style = layout.guess_style(text)
         try:
             docs = [d for d in new_yaml().load_all(text) if d is not None]
         except YAMLError as err:
             raise InputError(f"input is not valid YAML: {' '.join(str(err).split())}") from None
-        if len(docs) == 1 and isinstance(docs[0], dict) and "items" in docs[0] and str(docs[0].get("kind", "")).endswith("List"):
-            root = docs[0]
-            items = root.get("items") or CommentedSeq()
-            if not isinstance(items, list):
-                raise InputError("input: `items` is not a list")
-            fc = root.get("functionConfig")
-            shape = "ResourceList" if root.get("kind") == "ResourceList" else "List"
-            return cls(_wrap(items), Resource(fc) if isinstance(fc, dict) else None,
-                       shape=shape, root=root, indent=indent)
-        return cls(_wrap(docs), shape="stream", indent=indent)
+        if len(docs) == 1 and _is_list(docs[0]):
+            resource_list = cls._from_root(docs[0], docs[0]["items"], guess=style)
+            resource_list._columns = None
+        else:
+            resource_list = cls(_wrap(docs), shape="stream")
+        resource_list._styles = {id(r.data): style for r in resource_list.items}
+        return resource_list
+
+    @classmethod
+    def _from_root(cls, root: CommentedMap, items: Any, guess: Style) -> ResourceList:
+        if items is None:
+            items = []
+        if not isinstance(items, list):
+            raise InputError("input: `items` is not a list")
+        fc = root.get("functionConfig")
+        shape = "ResourceList" if root.get("kind") == "ResourceList" else "List"
+        resource_list = cls(_wrap(items), Resource(fc) if isinstance(fc, dict) else None, shape=shape)
+        resource_list._root = root
+        resource_list._root_style = guess
+        resource_list._prior_results = list(root.get("results") or [])
+        return resource_list
 
     # results ----------------------------------------------------------------------------------
     def report(self, message: str, resource: Resource | None = None, *, severity: Severity = "error",
@@ -129,28 +150,35 @@ class ResourceList:
         return (r for r in self.items if r.is_workload)
 
     # writing ----------------------------------------------------------------------------------
+    def _style(self, node: Any) -> Style:
+        """The style an item was read in; new items take the most common one."""
+        if id(node) in self._styles:
+            return self._styles[id(node)]
+        common = Counter(self._styles.values()).most_common(1)
+        return common[0][0] if common else Style()
+
     def dump(self) -> str:
         """The output document(s); results go into a ResourceList's `results` only (a List or a
         stream has nowhere to put them: the runner prints them on stderr)."""
-        out = io.StringIO()
-        yaml = new_yaml(*self._indent)
         nodes = [r.data for r in self.items]
         if self.shape == "stream":
-            if nodes:
-                yaml.dump_all(nodes, out)
-            return out.getvalue()
+            return "---\n".join(dump_yaml(n, self._style(n)) for n in nodes)
         root = self._root
         if root is None:  # built in code, not parsed
             root = CommentedMap(apiVersion=RESOURCE_LIST_VERSIONS[0], kind="ResourceList", items=[])
             if self.function_config is not None:
                 root["functionConfig"] = self.function_config.data
-        if [id(n) for n in root.get("items") or []] != [id(n) for n in nodes]:
-            root["items"] = CommentedSeq(nodes)
         if self.results and self.shape == "ResourceList":
-            previous = root.get("results") or []
-            root["results"] = CommentedSeq([*previous, *(r.to_yaml() for r in self.results)])
-        yaml.dump(root, out)
-        return out.getvalue()
+            root["results"] = CommentedSeq([*self._prior_results, *(r.to_yaml() for r in self.results)])
+        if self._columns is None:  # read as one document: write it as one
+            if [id(n) for n in root.get("items") or []] != [id(n) for n in nodes]:
+                root["items"] = CommentedSeq(nodes)
+            return dump_yaml(root, self._root_style)
+        root["items"] = CommentedSeq()
+        dash, content = self._columns
+        items = ["\n" * self._blank_lines.get(id(n), 0) + layout.as_item(dump_yaml(n, self._style(n)), dash, content)
+                 for n in nodes]
+        return layout.join_items(dump_yaml(root, self._root_style), items)
 
 
 def _wrap(nodes: list[Any]) -> list[Resource]:
