@@ -407,6 +407,9 @@ def test_bare_stream_comes_back_as_a_stream() -> None:
 def test_empty_resource_list() -> None:
     rl = sdk.ResourceList.parse("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\n")
     assert rl.items == [] and rl.function_config is None
+    only_config = sdk.ResourceList.parse("kind: ResourceList\nfunctionConfig: {kind: ConfigMap, data: {a: b}}\n")
+    assert only_config.shape == "ResourceList" and only_config.items == []
+    assert only_config.function_config.get("data.a") == "b"
 
 
 @pytest.mark.parametrize("text, message", [

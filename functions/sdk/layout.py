@@ -99,9 +99,9 @@ def split_items(text: str) -> Split | None:
     if dash is None:
         return None
     heads = [_head_start(lines, start, dash, floor) for start, floor in zip(starts, [key + 1, *starts])]
-    first = lines[starts[0]]
-    after = first[dash + 1:]
-    content = dash + 1 + len(after) - len(after.lstrip(" ")) if after.strip() else _content_below(lines, starts[0])
+    after_dash = lines[starts[0]][dash + 1:]
+    content = (dash + 1 + len(after_dash) - len(after_dash.lstrip(" ")) if after_dash.strip()
+               else _content_below(lines, starts[0]))
     blank_lines, firsts = [], []
     for head, start in zip(heads, starts):
         first = head

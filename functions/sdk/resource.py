@@ -137,10 +137,6 @@ class Resource:
         return None if path is None else {"path": path, "index": keys.get_index(self.data)}
 
     @property
-    def is_cluster_scoped(self) -> bool:
-        return self.kind in CLUSTER_SCOPED_KINDS
-
-    @property
     def is_local_config(self) -> bool:
         return str(self.annotations.get(keys.LOCAL_CONFIG, "")).lower() == "true"
 

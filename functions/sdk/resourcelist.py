@@ -48,7 +48,9 @@ def dump_yaml(node: Any, style: Style = Style()) -> str:
 
 
 def _is_list(node: Any) -> bool:
-    return isinstance(node, dict) and "items" in node and str(node.get("kind", "")).endswith("List")
+    """A ResourceList (its items may be absent) or another List kind with items."""
+    kind = str(node.get("kind", "")) if isinstance(node, dict) else ""
+    return kind == "ResourceList" or (kind.endswith("List") and "items" in node)
 
 
 class ResourceList:
@@ -66,8 +68,8 @@ class ResourceList:
         self._root: CommentedMap | None = None  # the list document as read
         self._root_style = Style()
         self._columns: tuple[int, int] | None = (0, 2)  # items' dash and content columns; None: inline
-        self._styles: dict[int, Style] = {}  # id(item node) -> the style it was read in
-        self._blank_lines: dict[int, int] = {}  # id(item node) -> blank lines it had above it
+        # id(item node) -> (the node, kept alive so its id is not reused; its style; blank lines above)
+        self._read: dict[int, tuple[Any, Style, int]] = {}
         self._prior_results: list[Any] = []  # results that came in (from earlier functions)
 
     # reading ----------------------------------------------------------------------------------
@@ -89,8 +91,8 @@ class ResourceList:
             return None
         resource_list = cls._from_root(root, nodes, guess=layout.guess_style(split.root))
         resource_list._columns = (split.dash, split.content)
-        resource_list._styles = {id(n): layout.guess_style(t) for n, t in zip(nodes, split.items)}
-        resource_list._blank_lines = {id(n): count for n, count in zip(nodes, split.blank_lines)}
+        resource_list._read = {id(n): (n, layout.guess_style(t), blank)
+                               for n, t, blank in zip(nodes, split.items, split.blank_lines)}
         return resource_list
 
     @classmethod
@@ -101,11 +103,11 @@ class ResourceList:
         except YAMLError as err:
             raise InputError(f"input is not valid YAML: {' '.join(str(err).split())}") from None
         if len(docs) == 1 and _is_list(docs[0]):
-            resource_list = cls._from_root(docs[0], docs[0]["items"], guess=style)
+            resource_list = cls._from_root(docs[0], docs[0].get("items"), guess=style)
             resource_list._columns = None
         else:
             resource_list = cls(_wrap(docs), shape="stream")
-        resource_list._styles = {id(r.data): style for r in resource_list.items}
+        resource_list._read = {id(r.data): (r.data, style, 0) for r in resource_list.items}
         return resource_list
 
     @classmethod
@@ -150,19 +152,24 @@ class ResourceList:
         return (r for r in self.items if r.is_workload)
 
     # writing ----------------------------------------------------------------------------------
-    def _style(self, node: Any) -> Style:
-        """The style an item was read in; new items take the most common one."""
-        if id(node) in self._styles:
-            return self._styles[id(node)]
-        common = Counter(self._styles.values()).most_common(1)
-        return common[0][0] if common else Style()
+    def _layout(self, node: Any) -> tuple[Style, int]:
+        """The style an item was read in and the blank lines above it; new items take the most
+        common style."""
+        if id(node) in self._read:
+            return self._read[id(node)][1:]
+        common = Counter(style for _, style, _ in self._read.values()).most_common(1)
+        return (common[0][0] if common else Style()), 0
+
+    def _dump_item(self, node: Any) -> str:
+        style, _ = self._layout(node)
+        return dump_yaml(node, style)
 
     def dump(self) -> str:
         """The output document(s); results go into a ResourceList's `results` only (a List or a
         stream has nowhere to put them: the runner prints them on stderr)."""
         nodes = [r.data for r in self.items]
         if self.shape == "stream":
-            return "---\n".join(dump_yaml(n, self._style(n)) for n in nodes)
+            return "---\n".join(self._dump_item(n) for n in nodes)
         root = self._root
         if root is None:  # built in code, not parsed
             root = CommentedMap(apiVersion=RESOURCE_LIST_VERSIONS[0], kind="ResourceList", items=[])
@@ -176,8 +183,7 @@ class ResourceList:
             return dump_yaml(root, self._root_style)
         root["items"] = CommentedSeq()
         dash, content = self._columns
-        items = ["\n" * self._blank_lines.get(id(n), 0) + layout.as_item(dump_yaml(n, self._style(n)), dash, content)
-                 for n in nodes]
+        items = ["\n" * self._layout(n)[1] + layout.as_item(self._dump_item(n), dash, content) for n in nodes]
         return layout.join_items(dump_yaml(root, self._root_style), items)
 
 
