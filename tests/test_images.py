@@ -193,11 +193,14 @@ def test_probe_reports_the_sandbox(client: docker.DockerClient, tmp_path: Path) 
 
 
 def test_fnrun_base_carries_fnrun(client: docker.DockerClient) -> None:
-    script = ("import os, orchestrator, functions; "
-              "assert os.access('/usr/local/bin/fnrun', os.X_OK); print(orchestrator.__file__)")
+    """The launcher finds fnrun's entry point in /opt/fnrun, as user nobody, with no network."""
+    script = ("import os, runpy, functions; "
+              "assert os.access('/usr/local/bin/fnrun', os.X_OK); "
+              "main = runpy.run_path('/usr/local/bin/fnrun', run_name='launcher')['main']; "
+              "print(main.__module__, main.__code__.co_filename)")
     out = client.containers.run("fnrun/fnrun-base:v1", ["python3", "-c", script], remove=True,
                                 network_mode="none")
-    assert out.strip() == b"/opt/fnrun/orchestrator/__init__.py"
+    assert out.split() == [b"orchestrator.__main__", b"/opt/fnrun/orchestrator/__main__.py"]
 
 
 def test_registry_serves_the_registry_api(client: docker.DockerClient) -> None:
