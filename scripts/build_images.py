@@ -24,7 +24,9 @@ What it builds, in order:
 
 Every build gets the build arg ``BASE_IMAGE``. An image carries a label with a hash of its inputs
 (Dockerfile, the context files it copies, the images it is built FROM); an image whose label
-matches is reported "up to date" and not rebuilt.
+matches is reported "up to date" and not rebuilt (a no-op run takes well under a second; a
+change under orchestrator/ or functions/ rebuilds fnrun-base and the catalog, a few seconds).
+Untagged images that earlier runs left behind are pruned (only ours, found by that label).
 
 Convention for catalog Dockerfiles (``Dockerfiles/<name>.Dockerfile``): function images have no
 pip, so fnrun reaches them through ``fnrun-base``, which holds ``orchestrator/`` and
@@ -49,9 +51,9 @@ import subprocess
 import sys
 import tempfile
 import time
-from fnmatch import fnmatch
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from fnmatch import fnmatch
 from pathlib import Path
 
 import docker
@@ -337,7 +339,7 @@ def build(client: docker.DockerClient, target: Target, context: Path, base: str,
             rm=True, forcerm=True, pull=False, nocache=force, decode=True,
         ):
             if "stream" in chunk:
-                lines.extend(chunk["stream"].splitlines())
+                lines.extend(line for line in chunk["stream"].splitlines() if line.strip())
             if "error" in chunk:
                 error = chunk["error"].strip()
                 lines.append(error)
