@@ -1,3 +1,4 @@
+#!/usr/bin/env python3
 """check-service-selectors (image fnrun/check-service-selectors:v1): find Services that select no pods.
 
 An error result for each Service whose `spec.selector` matches the pod template labels of no workload

@@ -1,3 +1,4 @@
+#!/usr/bin/env python3
 """inject-sidecar (image fnrun/inject-sidecar:v1): add init and sidecar containers to chosen workloads.
 
 Config, a custom resource:

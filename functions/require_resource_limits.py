@@ -1,3 +1,4 @@
+#!/usr/bin/env python3
 """require-resource-limits (image fnrun/require-resource-limits:v1): fail when a container has no limits.
 
 One error result per container (init containers included) and missing limit, naming the resource,

@@ -1,3 +1,4 @@
+#!/usr/bin/env python3
 """set-labels (image fnrun/set-labels:v1): add labels to every resource and to its pods.
 
 Config: the labels as a ConfigMap's `data` (every key is a label, except `includeSelectors`), or a

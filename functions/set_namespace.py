@@ -1,3 +1,4 @@
+#!/usr/bin/env python3
 """set-namespace (image fnrun/set-namespace:v1): move every namespaced resource into one namespace.
 
 Config: ConfigMap `data.namespace`, or a custom resource's `spec.namespace`.

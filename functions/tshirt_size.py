@@ -1,3 +1,4 @@
+#!/usr/bin/env python3
 """tshirt-size (image fnrun/tshirt-size:v1): a size annotation on a workload becomes container resources.
 
 `fnrun.dev/tshirt-size: small|medium|large` on a workload sets `resources.requests` and

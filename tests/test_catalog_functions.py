@@ -203,6 +203,13 @@ def test_image_entry_point_form(tmp_path: Path) -> None:
     assert as_module.stdout == as_script.stdout and "namespace: prod" in as_module.stdout
 
 
+@pytest.mark.parametrize("module", CATALOG.values())
+def test_modules_are_executables_for_exec_functions(module: str) -> None:
+    """`exec: {path: functions/<name>.py}` runs the file itself: it needs its shebang and mode."""
+    path = REPO / "functions" / f"{module}.py"
+    assert os.access(path, os.X_OK) and path.read_text().startswith("#!/usr/bin/env python3\n")
+
+
 # set-namespace -----------------------------------------------------------------------------------
 def test_set_namespace_moves_namespaced_resources_only() -> None:
     docs = DEPLOYMENT + "---\n" + SERVICE + textwrap.dedent("""\
