@@ -8,8 +8,13 @@ import sys
 from pathlib import Path
 from typing import Optional
 
-import click
 import typer
+
+try:  # typer up to 0.2x depends on click; later releases vendor it as typer._click
+    from click.exceptions import Abort, ClickException, Exit
+except ImportError:  # pragma: no cover - depends on the installed typer
+    from typer._click.exceptions import ClickException
+    from typer.exceptions import Abort, Exit
 
 from .errors import FnrunError
 
@@ -170,12 +175,12 @@ def run_app(args: list[str]) -> int:
     except FnrunError as err:
         print(f"fnrun: error: {err}", file=sys.stderr)
         return err.exit_code
-    except click.exceptions.Exit as err:
+    except Exit as err:
         return err.exit_code
-    except click.exceptions.Abort:
+    except Abort:
         print("fnrun: aborted", file=sys.stderr)
         return 130
-    except click.ClickException as err:
+    except ClickException as err:
         err.show()
         return 2
     except KeyboardInterrupt:
