@@ -1,0 +1,6 @@
+"""Suite-wide settings. testcontainers' reaper (Ryuk) image cannot be pulled where no registry is
+reachable, so the suite runs without it (every container it starts is removed by its test)."""
+
+import os
+
+os.environ.setdefault("TESTCONTAINERS_RYUK_DISABLED", "true")
