@@ -10,11 +10,11 @@ from typing import Optional
 
 import typer
 
-try:  # typer up to 0.2x depends on click; later releases vendor it as typer._click
-    from click.exceptions import Abort, ClickException, Exit
-except ImportError:  # pragma: no cover - depends on the installed typer
+try:  # typer 0.29+ vendors click as typer._click and raises its exceptions, even with click installed
     from typer._click.exceptions import ClickException
     from typer.exceptions import Abort, Exit
+except ImportError:  # pragma: no cover - older typer runs on click itself
+    from click.exceptions import Abort, ClickException, Exit  # type: ignore[assignment]
 
 from .errors import FnrunError
 
