@@ -127,3 +127,16 @@ def test_as_current_user_flag(tmp_path: Path) -> None:
     result = fnrun("run", str(tmp_path), "--image", "fnrun-test/probe:v1", "--as-current-user")
     assert result.code == 0, result
     assert load(tmp_path / "sandbox-probe_configmap.yaml")["data"]["uid"] == str(os.getuid())
+
+
+def test_stdin_mode_runs_the_functions_declared_in_the_stream(tmp_path: Path) -> None:
+    from pipeline_helpers import function_config
+
+    write_package(tmp_path, {"app/d.yaml": deployment("d"), "app/fn.yaml": function_config("fnrun-test/label:v1", {"declared": "in-stream"}), "other.yaml": deployment("o")})
+    listing = fnrun("source", str(tmp_path))
+    result = fnrun("run", "-", stdin=listing.stdout)
+    assert result.code == 0, result
+    items = {item.data["metadata"]["name"]: item for item in resourcelist.decode(result.stdout, "out").items}
+    assert items["d"].data["metadata"]["labels"] == {"declared": "in-stream"}
+    assert "labels" not in items["o"].data["metadata"]  # outside the function's directory
+    assert "labels" not in items["fn"].data["metadata"]  # its own config is not an item
