@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import os
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,7 +12,9 @@ from typing import Callable, Protocol
 from . import resourcelist, results, scope, writer
 from .errors import FunctionError, InputError
 from .functions import FunctionSpec, MountSpec, discover
+from .origin import Changes, compare
 from .reader import Package, read_package
+from .report.plain import PlainEvents
 from .resource import Resource
 from .runtimes import Invocation, Mount, Runtime, Sandbox, get_runtime
 from .yamlio import fast
@@ -37,6 +38,7 @@ class FunctionReport:
 
     name: str
     kind: str
+    declared_in: str | None = None
     exit_code: int = 0
     duration: float = 0.0
     results: list[dict] = field(default_factory=list)
@@ -48,6 +50,7 @@ class FunctionReport:
     def as_dict(self) -> dict:
         return {
             ("image" if self.kind == "container" else "exec"): self.name,
+            **({"declaredIn": self.declared_in} if self.declared_in else {}),
             "exitCode": self.exit_code,
             "duration": round(self.duration, 3),
             "results": self.results,
@@ -57,33 +60,14 @@ class FunctionReport:
 
 
 class Events(Protocol):
-    """Where progress goes: the CLI prints it, tests and other programs may record it."""
+    """Where progress goes: the CLI's displays (orchestrator.report), the lineage tracker
+    (orchestrator.origin), or whatever a library caller records."""
 
+    def planned(self, specs: list[FunctionSpec]) -> None: ...
     def started(self, spec: FunctionSpec) -> None: ...
     def stderr(self, spec: FunctionSpec, line: str) -> None: ...
+    def transformed(self, spec: FunctionSpec, changes: Changes) -> None: ...
     def finished(self, spec: FunctionSpec, report: FunctionReport) -> None: ...
-
-
-class PlainEvents:
-    """One line per function and the functions' own stderr, prefixed with their name."""
-
-    def __init__(self, stream=None, quiet: bool = False) -> None:  # type: ignore[no-untyped-def]
-        self.stream = stream or sys.stderr
-        self.quiet = quiet
-
-    def started(self, spec: FunctionSpec) -> None:
-        pass
-
-    def stderr(self, spec: FunctionSpec, line: str) -> None:
-        print(f"[{spec.name}] {line.rstrip()}", file=self.stream)
-
-    def finished(self, spec: FunctionSpec, report: FunctionReport) -> None:
-        if self.quiet and report.error is None:
-            return
-        state = "failed" if report.error else "ok"
-        print(f"[{state}] {spec.name} ({report.duration:.2f}s)", file=self.stream)
-        for result in report.results:
-            print(f"  {results.describe(result)}", file=self.stream)
 
 
 @dataclass
@@ -181,6 +165,7 @@ def run_functions(
 ) -> Outcome:
     reports: list[FunctionReport] = []
     deferred: list[FunctionError] = []
+    events.planned(specs)
     try:
         for spec in specs:
             resources, report, failure = _run_one(spec, resources, options, root, events, runtime_for)
@@ -209,7 +194,7 @@ def _run_one(
     """Run one function; on failure, the resources come back as they went in."""
     items, positions = scope.split(spec, resources)
     stdin = resourcelist.encode(items, spec.config).encode("utf-8")
-    report = FunctionReport(spec.name, spec.kind)
+    report = FunctionReport(spec.name, spec.kind, spec.declared_in)
     events.started(spec)
     started = time.monotonic()
     try:
@@ -235,7 +220,9 @@ def _run_one(
         report.error = str(err)
         events.finished(spec, report)
         return resources, report, err
-    _count_changes(report, items, new_items)
+    changes = compare(items, new_items)
+    report.added, report.changed, report.removed = len(changes.added), changes.changed, len(changes.removed)
+    events.transformed(spec, changes)
     events.finished(spec, report)
     return scope.merge_back(resources, positions, new_items), report, None
 
@@ -260,20 +247,6 @@ def _check_item_path(spec: FunctionSpec, root: Path, item: Resource) -> None:
         raise FunctionError(f"function {spec.name}: {err}") from None
 
 
-def _count_changes(report: FunctionReport, before: list[Resource], after: list[Resource]) -> None:
-    old = {(r.path, r.index): r for r in before}
-    new = {(r.path, r.index): r for r in after}
-    report.added = len(new.keys() - old.keys())
-    report.removed = len(old.keys() - new.keys())
-    report.changed = sum(1 for k in new.keys() & old.keys() if new[k].text != old[k].text and not _same_value(new[k], old[k]))
-
-
-def _same_value(a: Resource, b: Resource) -> bool:
-    from .yamlio.roundtrip import same
-
-    return same(a.value, b.value)
-
-
 def invocation(spec: FunctionSpec, options: RunOptions, root: Path) -> Invocation:
     """The sandboxed invocation of a function: environment, /local, mounts, limits."""
     env = {"LOG_TO_STDERR": "true", "STRUCTURED_RESULTS": "true"}
@@ -284,6 +257,8 @@ def invocation(spec: FunctionSpec, options: RunOptions, root: Path) -> Invocatio
         elif key in os.environ:
             env[key] = os.environ[key]
     local_dir = (root / spec.directory) if spec.declared_in is not None else None
+    if local_dir is not None and not local_dir.is_dir():
+        local_dir = None  # a function declared in a stream on stdin: no directory to show at /local
     mounts = tuple(Mount(_mount_source(root, spec, m), m.target, m.read_only) for m in spec.mounts)
     mounts += tuple(Mount(_mount_source(root, None, m), m.target, m.read_only) for m in options.mounts)
     exec_path = None
