@@ -58,12 +58,22 @@ def identity(data: dict) -> tuple[str, str, str, str]:
     meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
     return (group, str(data.get("kind", "")), str(meta.get("namespace") or ""), str(meta.get("name") or ""))
 
-#: fnrun's own layout notes: the text between a resource and the one before it in its file when
-#: it is not the default (`---`), and what follows the file's last resource. They let
-#: `fnrun source | fnrun sink` reproduce separators and non-resource documents byte for byte.
+#: fnrun's own layout notes, stamped only where the file is not laid out the default way. They let
+#: `fnrun source | fnrun sink` reproduce a file byte for byte: the text between a resource and the
+#: one before it when it is not `---` (separators, non-resource documents), what follows the file's
+#: last resource, the file's line ends and final newline (on its last resource: `crlf`,
+#: `no-final-newline`), and the document's own text when the path/index annotations could not be
+#: inserted into it as whole lines (flow-style metadata, no metadata).
 PREFIX = "internal.config.kubernetes.io/fnrun-prefix"
 SUFFIX = "internal.config.kubernetes.io/fnrun-suffix"
-LAYOUT_KEYS = (PREFIX, SUFFIX)
+FILE_FORMAT = "internal.config.kubernetes.io/fnrun-file"
+ORIGINAL = "internal.config.kubernetes.io/fnrun-original"
+LAYOUT_KEYS = (PREFIX, SUFFIX, FILE_FORMAT, ORIGINAL)
+CRLF = "crlf"
+NO_FINAL_NEWLINE = "no-final-newline"
+
+#: The order fnrun stamps its annotations in.
+STAMP_ORDER = ORCHESTRATION_KEYS + LAYOUT_KEYS
 
 #: Everything stripped on write.
 STRIPPED_KEYS = frozenset(ORCHESTRATION_KEYS + LAYOUT_KEYS)
@@ -95,5 +105,8 @@ def without_stripped(data: dict) -> dict:
     else:
         del meta["annotations"]
     out = dict(data)
-    out["metadata"] = meta
+    if meta:
+        out["metadata"] = meta
+    else:
+        del out["metadata"]
     return out

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from . import annotations as ann
 from .errors import InputError
-from .resource import Resource, set_annotation
+from .resource import Resource, set_annotations
 from .yamlio import fast, roundtrip, text
 
 YAML_SUFFIXES = (".yaml", ".yml")
@@ -35,6 +35,15 @@ class Package:
         """The resource read at (path, index): what an output resource is compared against."""
         return self._by_location().get((path, index))
 
+    def in_file(self, path: str) -> list[Resource]:
+        """The resources read from one file, in document order."""
+        cache = self.__dict__.get("_files")
+        if cache is None:
+            cache = self.__dict__["_files"] = {}
+            for resource in self.resources:
+                cache.setdefault(resource.path, []).append(resource)
+        return cache.get(path, [])
+
     def _by_location(self) -> dict[tuple[str, int], Resource]:
         cache = self.__dict__.get("_locations")
         if cache is None:
@@ -43,24 +52,35 @@ class Package:
 
 
 def package_files(root: Path) -> list[str]:
-    """YAML files under root (slash-separated, relative, sorted), hidden directories skipped;
-    a symlink that leaves the package is refused."""
-    real_root = root.resolve()
-    found = []
-    for directory, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        for name in [*dirs, *files]:
-            full = Path(directory, name)
-            if full.is_symlink() and not _inside(full.resolve(), real_root):
-                raise InputError(f"{full.relative_to(root).as_posix()}: symlink points outside the package")
-        for name in files:
-            if name.endswith(YAML_SUFFIXES):
-                found.append(Path(directory, name).relative_to(root).as_posix())
+    """YAML files under root (slash-separated, relative, sorted), hidden directories skipped and
+    symlinked directories not entered; a symlink that leaves the package is refused, and so is a
+    `*.yaml` that is not a regular file (a FIFO would block the read forever)."""
+    real_root = os.path.realpath(root)
+    found: list[str] = []
+    pending = [("", os.fspath(root))]
+    while pending:
+        rel_dir, directory = pending.pop()
+        try:
+            entries = list(os.scandir(directory))
+        except OSError as err:
+            raise InputError(f"{rel_dir or './'}: cannot read directory: {err.strerror}") from None
+        for entry in entries:
+            rel = f"{rel_dir}{entry.name}"
+            if entry.is_symlink() and not _inside(os.path.realpath(entry.path), real_root):
+                raise InputError(f"{rel}: symlink points outside the package")
+            if entry.is_dir(follow_symlinks=False):
+                if not entry.name.startswith("."):
+                    pending.append((rel + "/", entry.path))
+            elif entry.name.endswith(YAML_SUFFIXES) and not entry.is_dir():
+                if not entry.is_file():
+                    broken = entry.is_symlink() and not os.path.exists(entry.path)
+                    raise InputError(f"{rel}: cannot read: {'a broken symlink' if broken else 'not a regular file'}")
+                found.append(rel)
     return sorted(found)
 
 
-def _inside(path: Path, root: Path) -> bool:
-    return path == root or root in path.parents
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
 def read_package(root: Path | str) -> Package:
@@ -93,13 +113,15 @@ def read_file(rel: str, raw: bytes) -> tuple[SourceFile, list[Resource]]:
     final_newline = content.endswith("\n") or not content
     if not final_newline:
         content += "\n"
-    resources = parse_stream(content, rel, path=rel)
+    file_format = ",".join(name for name, on in ((ann.CRLF, crlf), (ann.NO_FINAL_NEWLINE, not final_newline)) if on)
+    resources = parse_stream(content, rel, path=rel, file_format=file_format)
     return SourceFile(rel, raw, crlf, final_newline), resources
 
 
-def parse_stream(content: str, source: str, path: str | None = None) -> list[Resource]:
-    """The resources of a multi-document stream. With `path`, each is stamped with path/index
-    and layout notes; documents that are not resources become part of those notes."""
+def parse_stream(content: str, source: str, path: str | None = None, file_format: str = "") -> list[Resource]:
+    """The resources of a multi-document stream. With `path` (a package file), each is stamped with
+    path/index and layout notes, and documents that are not resources become part of those notes;
+    without it (a stream on stdin) every non-empty document must be a resource."""
     found: list[tuple[str, object, dict, str]] = []  # (body, node, data, prefix)
     pending = ""
     for segment in text.split_documents(content):
@@ -110,11 +132,11 @@ def parse_stream(content: str, source: str, path: str | None = None) -> list[Res
         lines = segment.text.splitlines(keepends=True)
         head, body = "".join(lines[:lead]), "".join(lines[lead:])
         node, data = fast.parse(body, source, segment.start_line + lead)
-        if data is None or (isinstance(data, dict) and not ann.is_resource(data)):
+        if data is None or (isinstance(data, dict) and not ann.is_resource(data) and path is not None):
             pending += segment.text
             continue
-        if not isinstance(data, dict):
-            kind = "list" if isinstance(data, list) else "scalar"
+        if not ann.is_resource(data):
+            kind = "list" if isinstance(data, list) else "mapping without apiVersion or kind" if isinstance(data, dict) else "scalar"
             raise InputError(f"{source}:{segment.start_line + lead + 1}: expected a resource (a mapping with apiVersion and kind), found a {kind}")
         found.append((body, node, data, pending + head))
         pending = ""
@@ -128,17 +150,20 @@ def parse_stream(content: str, source: str, path: str | None = None) -> list[Res
             entries.append((ann.PREFIX, prefix))
         if index == len(found) - 1 and pending:
             entries.append((ann.SUFFIX, pending))
+        if index == len(found) - 1 and file_format:
+            entries.append((ann.FILE_FORMAT, file_format))
         resources.append(stamped(body, node, data, entries))
     return resources
 
 
 def stamped(body: str, node: object, data: dict, entries: list[tuple[str, str]]) -> Resource:
     """A resource whose text carries `entries` as annotations, inserted as whole lines when the
-    document's layout allows (so stripping them restores the bytes), else by round-trip editing."""
-    for key, value in entries:
-        set_annotation(data, key, value)
-    quoted = [(key, text.quote(value)) for key, value in entries]
-    stamped_text = text.stamp(body, node, quoted)  # type: ignore[arg-type]
+    document's layout allows (so stripping them restores the bytes), else by round-trip editing,
+    with the document's own text kept in a layout note so a sink can still restore it."""
+    stamped_text = text.stamp(body, node, [(key, text.quote(value)) for key, value in entries])  # type: ignore[arg-type]
+    if stamped_text is None:
+        entries = [*entries, (ann.ORIGINAL, body)]
+    set_annotations(data, entries)
     if stamped_text is None:
         stamped_text = roundtrip.render(body, data)
     return Resource(data, stamped_text, body)

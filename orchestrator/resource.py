@@ -55,6 +55,17 @@ class Resource:
         return str(ann.annotations_of(self.data).get(ann.SUFFIX) or "")
 
     @property
+    def file_format(self) -> str:
+        """The file's line-end conventions, noted on its last resource (`crlf`, `no-final-newline`)."""
+        return str(ann.annotations_of(self.data).get(ann.FILE_FORMAT) or "")
+
+    @property
+    def original_text(self) -> str | None:
+        """The document as the user wrote it, when fnrun could not stamp it line by line."""
+        value = ann.annotations_of(self.data).get(ann.ORIGINAL)
+        return value if isinstance(value, str) else None
+
+    @property
     def value(self) -> dict:
         """The resource without fnrun's annotations: what is compared and written."""
         return ann.without_stripped(self.data)
@@ -69,12 +80,13 @@ class Resource:
         return f"<Resource {self.data.get('kind')}/{name} at {self.path}:{self.index}>"
 
 
-def set_annotation(data: dict, key: str, value: Any) -> None:
-    """Set an annotation in place, creating metadata/annotations maps where missing."""
+def set_annotations(data: dict, entries: list[tuple[str, Any]]) -> None:
+    """Set annotations on `data` through fresh copies of its metadata and annotations maps: a
+    YAML alias can share those maps with another place in the document, which must not change."""
     meta = data.get("metadata")
-    if not isinstance(meta, dict):
-        meta = data["metadata"] = {}
+    meta = dict(meta) if isinstance(meta, dict) else {}
     annotations = meta.get("annotations")
-    if not isinstance(annotations, dict):
-        annotations = meta["annotations"] = {}
-    annotations[key] = value
+    annotations = dict(annotations) if isinstance(annotations, dict) else {}
+    annotations.update(entries)
+    meta["annotations"] = annotations
+    data["metadata"] = meta

@@ -56,7 +56,7 @@ def _decode(content: str, source: str) -> Decoded:
     if len(documents) == 1:
         segment = documents[0]
         node, data = fast.parse(segment.text, source, segment.start_line)
-        if isinstance(data, dict) and _is_list(data):
+        if isinstance(data, dict) and _is_list(data, node, source, segment.start_line):
             return _decode_list(segment.text, node, data, source, segment.start_line)
         if data is None:
             return Decoded([], kind="stream")
@@ -66,44 +66,58 @@ def _decode(content: str, source: str) -> Decoded:
     return Decoded(items, kind="stream")
 
 
-def _is_list(data: dict) -> bool:
+def _is_list(data: dict, node: Node | None, source: str, line_offset: int) -> bool:
     kind = data.get("kind")
     if kind == "ResourceList":
         if data.get("apiVersion") not in ACCEPTED_API_VERSIONS:
-            raise InputError(f"ResourceList with unsupported apiVersion {data.get('apiVersion')!r}")
+            where = _where(source, _field_node(node, "apiVersion") or node, line_offset)
+            raise InputError(f"{where}: ResourceList with unsupported apiVersion {data.get('apiVersion')!r} (accepted: {', '.join(ACCEPTED_API_VERSIONS)})")
         return True
     return kind == "List" or (isinstance(kind, str) and kind.endswith("List") and "items" in data)
 
 
+def _where(source: str, node: Node | None, line_offset: int) -> str:
+    return source if node is None else f"{source}:{node.start_mark.line + 1 + line_offset}"
+
+
+def _field_node(node: Node | None, name: str) -> Node | None:
+    if isinstance(node, MappingNode):
+        for key, value in node.value:
+            if isinstance(key, ScalarNode) and key.value == name:
+                return value
+    return None
+
+
 def _decode_list(content: str, node: Node, data: dict, source: str, line_offset: int) -> Decoded:
+    kind = data.get("kind")
     items_data = data.get("items")
     if items_data is None:
         items_data = []
     if not isinstance(items_data, list):
-        raise InputError(f"{source}: {data.get('kind')} items must be a list")
+        raise InputError(f"{_where(source, _field_node(node, 'items'), line_offset)}: {kind} items must be a list")
     config = data.get("functionConfig")
     if config is not None and not isinstance(config, dict):
-        raise InputError(f"{source}: functionConfig must be a mapping")
+        raise InputError(f"{_where(source, _field_node(node, 'functionConfig'), line_offset)}: functionConfig must be a mapping")
     results = data.get("results") or []
     if not isinstance(results, list):
-        raise InputError(f"{source}: results must be a list")
-    item_nodes = _items_node(node)
+        raise InputError(f"{_where(source, _field_node(node, 'results'), line_offset)}: results must be a list")
+    items_node = _field_node(node, "items")
+    block_items = items_node if isinstance(items_node, SequenceNode) and not items_node.flow_style else None
     lines = content.splitlines(keepends=True)
     resources = []
     for position, item in enumerate(items_data):
         if not ann.is_resource(item):
-            what = "a resource without apiVersion or kind" if isinstance(item, dict) else f"a {type(item).__name__}"
-            raise InputError(f"{source}: items[{position}] is {what}, not a resource")
-        resources.append(_item(lines, item_nodes, position, item))
-    return Decoded(resources, config, results, kind=str(data.get("kind")))
+            what = "a mapping without apiVersion or kind" if isinstance(item, dict) else f"a {_type_name(item)}"
+            item_node = items_node.value[position] if isinstance(items_node, SequenceNode) else None
+            raise InputError(f"{_where(source, item_node, line_offset)}: items[{position}] is {what}, not a resource")
+        resources.append(_item(lines, block_items, position, item))
+    return Decoded(resources, config, results, kind=str(kind))
 
 
-def _items_node(node: Node) -> SequenceNode | None:
-    if isinstance(node, MappingNode):
-        for key, value in node.value:
-            if isinstance(key, ScalarNode) and key.value == "items" and isinstance(value, SequenceNode):
-                return None if value.flow_style else value
-    return None
+def _type_name(value: Any) -> str:
+    if isinstance(value, list):
+        return "list"
+    return "null" if value is None else "scalar"
 
 
 def _item(lines: list[str], seq: SequenceNode | None, position: int, data: dict) -> Resource:

@@ -105,4 +105,4 @@ def _merged_entries(data: dict, fixes: dict[str, str]) -> list[tuple[str, str]]:
     return sorted(entries, key=lambda kv: _ORDER.index(kv[0]))
 
 
-_ORDER = [ann.PATH, ann.INDEX, ann.INTERNAL_PATH, ann.INTERNAL_INDEX, ann.PREFIX, ann.SUFFIX]
+_ORDER = list(ann.STAMP_ORDER)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import posixpath
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -40,31 +41,51 @@ class WritePlan:
         return f"{created} created, {updated} updated, {deleted} deleted, {len(self.unchanged)} unchanged"
 
 
+class PathChecker:
+    """Validates resource paths against one package root, resolving each directory once."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.real_root = os.path.realpath(root)
+        self._real_dirs: dict[str, str] = {}
+
+    def __call__(self, path: str) -> Path:
+        """The file a resource path names, refusing absolute paths, `..` and symlink escapes."""
+        pure = PurePosixPath(path)
+        if not path or pure.is_absolute() or "\\" in path or ":" in pure.parts[0]:
+            raise InputError(f"resource path {path!r} must be relative to the package")
+        if ".." in pure.parts:
+            raise InputError(f"resource path {path!r} leaves the package (contains '..')")
+        target = self.root / pure
+        parent = posixpath.dirname(path)
+        real = self._real_dirs.get(parent)
+        if real is None:
+            real = self._real_dirs[parent] = os.path.realpath(self.root / parent)
+        if os.path.islink(target):
+            real = os.path.realpath(target)
+        elif os.path.isdir(target):
+            raise InputError(f"resource path {path!r} is a directory")
+        if real != self.real_root and not real.startswith(self.real_root.rstrip(os.sep) + os.sep):
+            raise InputError(f"resource path {path!r} leaves the package through a symlink")
+        return target
+
+
 def check_path(root: Path, path: str) -> Path:
     """The file a resource path names, refusing absolute paths, `..` and symlink escapes."""
-    pure = PurePosixPath(path)
-    if not path or pure.is_absolute() or "\\" in path or ":" in pure.parts[0]:
-        raise InputError(f"resource path {path!r} must be relative to the package")
-    if ".." in pure.parts:
-        raise InputError(f"resource path {path!r} leaves the package (contains '..')")
-    target = root / pure
-    real_root = root.resolve()
-    real = target.resolve()
-    if real != real_root and real_root not in real.parents:
-        raise InputError(f"resource path {path!r} leaves the package through a symlink")
-    return target
+    return PathChecker(Path(root))(path)
 
 
 def plan(root: Path | str, resources: list[Resource], original: Package | None = None) -> WritePlan:
     """What writing `resources` into root would change, file by file."""
     root = Path(root)
+    check = PathChecker(root)
     by_path: dict[str, list[Resource]] = {}
     for resource in resources:
         path = resource.path or ann.default_path(resource.value)
         by_path.setdefault(path, []).append(resource)
     result = WritePlan(root)
     for path in sorted(by_path):
-        check_path(root, path)
+        check(path)
         source = original.files.get(path) if original else None
         new = _render_file(path, by_path[path], original, source)
         if source is not None and new == source.raw:
@@ -73,36 +94,84 @@ def plan(root: Path | str, resources: list[Resource], original: Package | None =
             result.changes.append(FileChange(path, new, source.raw if source else None))
     if original is not None:
         for path in sorted(set(original.files) - set(by_path)):
-            if any(r.path == path for r in original.resources):
-                check_path(root, path)
+            if original.in_file(path):
+                check(path)
                 result.changes.append(FileChange(path, None, original.files[path].raw))
     return result
 
 
 def _render_file(path: str, resources: list[Resource], original: Package | None, source: SourceFile | None) -> bytes:
     ordered = sorted(resources, key=lambda r: r.index)
+    before = original.in_file(path) if original else []
+    kept = {r.index for r in ordered}
     parts = []
+    previous = -1
     for position, resource in enumerate(ordered):
+        carried = _carried(before, previous, resource.index, kept)
         prefix = resource.prefix
-        if position == 0 and prefix == ann.DEFAULT_SEPARATOR and resource.index != 0:
-            prefix = ""
+        if position == 0 and prefix == ann.DEFAULT_SEPARATOR and resource.index != 0 and not carried:
+            prefix = _opening(before, kept)
         elif position > 0 and not prefix:
             prefix = ann.DEFAULT_SEPARATOR
         base = original.original(path, resource.index) if original else None
-        parts.append(prefix + resolve_body(resource, base))
-    parts.append(ordered[-1].suffix if ordered else "")
+        parts.append(carried + prefix + resolve_body(resource, base))
+        previous = resource.index
+    if before and before[-1].index not in kept:
+        parts.append(_carried(before, previous, before[-1].index + 1, kept) + before[-1].suffix)
+    else:
+        parts.append(ordered[-1].suffix)
     content = "".join(parts)
-    if source is not None:
-        if not source.final_newline and content.endswith("\n"):
-            content = content[:-1]
-        if source.crlf:
-            content = content.replace("\n", "\r\n")
+    crlf, final_newline = (source.crlf, source.final_newline) if source else _file_format(ordered)
+    if not final_newline and content.endswith("\n"):
+        content = content[:-1]
+    if crlf:
+        content = content.replace("\n", "\r\n")
     return content.encode("utf-8")
+
+
+def _file_format(resources: list[Resource]) -> tuple[bool, bool]:
+    """(crlf, final newline) of a file that does not exist yet, from its resources' layout note."""
+    noted = next((r.file_format for r in reversed(resources) if r.file_format), "").split(",")
+    return ann.CRLF in noted, ann.NO_FINAL_NEWLINE not in noted
+
+
+def _opening(before: list[Resource], kept: set[int]) -> str:
+    """How the file opened (`---`, `--- # comment`, or nothing) when its first resource is gone."""
+    if not before or before[0].index in kept:
+        return ""
+    lines = before[0].prefix.splitlines(keepends=True)
+    return before[0].prefix if lines and all(text.is_separator(line) for line in lines) else ""
+
+
+def _carried(before: list[Resource], after: int, until: int, kept: set[int]) -> str:
+    """What deleted resources between two kept ones leave behind: the non-resource documents
+    (and non-default separators) that stood before them in the file."""
+    carried = []
+    for gone in before:
+        if after < gone.index < until and gone.index not in kept:
+            carried.append(_without_separator(gone.prefix))
+    return "".join(carried)
+
+
+def _without_separator(prefix: str) -> str:
+    """A deleted resource's prefix without the `---` that opened the resource itself; "" when
+    nothing but separators remains."""
+    lines = prefix.splitlines(keepends=True)
+    while lines and not lines[-1].strip():
+        lines.pop()
+    if lines and text.is_separator(lines[-1]) and lines[-1].startswith("---"):
+        lines.pop()
+    if all(text.is_separator(line) or not line.strip() for line in lines):
+        return ""
+    return "".join(lines)
 
 
 def resolve_body(resource: Resource, base: Resource | None) -> str:
     """The text a resource is written as: the original bytes when it did not change, the original
     edited line by line when it did, and its own text when it is new."""
+    if base is None and resource.original_text is not None:
+        note = resource.original_text
+        base = Resource(fast.load(note, "fnrun-original"), note, note)
     body = resource.body if resource.fresh else None
     if base is not None and base.body is not None:
         if body is not None and body == base.body:

@@ -31,28 +31,43 @@ class Style:
 _KEY_LINE = re.compile(r"^( *)(?:- +)?[^\s#-][^#]*:\s*(?:#.*)?$")
 
 
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
+
+
+def _dash_width(body: str) -> int:
+    """Columns from a sequence dash to the item's content (`-   a` → 4); 2 for a lone dash."""
+    rest = body[1:]
+    return 1 + len(rest) - len(rest.lstrip(" ")) if rest.strip() else 2
+
+
 def detect_style(text: str) -> Style:
-    """Guess mapping indentation and sequence style from the first nested mapping and list."""
-    mapping = sequence_offset = None
-    lines = [l for l in text.splitlines() if l.strip() and not l.lstrip().startswith("#")]
+    """Guess the mapping indentation, and the dash offset and content indentation of block
+    sequences, from the first nested mapping and the first nested list under a key."""
+    mapping = offset = sequence = None
+    lines = [line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
     for current, following in zip(lines, lines[1:]):
-        match = _KEY_LINE.match(current)
-        if not match or current.rstrip().endswith(("|", ">", "|-", ">-")):
+        if not _KEY_LINE.match(current) or current.rstrip().endswith(("|", ">", "|-", ">-", "|+", ">+")):
             continue
-        base = len(current) - len(current.lstrip(" "))
-        if current.lstrip().startswith("- "):
-            base += len(current.lstrip()) - len(current.lstrip()[1:].lstrip()) 
-        inner = len(following) - len(following.lstrip(" "))
-        if following.lstrip().startswith("- "):
-            if sequence_offset is None and inner >= base:
-                sequence_offset = inner - base
+        base = _indent(current)
+        body = current.lstrip(" ")
+        while body.startswith("- "):
+            width = _dash_width(body)
+            base += width
+            body = body[width:]
+        inner, child = _indent(following), following.lstrip(" ")
+        if child == "-" or child.startswith("- "):
+            if offset is None and inner >= base:
+                offset = inner - base
+                sequence = offset + _dash_width(child)
         elif mapping is None and inner > base:
             mapping = inner - base
-        if mapping is not None and sequence_offset is not None:
+        if mapping is not None and offset is not None:
             break
     mapping = mapping or 2
-    offset = sequence_offset or 0
-    return Style(mapping=mapping, sequence=offset + 2 if offset else 2 if mapping == 2 else mapping, offset=offset)
+    if offset is None:
+        offset, sequence = (0, 2) if mapping == 2 else (mapping - 2, mapping)
+    return Style(mapping=mapping, sequence=max(sequence or 2, offset + 2), offset=offset)
 
 
 def _yaml(style: Style) -> YAML:
@@ -64,7 +79,21 @@ def _yaml(style: Style) -> YAML:
 
 
 def load(text: str) -> Any:
-    return _yaml(Style()).load(text)
+    """A round-trip tree whose anchors are all kept on dump, even where no alias uses them any more
+    (ruamel drops those; the user wrote them)."""
+    tree = _yaml(Style()).load(text)
+    _keep_anchors(tree, set())
+    return tree
+
+
+def _keep_anchors(node: Any, seen: set[int]) -> None:
+    if not isinstance(node, (CommentedMap, CommentedSeq)) or id(node) in seen:
+        return
+    seen.add(id(node))
+    if node.anchor.value:
+        node.yaml_set_anchor(node.anchor.value, always_dump=True)
+    for child in node.values() if isinstance(node, CommentedMap) else node:
+        _keep_anchors(child, seen)
 
 
 def dump(tree: Any, style: Style) -> str:
@@ -101,7 +130,53 @@ def _to_tree(data: Any) -> Any:
 
 def sync(tree: Any, data: Any) -> Any:
     """Make `tree` equal `data` in place, keeping the nodes (and so the comments and styles) of
-    every part that already matches; returns the node to use (a new one where the type changed)."""
+    every part that already matches; returns the node to use (a new one where the type changed).
+
+    A node reached through an alias is edited in place only when every place it appears wants
+    the same value; otherwise the places that differ get their own copy, so an edit under
+    `*alias` does not leak into `&anchor`."""
+    counts: dict[int, int] = {}
+    _count_nodes(tree, counts)
+    shared = {node for node, count in counts.items() if count > 1}
+    wanted: dict[int, list[Any]] = {}
+    if shared:
+        _collect(tree, data, shared, wanted, set())
+    divergent = {node for node, values in wanted.items() if not all(same(values[0], v) for v in values[1:])}
+    return _sync(tree, data, divergent)
+
+
+def _children(tree: Any, data: Any) -> list[tuple[Any, Any]]:
+    if isinstance(tree, CommentedMap) and isinstance(data, dict):
+        return [(tree[k], data[k]) for k in tree if k in data]
+    if isinstance(tree, CommentedSeq) and isinstance(data, list):
+        return list(zip(tree, data))
+    return []
+
+
+def _count_nodes(tree: Any, counts: dict[int, int]) -> None:
+    if not isinstance(tree, (CommentedMap, CommentedSeq)):
+        return
+    counts[id(tree)] = counts.get(id(tree), 0) + 1
+    if counts[id(tree)] == 1:
+        for child in tree.values() if isinstance(tree, CommentedMap) else tree:
+            _count_nodes(child, counts)
+
+
+def _collect(tree: Any, data: Any, shared: set[int], wanted: dict[int, list[Any]], path: set[int]) -> None:
+    """For every shared node, the values `data` holds at each place the node appears."""
+    if id(tree) in path:
+        return
+    path.add(id(tree))
+    for child, value in _children(tree, data):
+        if id(child) in shared:
+            wanted.setdefault(id(child), []).append(value)
+        _collect(child, value, shared, wanted, path)
+    path.discard(id(tree))
+
+
+def _sync(tree: Any, data: Any, divergent: set[int]) -> Any:
+    if id(tree) in divergent:
+        return _to_tree(data)
     if isinstance(tree, CommentedMap) and isinstance(data, dict):
         for key in [k for k in tree if k not in data]:
             del tree[key]
@@ -109,14 +184,14 @@ def sync(tree: Any, data: Any) -> Any:
             if key not in tree:
                 tree[key] = _to_tree(value)
             elif not same(tree[key], value):
-                replacement = sync(tree[key], value)
+                replacement = _sync(tree[key], value, divergent)
                 if replacement is not tree[key]:
                     tree[key] = replacement
         return tree
     if isinstance(tree, CommentedSeq) and isinstance(data, list):
         for index, value in enumerate(data[: len(tree)]):
             if not same(tree[index], value):
-                tree[index] = sync(tree[index], value)
+                tree[index] = _sync(tree[index], value, divergent)
         del tree[len(data) :]
         tree.extend(_to_tree(v) for v in data[len(tree) :])
         return tree
@@ -164,8 +239,30 @@ def _sync_regions(base: list[str], a: list[str], b: list[str]) -> list[tuple[int
     return regions
 
 
-def merge_lines(original: list[str], base: list[str], new: list[str]) -> list[str]:
-    """Apply base→new to original (diff3). Where original and base also differ, new wins."""
+def _is_comment(line: str) -> bool:
+    return line.lstrip().startswith("#")
+
+
+def _kept_comments(dropped: list[str], replacement: list[str], keep: frozenset[str]) -> tuple[list[str], list[str]]:
+    """Full-line comments of `dropped` that are wanted but that ruamel lost with a deleted or
+    rewritten node (it hangs comments on the key before them): those above the first content
+    line go before the replacement, the rest after it."""
+    present = {line.strip() for line in replacement}
+    before: list[str] = []
+    after: list[str] = []
+    seen_content = False
+    for line in dropped:
+        if not _is_comment(line):
+            seen_content = seen_content or bool(line.strip())
+            continue
+        if line.strip() not in present and line.lstrip()[1:].strip() in keep:
+            (after if seen_content else before).append(line)
+    return before, after
+
+
+def merge_lines(original: list[str], base: list[str], new: list[str], keep: frozenset[str] = frozenset()) -> list[str]:
+    """Apply base→new to original (diff3). Where original and base also differ, new wins; full-line
+    comments whose text is in `keep` survive a hunk that would drop them."""
     out: list[str] = []
     iz = ia = ib = 0
     for zmatch, zend, amatch, aend, bmatch, bend in _sync_regions(base, original, new):
@@ -173,7 +270,8 @@ def merge_lines(original: list[str], base: list[str], new: list[str]) -> list[st
         if a == b or b == z:
             out += a
         else:
-            out += b
+            before, after = _kept_comments(a, b, keep)
+            out += before + b + after
         out += original[amatch:aend]
         iz, ia, ib = zend, aend, bend
     return out
@@ -191,10 +289,13 @@ def edit(original: str, new_text: str | None, data: Any) -> str:
         tree = load(new_text)
         tree = sync(tree, data)
         adopt_styles(tree, load(original))
+        keep = frozenset(comments(new_text))
     else:
         tree = sync(load(original), data)
+        keep = frozenset(comments(original))
     r1 = dump(tree, style)
-    merged = merge_lines(original.splitlines(keepends=True), r0.splitlines(keepends=True), r1.splitlines(keepends=True))
+    lines = original.splitlines(keepends=True)
+    merged = merge_lines(lines, r0.splitlines(keepends=True), r1.splitlines(keepends=True), keep)
     return "".join(merged)
 
 

@@ -22,6 +22,11 @@ class Segment:
     separator: bool
 
 
+def is_separator(line: str) -> bool:
+    """A `---` or `...` line (with an optional comment)."""
+    return bool(_SEPARATOR.match(line.rstrip("\n")))
+
+
 def split_documents(text: str) -> list[Segment]:
     """Cut a (newline-normalised) YAML stream into separator lines and document texts."""
     segments: list[Segment] = []
