@@ -5,19 +5,21 @@ Each entry reads like the data flow: read → (functions) → write."""
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING
 
 from . import resourcelist, writer
 from .reader import Package, read_package
 from .writer import WritePlan
-from .errors import InputError
+from .errors import FnrunError, InputError
 from .yamlio import fast
 
 if TYPE_CHECKING:
     from .functions import FunctionSpec
-    from .pipeline import Events
+    from .pipeline import Events, RunOptions
+    from .report import RunSummary
 
 
 def source(root: Path | str) -> str:
@@ -71,12 +73,104 @@ class RunRequest:
     results_dir: Path | None = None
     to_stdout: bool = False
     quiet: bool = False
+    verbose: bool = False
+    check: bool = False  # render in memory, print the diff, fail (exit 1) when anything would change
+    diff: bool = False  # print the diff of what is written
+    results_format: str | None = None  # text | json | yaml: the run's results as one document on stdout
+    origin_annotations: bool = False
+    transformer_annotations: bool = False
 
 
-def run(request: RunRequest, events: "Events | None" = None) -> str | None:
-    """Run functions over a package (or stdin); returns the ResourceList when output goes to stdout."""
+def run(request: RunRequest, events: "Events | None" = None, stdout: IO[str] | None = None) -> "RunSummary":
+    """Run functions over a package (or stdin). stdout gets data only: the rendered ResourceList
+    (`--output -`, stdin), the diff (`--check`, `--diff`) or the results document; the display
+    (`events`, by default the one for stderr) gets the progress. Raises FnrunError on failure,
+    `Drift` (exit 1) when `--check` finds files that would change."""
+    from . import diff, origin
+    from .pipeline import run_package, run_stream
+    from .report import RunSummary, choose, formats
+    from .report.base import Recorder
+
+    _validate(request)
+    out = stdout or sys.stdout
+    from_stdin = request.directory == "-"
+    root = None if from_stdin else Path(request.directory)
+    display = events if events is not None else choose(sys.stderr, request.quiet, request.verbose, root)
+    summary = RunSummary(check=request.check, root=root)
+    annotating = request.origin_annotations or request.transformer_annotations
+    tracker = origin.Tracker() if annotating else None
+    recorder = Recorder(display, summary, tracker)  # type: ignore[arg-type]
+    started = time.monotonic()
+    error: FnrunError | None = None
+    diff_text: str | None = None
+    try:
+        options, functions = _pipeline_inputs(request, root)
+        if from_stdin:
+            _, outcome = run_stream(read_stdin(), functions, options, recorder)
+        else:
+            assert root is not None
+            outcome = run_package(root, functions, options, recorder, write=False)
+            summary.plan = outcome.plan
+        resources = outcome.resources
+        if tracker is not None:
+            resources = origin.annotate(resources, tracker, request.origin_annotations, request.transformer_annotations)
+        if summary.plan is not None and (request.check or request.diff):
+            diff_text = diff.unified(summary.plan)
+        if summary.plan is not None and not (request.check or request.to_stdout):
+            writer.apply(summary.plan)
+            summary.written = True
+        summary.elapsed = time.monotonic() - started
+        _call(display, "summary", summary)
+        if request.results_format is None:
+            out.write(diff_text if diff_text is not None else resourcelist.encode(resources) if from_stdin or request.to_stdout else "")
+        if request.check and summary.plan is not None and summary.plan.changes:
+            raise diff.Drift(diff.drift_message(request.directory, summary.plan))
+    except FnrunError as err:
+        error = err
+        raise
+    except BaseException:  # Ctrl-C, a bug: no results document that would claim success
+        request = replace(request, results_format=None)
+        raise
+    finally:
+        _call(display, "close")
+        if request.results_format is not None:
+            summary.elapsed = summary.elapsed or time.monotonic() - started
+            out.write(formats.render(request.results_format, summary, error, diff_text))
+        out.flush()
+    return summary
+
+
+def _call(display: object, method: str, *args: object) -> None:
+    """Displays do more than the pipeline's Events; a caller's own events object may not."""
+    handler = getattr(display, method, None)
+    if handler is not None:
+        handler(*args)
+
+
+def _validate(request: RunRequest) -> None:
+    """Combinations that cannot work are refused before anything runs (exit 2)."""
+    from .report.formats import FORMATS
+
+    stdin = request.directory == "-"
+    shows_diff = request.check or request.diff
+    if request.quiet and request.verbose:
+        raise InputError("--quiet and --verbose contradict each other; choose one")
+    if request.results_format is not None and request.results_format not in FORMATS:
+        raise InputError(f"--results-format must be one of {', '.join(FORMATS)}, not {request.results_format!r}")
+    if shows_diff and (stdin or request.to_stdout):
+        raise InputError("--check and --diff compare the package's files; they do not go with --output - or a package on stdin")
+    if request.results_format is not None and (stdin or request.to_stdout):
+        raise InputError("--results-format and the rendered package both want stdout; use --results-dir for the results")
+    if request.results_format == "text" and shows_diff:
+        raise InputError("--results-format text and the diff of --check/--diff would share stdout; use json or yaml (they carry the diff) or --results-dir")
+    if (request.origin_annotations or request.transformer_annotations) and not (stdin or request.to_stdout):
+        raise InputError("--origin-annotations and --transformer-annotations go with --output - (or `fnrun explain`); fnrun does not write them into your files")
+
+
+def _pipeline_inputs(request: RunRequest, root: Path | None) -> tuple["RunOptions", "list[FunctionSpec] | None"]:
+    """RunOptions from the request, and the function given on the command line, if any."""
     from .functions import adhoc, parse_mount_flag
-    from .pipeline import PlainEvents, RunOptions, run_package, run_stream
+    from .pipeline import RunOptions
     from .runtimes import Sandbox
 
     options = RunOptions(
@@ -98,24 +192,32 @@ def run(request: RunRequest, events: "Events | None" = None) -> str | None:
         mounts=tuple(parse_mount_flag(m) for m in request.mounts),
         results_dir=request.results_dir,
     )
-    events = events or PlainEvents(quiet=request.quiet)
-    from_stdin = request.directory == "-"
-    root = None if from_stdin else Path(request.directory)
-    functions = None
     if request.image or request.exec_path:
-        functions = [adhoc(root, request.image, request.exec_path, request.fn_config, request.arguments)]
-    elif request.arguments or request.fn_config:
+        return options, [adhoc(root, request.image, request.exec_path, request.fn_config, request.arguments)]
+    if request.arguments or request.fn_config:
         raise InputError("key=value arguments and --fn-config go with --image or --exec")
-    if from_stdin:
-        rendered, _ = run_stream(read_stdin(), functions, options, events)
-        return rendered
-    assert root is not None
-    outcome = run_package(root, functions, options, events, write=not request.to_stdout)
-    if request.to_stdout:
-        return resourcelist.encode(outcome.resources)
-    if outcome.plan is not None and not request.quiet:
-        print(f"fnrun run: {outcome.plan.summary()}", file=sys.stderr)
-    return None
+    return options, None
+
+
+def explain(request: RunRequest, selector: str, events: "Events | None" = None) -> str:
+    """`fnrun explain`: render the package in memory and tell where the selected resource came
+    from and which functions changed it (or which one removed it)."""
+    from . import origin
+    from .pipeline import run_package
+    from .report import RunSummary, choose
+    from .report.base import Recorder
+    from .report.explain import explain as explain_resource, parse_selector
+
+    wanted = parse_selector(selector)
+    root = Path(request.directory)
+    display = events if events is not None else choose(sys.stderr, request.quiet, request.verbose, root)
+    tracker = origin.Tracker()
+    try:
+        options, functions = _pipeline_inputs(request, root)
+        outcome = run_package(root, functions, options, Recorder(display, RunSummary(root=root), tracker), write=False)  # type: ignore[arg-type]
+    finally:
+        _call(display, "close")
+    return explain_resource(wanted, outcome.resources, tracker)
 
 
 def merge(sources: list[Path | str], destination: Path | str) -> WritePlan:
@@ -132,7 +234,7 @@ def merge3(ancestor: Path | str, updated: Path | str, destination: Path | str) -
     return merge3_packages(ancestor, updated, destination)
 
 
-__all__ = ["Package", "RunRequest", "WritePlan", "list_functions", "merge", "merge3", "read_package", "read_stdin", "run", "sink", "source"]
+__all__ = ["Package", "RunRequest", "WritePlan", "explain", "list_functions", "merge", "merge3", "read_package", "read_stdin", "run", "sink", "source"]
 
 
 def list_functions(root: Path | str, global_scope: bool = False) -> list["FunctionSpec"]:

@@ -101,6 +101,9 @@ PULL_POLICIES = ("always", "ifNotPresent", "never")
 @app.command(
     epilog="Examples:\n\n"
     "  fnrun run samples/nginx                       # the functions the package declares\n\n"
+    "  fnrun run app/ --check                        # CI: exit 1 and a diff when app/ is not what its functions render\n\n"
+    "  fnrun run app/ --check --results-format json > results.json   # the diff travels inside the JSON\n\n"
+    "  fnrun run app/ --output - --origin-annotations --transformer-annotations\n\n"
     "  fnrun run app/ --image fnrun/set-namespace:v1 -- namespace=prod\n\n"
     "  fnrun source app/ | fnrun run - --image fnrun/set-labels:v1 -- team=web",
 )
@@ -124,18 +127,34 @@ def run(
     tmpfs_size: str = typer.Option("64m", "--tmpfs-size", help="Size of the writable tmpfs at /tmp."),
     writable_root: bool = typer.Option(False, "--writable-root", help="Do not make the container's root filesystem read-only."),
     keep_capabilities: bool = typer.Option(False, "--keep-capabilities", help="Do not drop all Linux capabilities."),
+    check: bool = typer.Option(False, "--check", help="Write nothing; print a unified diff of every file that would change and exit 1 if any would."),
+    diff: bool = typer.Option(False, "--diff", help="Write, and print a unified diff of what was written."),
+    results_format: Optional[str] = typer.Option(None, "--results-format", help="text | json | yaml: the results of every function as one document on stdout."),
     results_dir: Optional[Path] = typer.Option(None, "--results-dir", help="Write every function's results to DIR/results.yaml."),
     output: Optional[str] = typer.Option(None, "--output", "-o", help="- : print the rendered package as a ResourceList on stdout instead of writing it."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="Only print failures."),
+    origin_annotations: bool = typer.Option(False, "--origin-annotations", help="With --output -: annotate where each resource came from (config.kubernetes.io/origin)."),
+    transformer_annotations: bool = typer.Option(False, "--transformer-annotations", help="With --output -: list the functions that changed each resource (config.kubernetes.io/transformations)."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Only print failures and the final error."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Also print what each function ran on, its stderr in full, and every file written."),
 ) -> None:
     """Run functions over a package and write back only what they changed.
 
     Functions come from the package (`config.kubernetes.io/function` annotations, deepest directory
-    first) or from --image/--exec. Nothing is written unless every function succeeds."""
+    first) or from --image/--exec. Nothing is written unless every function succeeds.
+
+    stdout carries data only, one thing at a time: the diff (--check, --diff), the rendered package
+    (--output -) or the results document (--results-format). With --results-format json or yaml,
+    the diff of --check/--diff is inside the document (its `diff` field); --results-format text with
+    --check/--diff, and --results-format with --output -, are refused (exit 2). Progress goes to
+    stderr: a live display in a terminal, `::group::`/`::error` workflow commands in GitHub Actions,
+    plain lines elsewhere. --origin-annotations and --transformer-annotations only go with --output -
+    (fnrun never writes them into files); `fnrun explain` tells the same story for one resource."""
     from . import api
 
     if image_pull_policy not in PULL_POLICIES:
         raise typer.BadParameter(f"must be one of {', '.join(PULL_POLICIES)}", param_hint="--image-pull-policy")
+    if output not in (None, "-"):
+        raise typer.BadParameter("only - (stdout) is supported", param_hint="--output")
     request = api.RunRequest(
         directory=directory,
         image=image,
@@ -159,12 +178,47 @@ def run(
         results_dir=results_dir,
         to_stdout=output == "-",
         quiet=quiet,
+        verbose=verbose,
+        check=check,
+        diff=diff,
+        results_format=results_format,
+        origin_annotations=origin_annotations,
+        transformer_annotations=transformer_annotations,
     )
-    if output not in (None, "-"):
-        raise typer.BadParameter("only - (stdout) is supported", param_hint="--output")
-    rendered = api.run(request)
-    if rendered is not None:
-        sys.stdout.write(rendered)
+    api.run(request)
+
+
+@app.command(epilog="Examples:\n\n  fnrun explain samples/nginx Deployment/my-instance\n\n  fnrun explain app/ apps/v1/Deployment/prod/web")
+def explain(
+    directory: str = typer.Argument(..., help="Package directory."),
+    resource: str = typer.Argument(..., help="KIND/NAME, KIND/NAMESPACE/NAME, or with the apiVersion first: apps/v1/Deployment/ns/web."),
+    enable_exec: bool = typer.Option(False, "--enable-exec", help="Allow exec functions (they run unsandboxed on this machine)."),
+    global_scope: bool = typer.Option(False, "--global-scope", help="Render as `fnrun run --global-scope` would."),
+    network: bool = typer.Option(False, "--network", help="Allow functions that declare `network: true` to use the network."),
+    env: Optional[list[str]] = typer.Option(None, "--env", "-e", help="KEY=VALUE, or KEY to pass yours through; repeatable."),
+    image_pull_policy: str = typer.Option("ifNotPresent", "--image-pull-policy", help="always | ifNotPresent | never."),
+    timeout: float = typer.Option(300.0, "--timeout", help="Seconds before a function is killed and the run fails."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Only print failures and the final error."),
+) -> None:
+    """Render the package in memory (nothing is written) and print where RESOURCE came from (the
+    file it was read from, or the function that created it and where that function is configured)
+    and which functions changed it, in order — the story --origin-annotations and
+    --transformer-annotations tell, for one resource."""
+    from . import api
+
+    if image_pull_policy not in PULL_POLICIES:
+        raise typer.BadParameter(f"must be one of {', '.join(PULL_POLICIES)}", param_hint="--image-pull-policy")
+    request = api.RunRequest(
+        directory=directory,
+        enable_exec=enable_exec,
+        global_scope=global_scope,
+        network=network,
+        env=tuple(env or ()),
+        image_pull_policy=image_pull_policy,
+        timeout=timeout,
+        quiet=quiet,
+    )
+    sys.stdout.write(api.explain(request, resource))
 
 
 def run_app(args: list[str]) -> int:

@@ -1,0 +1,80 @@
+"""Unified diffs of a write plan, git style (`a/`, `b/`, /dev/null for created and deleted files).
+
+`--check` and `--diff` diff the plan's own old/new bytes, so what they show is exactly what a write
+produces (or produced): `git apply` of the diff inside the package reproduces the write."""
+
+from __future__ import annotations
+
+import difflib
+import stat
+from pathlib import Path
+
+from .errors import FnrunError
+from .writer import FileChange, WritePlan
+
+NO_NEWLINE = "\\ No newline at end of file\n"
+
+
+def unified(plan: WritePlan, context: int = 3) -> str:
+    """The diff of every file the plan creates, updates or deletes, in the plan's (path) order."""
+    return "".join(file_diff(change, plan.root, context) for change in plan.changes)
+
+
+def file_diff(change: FileChange, root: Path | None = None, context: int = 3) -> str:
+    """One file's diff with git's headers, so `git apply` knows created and deleted files."""
+    path = change.path
+    header = [f"diff --git a/{path} b/{path}\n"]
+    if change.old is None:
+        header.append("new file mode 100644\n")
+    elif change.new is None:
+        header.append(f"deleted file mode {_mode(root / path) if root else '100644'}\n")
+    old_name = "/dev/null" if change.old is None else f"a/{path}"
+    new_name = "/dev/null" if change.new is None else f"b/{path}"
+    lines = difflib.unified_diff(_lines(change.old), _lines(change.new), old_name, new_name, n=context)
+    body = [line if line.endswith("\n") else line + "\n" + NO_NEWLINE for line in lines]
+    if not body:  # same bytes (cannot happen for a plan's change, but an empty new file can)
+        body = [f"--- {old_name}\n", f"+++ {new_name}\n"] if change.old is None or change.new is None else []
+    return "".join(header + body)
+
+
+def first_changed_line(change: FileChange) -> int | None:
+    """The 1-based line of the old file where the change begins (None for a created file)."""
+    if change.old is None:
+        return None
+    old, new = _lines(change.old), _lines(change.new)
+    for tag, start, _end, _new_start, _new_end in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+        if tag != "equal":
+            return min(start + 1, max(len(old), 1))
+    return 1
+
+
+def _lines(content: bytes | None) -> list[str]:
+    """Lines ended by "\n" only (str.splitlines would also cut at \u2028 and friends, git does not)."""
+    if content is None:
+        return []
+    parts = content.decode("utf-8").split("\n")
+    return [part + "\n" for part in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
+
+
+def _mode(path: Path) -> str:
+    try:
+        executable = path.stat().st_mode & stat.S_IXUSR
+    except OSError:
+        executable = 0
+    return "100755" if executable else "100644"
+
+
+class Drift(FnrunError):
+    """`--check` found files that are not what the functions render (exit 1, like a failed check)."""
+
+    exit_code = 1
+
+
+def drift_message(directory: str, plan: WritePlan) -> str:
+    files = len(plan.changes)
+    created = sum(1 for c in plan.changes if c.old is None)
+    deleted = sum(1 for c in plan.changes if c.new is None)
+    return (
+        f"{directory}: {files} file{'s' if files != 1 else ''} would change "
+        f"({created} created, {files - created - deleted} updated, {deleted} deleted); run `fnrun run {directory}` to write them"
+    )

@@ -1,0 +1,91 @@
+"""GitHub Actions: each function's output in a collapsible group, error and warning results as
+workflow annotations on the line where their resource starts, and `--check` drift as an error
+annotation on the first line that would change. Paths are relative to the working directory,
+which is the repository root in a workflow step."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import IO, TYPE_CHECKING
+
+from .. import results
+from ..diff import first_changed_line
+from .base import RunSummary
+from .locate import resource_line
+from .plain import PlainEvents
+
+if TYPE_CHECKING:
+    from ..functions import FunctionSpec
+    from ..pipeline import FunctionReport
+
+
+def escape_data(value: str) -> str:
+    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(value: str) -> str:
+    return escape_data(value).replace(":", "%3A").replace(",", "%2C")
+
+
+def command(name: str, message: str, **properties: object) -> str:
+    """`::name key=value,...::message`, escaped as the runner wants."""
+    props = ",".join(f"{key}={escape_property(str(value))}" for key, value in properties.items() if value is not None)
+    return f"::{name}{' ' + props if props else ''}::{escape_data(message)}"
+
+
+class GitHubDisplay(PlainEvents):
+    def __init__(self, stream: IO[str] | None = None, quiet: bool = False, verbose: bool = False, root: Path | None = None) -> None:
+        super().__init__(stream, quiet=quiet, verbose=verbose)
+        self.root = root
+        self._group_open = False
+
+    def started(self, spec: "FunctionSpec") -> None:
+        if not self.quiet:
+            where = f" ({spec.declared_in})" if spec.declared_in else ""
+            self.say(f"::group::{escape_data(spec.name + where)}")
+            self._group_open = True
+        super().started(spec)
+
+    def finished(self, spec: "FunctionSpec", report: "FunctionReport") -> None:
+        self._end_group()
+        super().finished(spec, report)
+
+    def _end_group(self) -> None:
+        if self._group_open:
+            self.say("::endgroup::")
+            self._group_open = False
+
+    def result(self, spec: "FunctionSpec", result: dict) -> None:
+        severity = result["severity"]
+        if severity not in ("error", "warning"):
+            super().result(spec, result)
+            return
+        file = result.get("file") if isinstance(result.get("file"), dict) else {}
+        path = str(file.get("path") or "")
+        line = resource_line(self.root, path, file.get("index"), result.get("resourceRef")) if path and self.root else None
+        if line is None:
+            self.say(command(severity, results.describe(result).split(": ", 1)[1]))
+            return
+        field = result.get("field") if isinstance(result.get("field"), dict) else {}
+        message = str(result["message"]) + (f" (field {field['path']})" if field.get("path") else "")
+        self.say(command(severity, message, file=self.relative(path), line=line))
+
+    def relative(self, path: str) -> str:
+        """A package path as the repository sees it: relative to the working directory."""
+        assert self.root is not None
+        return Path(os.path.relpath((self.root / path).absolute())).as_posix()
+
+    def summary(self, summary: RunSummary) -> None:
+        super().summary(summary)
+        if not (summary.check and summary.plan and summary.plan.changes and self.root):
+            return
+        for change in summary.plan.changes:
+            if change.old is None:
+                self.say(command("error", f"fnrun run would create {self.relative(change.path)}"))
+            else:
+                what = "delete this file" if change.new is None else "change this file"
+                self.say(command("error", f"fnrun run would {what}", file=self.relative(change.path), line=first_changed_line(change)))
+
+    def close(self) -> None:
+        self._end_group()

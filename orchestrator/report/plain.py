@@ -1,0 +1,72 @@
+"""Plain lines for logs and pipes: one line per function, its results, its stderr prefixed with
+its name, and a summary. `--quiet` keeps only what failed; `--verbose` adds what ran where and
+every file written."""
+
+from __future__ import annotations
+
+import sys
+from typing import IO, TYPE_CHECKING
+
+from .. import results
+from .base import Display, RunSummary, changes_text
+
+if TYPE_CHECKING:
+    from ..functions import FunctionSpec
+    from ..pipeline import FunctionReport
+
+
+class PlainEvents(Display):
+    def __init__(self, stream: IO[str] | None = None, quiet: bool = False, verbose: bool = False) -> None:
+        super().__init__(quiet=quiet, verbose=verbose)
+        self.stream = stream or sys.stderr
+        self._held: list[str] = []  # --quiet: a function's stderr, shown only if it fails
+
+    def say(self, line: str) -> None:
+        print(line, file=self.stream, flush=True)
+
+    def started(self, spec: "FunctionSpec") -> None:
+        self._held = []
+        if self.verbose:
+            where = f"declared in {spec.declared_in}, " if spec.declared_in else ""
+            self.say(f"[run] {spec.name} ({where}scope {spec.scope})")
+
+    def stderr(self, spec: "FunctionSpec", line: str) -> None:
+        text = f"[{spec.name}] {line.rstrip()}"
+        if self.quiet:
+            self._held.append(text)
+        else:
+            self.say(text)
+
+    def finished(self, spec: "FunctionSpec", report: "FunctionReport") -> None:
+        if self.quiet and report.error is None:
+            return
+        for line in self._held:
+            self.say(line)
+        self._held = []
+        self.say(status_line(spec.name, report))
+        for result in report.results:
+            self.result(spec, result)
+
+    def result(self, spec: "FunctionSpec", result: dict) -> None:
+        self.say(f"  {results.describe(result)}")
+
+    def summary(self, summary: RunSummary) -> None:
+        if self.quiet:
+            return
+        self.say(f"fnrun run{' --check' if summary.check else ''}: {summary.line()}")
+        if self.verbose:
+            for line in file_lines(summary):
+                self.say(f"  {line}")
+
+
+def status_line(name: str, report: "FunctionReport") -> str:
+    """`[ok] IMAGE (0.52s, 2 changed)` or `[failed] IMAGE (0.10s): why`."""
+    if report.error:
+        return f"[failed] {name} ({report.duration:.2f}s): {report.error}"
+    return f"[ok] {name} ({report.duration:.2f}s, {changes_text(report)})"
+
+
+def file_lines(summary: RunSummary) -> list[str]:
+    """`created app/x.yaml`, one line per file written (or, with --check, that would be)."""
+    words = {"created": "would create", "updated": "would update", "deleted": "would delete"} if summary.check else {}
+    return [f"{words.get(action, action)} {path}" for action in ("created", "updated", "deleted") for path in summary.files(action)]
