@@ -214,8 +214,7 @@ def _run_one(
             raise FunctionError(f"function {spec.name} reported {count} error result(s)")
         assert decoded is not None
         new_items = scope.reconcile(spec, items, decoded.items)
-        for item in new_items:
-            _check_item_path(spec, root, item)
+        _check_item_paths(spec, root, new_items)
     except FunctionError as err:
         report.error = str(err)
         events.finished(spec, report)
@@ -240,11 +239,14 @@ def _decode(spec: FunctionSpec, stdout: bytes, exit_code: int) -> resourcelist.D
         raise FunctionError(f"function {spec.name} returned invalid output: {err}") from None
 
 
-def _check_item_path(spec: FunctionSpec, root: Path, item: Resource) -> None:
-    try:
-        writer.check_path(root, item.path or "")
-    except InputError as err:
-        raise FunctionError(f"function {spec.name}: {err}") from None
+def _check_item_paths(spec: FunctionSpec, root: Path, items: list[Resource]) -> None:
+    """Every output path stays in the package; each distinct path is checked once (a file holds
+    many resources, and each check resolves symlinks on disk: 0.5 s for 10,000 items otherwise)."""
+    for path in dict.fromkeys(item.path or "" for item in items):
+        try:
+            writer.check_path(root, path)
+        except InputError as err:
+            raise FunctionError(f"function {spec.name}: {err}") from None
 
 
 def invocation(spec: FunctionSpec, options: RunOptions, root: Path) -> Invocation:
