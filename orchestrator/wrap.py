@@ -21,25 +21,27 @@ the spec leaves room:
    `fnrun run` files it under `<dir of the function config>/<name>_<kind>.yaml`.
 6. Print the ResourceList: the items, the functionConfig echoed, CMD's results if it gave any.
 
-Failures are one line on stderr, `fnrun wrap: ...`: CMD's exit code n != 0 is fnrun's exit code
+Failures are one line on stderr, `fnrun wrap: error: ...`: CMD's exit code n != 0 is fnrun's exit code
 (128+N when killed by signal N; 127 when CMD does not exist, 126 when it cannot be run); bad
 output from CMD exits 1, bad input 2.
 
-Cost (2-core build machine, python3.11, a 3-item ResourceList, median of 20 runs, see
-tests/test_wrap.py::test_wrap_cost_is_small for the bound the suite holds it to):
-`python3 -c pass` 16 ms; `fnrun wrap -- true` 83 ms on the host (libyaml parse, ruamel import
-30 ms of it: `orchestrator.resource` imports the round-trip editor eagerly). Inside
-fnrun/nginx-template:v1 the whole container call (`fnrun run` on samples/nginx) takes ~0.6 s,
-of which ~0.45 s is the container start itself.
+Cost, measured on the 2-core build machine (median of 30 runs, a 3-item ResourceList, load ~1.5):
+inside fnrun/nginx-template:v1 (Debian python3.11) `python3 -c pass` takes 17-22 ms,
+`fnrun wrap -- true` 92-103 ms and the whole nginx-template.sh call (sh, wrap, heredoc, merge)
+107-122 ms. Imports are ~76 ms of that: PyYAML 18, and ruamel.yaml 17 although only a changed
+item needs it (`orchestrator.resource` imports the round-trip editor eagerly). On the host's
+virtualenv: `python -c pass` 39 ms, `fnrun wrap -- true` 136 ms. Either way it is small next to
+the container start around it (`fnrun run` on samples/nginx: 0.36-0.47 s for the function).
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 
 from . import annotations as ann
@@ -62,7 +64,7 @@ def main(args: list[str]) -> int:
             return 0
         output = wrap(sys.stdin.buffer.read(), cmd, xargs=command == "xargs")
     except FnrunError as err:
-        print(f"fnrun {command}: {err}", file=sys.stderr)
+        print(f"fnrun {command}: error: {err}", file=sys.stderr)
         return err.exit_code
     sys.stdout.buffer.write(output.encode("utf-8"))
     sys.stdout.flush()
@@ -98,14 +100,15 @@ def wrap(stdin: bytes, cmd: list[str], xargs: bool = False, env: Mapping[str, st
 def run_command(argv: list[str], stdin: bytes, env: Mapping[str, str]) -> bytes:
     """CMD's stdout; stderr goes straight through. A failure becomes fnrun's exit code."""
     name = argv[0]
-    try:
-        process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=dict(env))
-    except FileNotFoundError:
-        raise FnrunError(f"{name}: command not found", exit_code=127) from None
-    except OSError as err:
-        hint = " (a script needs a #! line)" if err.errno == 8 else ""
-        raise FnrunError(f"{name}: cannot run: {err.strerror}{hint}", exit_code=126) from None
-    with _forwarding_signals(process):
+    with _forwarding_signals() as attach:
+        try:
+            process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=dict(env))
+        except FileNotFoundError:
+            raise FnrunError(f"{name}: command not found", exit_code=127) from None
+        except OSError as err:
+            hint = " (a script needs a #! line)" if err.errno == errno.ENOEXEC else ""
+            raise FnrunError(f"{name}: cannot run: {err.strerror}{hint}", exit_code=126) from None
+        attach(process)
         stdout, _ = process.communicate(stdin)
     code = process.returncode
     if code < 0:
@@ -116,17 +119,32 @@ def run_command(argv: list[str], stdin: bytes, env: Mapping[str, str]) -> bytes:
 
 
 @contextmanager
-def _forwarding_signals(process: subprocess.Popen) -> Iterator[None]:
+def _forwarding_signals() -> Iterator[Callable[[subprocess.Popen], None]]:
     """While CMD runs, a stop request for fnrun (docker stop, Ctrl-C, a timeout) is one for CMD:
-    fnrun waits for it to exit instead of dying first and leaving it orphaned."""
+    fnrun waits for it to exit instead of dying first and leaving it orphaned. Installed before
+    CMD starts, so a request that arrives meanwhile is passed on as soon as it exists."""
+    target: list[subprocess.Popen] = []
+    pending: list[int] = []
+
+    def forward(signum: int, frame: object) -> None:
+        if target:
+            target[0].send_signal(signum)
+        else:
+            pending.append(signum)
+
+    def attach(process: subprocess.Popen) -> None:
+        target.append(process)
+        for signum in pending:
+            process.send_signal(signum)
+
     previous = {}
     for number in FORWARDED_SIGNALS:
         try:
-            previous[number] = signal.signal(number, lambda signum, frame: process.send_signal(signum))
+            previous[number] = signal.signal(number, forward)
         except ValueError:  # not the main thread: leave signals alone
             break
     try:
-        yield
+        yield attach
     finally:
         for number, handler in previous.items():
             signal.signal(number, handler)
@@ -151,19 +169,25 @@ def _yaml_kind(value: object) -> str:
 
 
 def merge_onto(items: list[Resource], produced: list[Resource], name: str) -> list[Resource]:
-    """The input items with CMD's resources merged in by identity, then CMD's new resources."""
+    """The input items with CMD's resources merged in by identity, then CMD's new resources.
+    Only the items CMD printed go through the merge: two input items sharing an identity (one
+    name in two directories) are an error only when CMD's output makes them ambiguous."""
     if not produced:
         return list(items)
     from .merge import merge2_resources
     from .yamlio.roundtrip import same
 
+    printed = {ann.identity(r.data): r for r in produced}
+    targets = [position for position, item in enumerate(items) if ann.identity(item.data) in printed]
     try:
-        merged = merge2_resources([r.data for r in produced], [r.data for r in items])
+        merged = merge2_resources([r.data for r in produced], [items[p].data for p in targets])
     except InputError as err:
         raise FunctionError(f"merging the output of {name} (source) onto the input items (destination): {err}") from None
-    result = [item if same(value, item.data) else item.replaced(value) for item, value in zip(items, merged)]
-    printed = {ann.identity(r.data): r for r in produced}
-    for value in merged[len(items) :]:
+    result = list(items)
+    for position, value in zip(targets, merged):
+        item = items[position]
+        result[position] = item if same(value, item.data) else item.replaced(value)
+    for value in merged[len(targets) :]:
         origin = printed[ann.identity(value)]
         result.append(origin if same(value, origin.data) else Resource(value))
     return result
