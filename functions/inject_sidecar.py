@@ -18,7 +18,8 @@ Decisions:
 - Matching is by name: a container or volume of the same name already there is left as it is, so a
   second run adds nothing. When that existing one differs from the configured one, a warning says so
   (the function does not overwrite a container it cannot tell apart from a hand-written one).
-- Comments written inside the configured entries travel with them into the workloads.
+- Comments written inside the configured entries travel with them into the workloads; the comment
+  lines and blank lines that follow an entry in the config (above the next config key) do not.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import copy
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 if __package__ in (None, ""):  # run as a script (exec function, image entry point)
     sys.path[0] = str(Path(__file__).resolve().parents[1])
@@ -99,11 +101,34 @@ def _inject(resources: sdk.ResourceList, workload: sdk.Resource, pod_spec: dict,
     for entry in entries:
         name = str(entry["name"])
         if name not in by_name:
-            present.append(copy.deepcopy(entry))
+            present.append(_detached(entry))
         elif sdk.plain(by_name[name]) != sdk.plain(entry):
             path = sdk.paths.render([*workload.pod_template_path, "spec", list_name, ("name", name)])
             resources.warning(f"{workload.display} already has {list_name} entry {name!r}, different from "
                               "the configured one; left as it is", workload, field=path)
+
+
+def _detached(entry: dict) -> dict:
+    """A copy of a config entry without what ruamel hangs on its last value: the full-line comments
+    and blank lines that follow it in the config (e.g. a comment above `volumes:`) would otherwise
+    land in the workload after the injected entry, at the config's columns."""
+    entry = copy.deepcopy(entry)
+    node: Any = entry
+    while isinstance(node, (dict, list)) and node:
+        last, slot = (next(reversed(node)), 2) if isinstance(node, dict) else (len(node) - 1, 0)
+        comments = getattr(node, "ca", None)
+        if comments is not None:
+            comments.end = []  # type: ignore[attr-defined]
+            token = comments.items.get(last, [None] * 4)[slot]
+            if token is not None:
+                eol = token.value.split("\n", 1)[0]
+                # Keep the end-of-line comment of the entry's last line; drop the lines after it.
+                if eol.lstrip().startswith("#"):
+                    token.value = eol + "\n"
+                else:
+                    comments.items[last][slot] = None
+        node = node[last]
+    return entry
 
 
 if __name__ == "__main__":

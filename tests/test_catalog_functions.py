@@ -534,6 +534,21 @@ def test_inject_sidecar_adds_once_and_keeps_comments() -> None:
     assert "image: proxy:2 # the mesh proxy" in out.text
 
 
+def test_inject_sidecar_leaves_the_configs_comments_between_keys_behind() -> None:
+    """ruamel hangs the lines after an entry (a blank line, a comment above the next config key) on
+    the entry's last value: copied as they are, they would land inside the workload."""
+    config = SIDECAR_CONFIG.replace("  volumes:\n", "\n  # what the proxy mounts\n  volumes:\n")
+    config = config.replace("  containers:\n", "\n  containers:\n").replace("emptyDir: {}\n", "emptyDir: {} # scratch\n\n# end\n")
+    bare = DEPLOYMENT.replace("      initContainers:\n        - name: migrate\n          image: migrate:1\n", "")
+    out = run_twice("inject_sidecar", resource_list(bare, config))
+    item = out.text[: out.text.index("functionConfig:")]
+    assert "# what the proxy mounts" not in item and "# end" not in item
+    lines = [line.strip() for line in item.splitlines()]
+    assert lines[lines.index("image: proxy:2 # the mesh proxy") + 1] == "volumes:"
+    assert lines[lines.index("image: setup:1") + 1] == "containers:"
+    assert "emptyDir: {} # scratch" in lines, "the entry's own end-of-line comment travels"
+
+
 def test_inject_sidecar_selects_by_annotation_and_warns_on_a_different_namesake() -> None:
     config = SIDECAR_CONFIG.replace("kinds: [Deployment]\n    matchLabels: {app: web}",
                                     "matchAnnotations: {fnrun.dev/proxy: 'on'}")
