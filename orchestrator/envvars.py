@@ -13,7 +13,9 @@ become which variables (SPEC-NOTES "Shell templates"), so the rules live in one 
 - values as YAML spells them: `true`/`false`, numbers as written by the YAML core schema
   (`5`, `1.5`, `.inf`), and `null` as the empty string (so it still replaces an inherited value);
 - two fields that map to one name: the later one wins (metadata, then spec, then data, each in
-  document order), as kustomize's xargs does.
+  document order), as kustomize's xargs does;
+- names the process itself depends on are never replaced (`PATH`, `HOME`, `PWD`, `IFS`, `SHELL`,
+  `LD_*`): a `spec.path` field must not stop CMD from finding `cat`. `protected` tells which.
 
 Flags (`xargs`) carry the same fields under their original spelling, dotted through maps:
 `--name=my-instance`, `--replicas=5`, `--maxSurge=25%`, `--resources.cpuLimit=2`.
@@ -32,6 +34,7 @@ _NOT_NAME = re.compile(r"[^A-Za-z0-9_]")
 
 #: Where the fields come from, in the order a later one overrides an earlier one.
 SECTIONS = ("spec", "data")
+PROTECTED = frozenset({"PATH", "HOME", "PWD", "IFS", "SHELL"})
 
 
 def env_name(path: tuple[str, ...]) -> str:
@@ -82,8 +85,13 @@ def _leaves(mapping: dict, prefix: tuple[str, ...]) -> Iterator[tuple[tuple[str,
             yield path, value
 
 
+def protected(name: str) -> bool:
+    return name in PROTECTED or name.startswith("LD_")
+
+
 def environment(config: dict | None) -> dict[str, str]:
-    """The variables to add to the command's environment."""
+    """The variables to add to the command's environment (protected names included: the caller
+    leaves those out and says so)."""
     return {env_name(path): scalar_text(value) for path, value in fields(config)}
 
 

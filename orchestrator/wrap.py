@@ -7,7 +7,8 @@ the spec leaves room:
 1. Read the ResourceList on stdin (a `kind: List` or a plain stream works too; empty stdin is an
    empty list with no functionConfig).
 2. Export the functionConfig as environment variables (`envvars` has the naming rules: NAME,
-   NAMESPACE, scalars under spec/data with camelCase split) on top of fnrun's own environment.
+   NAMESPACE, scalars under spec/data with camelCase split) on top of fnrun's own environment,
+   except over PATH, HOME, PWD, IFS, SHELL and LD_* (one note on stderr when a field is refused).
    `xargs` also appends them as `--key=value` to CMD's own arguments, after them.
 3. Run CMD. Its stdin is the ResourceList exactly as fnrun received it (a template may ignore it,
    or read the items with grep, jq, python); its stderr is fnrun's stderr.
@@ -89,12 +90,21 @@ def wrap(stdin: bytes, cmd: list[str], xargs: bool = False, env: Mapping[str, st
     """The whole command as a function: the ResourceList in, the merged ResourceList out."""
     decoded = resourcelist.decode(fast.decode(stdin, "stdin"), "stdin")
     config = decoded.function_config
-    environment = {**(os.environ if env is None else env), **envvars.environment(config)}
+    environment = command_environment(config, os.environ if env is None else env)
     argv = [*cmd, *envvars.flags(config)] if xargs else list(cmd)
     stdout = run_command(argv, stdin, environment)
     produced = parse_output(stdout, cmd[0])
     items = merge_onto(decoded.items, produced.items, cmd[0])
     return encode(items, config, produced.results)
+
+
+def command_environment(config: dict | None, inherited: Mapping[str, str]) -> dict[str, str]:
+    """fnrun's environment plus the functionConfig's variables, except over protected names."""
+    exported = envvars.environment(config)
+    refused = sorted(name for name in exported if envvars.protected(name))
+    if refused:
+        print(f"fnrun: note: kept fnrun's own {', '.join(refused)} (functionConfig fields mapping there are not exported)", file=sys.stderr)
+    return {**inherited, **{name: value for name, value in exported.items() if name not in refused}}
 
 
 def run_command(argv: list[str], stdin: bytes, env: Mapping[str, str]) -> bytes:

@@ -150,37 +150,6 @@ def test_a_configmap_config_exports_its_data() -> None:
     assert "NAMESPACE" not in seen
 
 
-@pytest.mark.parametrize(
-    ("path", "name"),
-    [
-        (("replicas",), "REPLICAS"),
-        (("maxSurge",), "MAX_SURGE"),
-        (("HTTPPort",), "HTTP_PORT"),
-        (("cpuLimitMB",), "CPU_LIMIT_MB"),
-        (("port80Name",), "PORT80_NAME"),
-        (("resources", "cpuLimit"), "RESOURCES_CPU_LIMIT"),
-        (("log-level",), "LOG_LEVEL"),
-        (("app.properties",), "APP_PROPERTIES"),
-        (("2fast",), "_2FAST"),
-    ],
-)
-def test_env_names(path: tuple[str, ...], name: str) -> None:
-    assert envvars.env_name(path) == name
-
-
-@pytest.mark.parametrize(
-    ("value", "text"),
-    [(5, "5"), (1.5, "1.5"), (float("inf"), ".inf"), (False, "false"), (None, ""), ("a b", "a b"), ({"k": [1]}, '{"k":[1]}')],
-)
-def test_values_are_spelled_as_yaml_would(value: object, text: str) -> None:
-    assert envvars.scalar_text(value) == text
-
-
-def test_a_later_field_with_the_same_name_wins() -> None:
-    config = {"metadata": {"name": "meta"}, "spec": {"name": "spec", "a": {"b": 1}, "aB": 2}}
-    assert envvars.environment(config) == {"NAME": "spec", "A_B": "2"}
-
-
 def test_xargs_appends_the_fields_as_flags_after_the_commands_own_arguments() -> None:
     result = wrap("sh", "-c", 'printf "[%s]\\n" "$@" >&2', "sh", "own", "own two", command="xargs")
     assert result.code == 0, result
@@ -385,3 +354,12 @@ def test_one_identity_twice_among_the_items_matters_only_when_cmd_prints_it() ->
     assert [item.path for item in items] == ["web.yaml", "settings.yaml", "other/settings.yaml", None]
     printed = "printf 'apiVersion: v1\\nkind: ConfigMap\\nmetadata: {name: settings, namespace: prod}\\n'"
     assert_one_line_error(wrap("sh", "-c", printed, stdin=resource_list(DEPLOYMENT + twice)), "two resources are ConfigMap prod/settings", code=1)
+
+
+def test_a_field_named_like_path_does_not_replace_the_processes_own() -> None:
+    config = "functionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: cfg\n  data:\n    path: /nowhere\n    ldPreload: x.so\n"
+    result = wrap("sh", "-c", "env >&2", stdin=resource_list(config=config))
+    seen = environment_seen(result)
+    assert seen["PATH"] == os.environ["PATH"] and "LD_PRELOAD" not in seen
+    assert "fnrun: note: kept fnrun's own LD_PRELOAD, PATH" in result.stderr
+    assert envvars.flags({"data": {"path": "/nowhere"}}) == ["--path=/nowhere"]  # xargs still passes it as a flag
