@@ -128,3 +128,15 @@ def test_a_deleted_generated_file_comes_back(package: Path) -> None:
     run(package)
     assert (package / SERVICE).read_bytes() == (GOLDEN / SERVICE).read_bytes()
     assert snapshot(package)[DEPLOYMENT] == deployment
+
+
+def test_a_bad_value_is_the_templates_one_line_error_and_nothing_is_written(package: Path) -> None:
+    nginx = package / "nginx.yaml"
+    nginx.write_text(nginx.read_text().replace("replicas: 5", "replicas: lots"))
+    before = snapshot(package)
+    result = fnrun("run", str(package))
+    assert result.code == 1, result
+    assert "nginx-template: spec.replicas must be a whole number, got 'lots'" in result.stderr
+    assert "nginx-template.sh exited with code 1" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert snapshot(package) == before
