@@ -161,21 +161,12 @@ def _forwarding_signals() -> Iterator[Callable[[subprocess.Popen], None]]:
 
 
 def parse_output(stdout: bytes, name: str) -> resourcelist.Decoded:
-    """CMD's stdout as resources; anything else is a one-line error naming the document."""
+    """CMD's stdout as resources; anything else is a one-line error naming the line."""
     source = f"stdout of {name}"
     try:
-        content = fast.decode(stdout, source)
-        for number, document in enumerate(fast.load_all(content, source), start=1):
-            if document is not None and not ann.is_resource(document):
-                what = "a mapping without apiVersion or kind" if isinstance(document, dict) else f"a {_yaml_kind(document)}"
-                raise InputError(f"{source}: document {number} is {what}, not a resource")
-        return resourcelist.decode(content, source)
+        return resourcelist.decode(fast.decode(stdout, source), source)
     except InputError as err:
         raise FunctionError(str(err)) from None
-
-
-def _yaml_kind(value: object) -> str:
-    return "list" if isinstance(value, list) else "scalar"
 
 
 def merge_onto(items: list[Resource], produced: list[Resource], name: str) -> list[Resource]:

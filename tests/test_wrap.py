@@ -293,8 +293,8 @@ def test_a_failing_cmd_is_a_failing_wrap_with_its_message_and_exit_code() -> Non
     ("script", "needle"),
     [
         ("echo 'a: [b'", "stdout of sh:"),
-        ("echo 'hello world'", "stdout of sh: document 1 is a scalar, not a resource"),
-        ("printf 'apiVersion: v1\\nkind: ConfigMap\\nmetadata: {name: a}\\n---\\nfoo: bar\\n'", "document 2 is a mapping without apiVersion or kind"),
+        ("echo 'hello world'", "stdout of sh:1: expected a resource (a mapping with apiVersion and kind), found a scalar"),
+        ("printf 'apiVersion: v1\\nkind: ConfigMap\\nmetadata: {name: a}\\n---\\nfoo: bar\\n'", "stdout of sh:5: expected a resource (a mapping with apiVersion and kind), found a mapping without"),
         ("printf '\\377\\n'", "invalid UTF-8"),
         ("printf 'apiVersion: v1\\nkind: ConfigMap\\nmetadata: {name: a}\\n---\\napiVersion: v1\\nkind: ConfigMap\\nmetadata: {name: a}\\n'", "two resources are ConfigMap a and ConfigMap a"),
     ],
