@@ -103,6 +103,7 @@ def _decode_list(content: str, node: Node, data: dict, source: str, line_offset:
         raise InputError(f"{_where(source, _field_node(node, 'results'), line_offset)}: results must be a list")
     items_node = _field_node(node, "items")
     block_items = items_node if isinstance(items_node, SequenceNode) and not items_node.flow_style else None
+    top = next((k.start_mark.line + 1 for k, v in node.value if v is items_node), 0) if isinstance(node, MappingNode) else 0
     lines = content.splitlines(keepends=True)
     resources = []
     for position, item in enumerate(items_data):
@@ -110,7 +111,7 @@ def _decode_list(content: str, node: Node, data: dict, source: str, line_offset:
             what = "a mapping without apiVersion or kind" if isinstance(item, dict) else f"a {_type_name(item)}"
             item_node = items_node.value[position] if isinstance(items_node, SequenceNode) else None
             raise InputError(f"{_where(source, item_node, line_offset)}: items[{position}] is {what}, not a resource")
-        resources.append(_item(lines, block_items, position, item))
+        resources.append(_item(lines, block_items, position, item, top))
     return Decoded(resources, config, results, kind=str(kind))
 
 
@@ -120,19 +121,22 @@ def _type_name(value: Any) -> str:
     return "null" if value is None else "scalar"
 
 
-def _item(lines: list[str], seq: SequenceNode | None, position: int, data: dict) -> Resource:
-    """Cut item `position` out of the list's text: from its head comments above its dash to the
-    next item's head comments."""
+def _item(lines: list[str], seq: SequenceNode | None, position: int, data: dict, top: int) -> Resource:
+    """Cut item `position` out of the list's text: from its head comments above its dash (not
+    above line `top`, the one after `items:`) to the next item's head comments. A flow-style item
+    is cut out exactly; its annotations cannot be stripped as lines, so it has no body."""
     if seq is None:
         return Resource(data)
     node = seq.value[position]
-    if not isinstance(node, MappingNode) or node.flow_style:
+    if not isinstance(node, MappingNode):
         return Resource(data)
+    if node.flow_style:
+        return Resource(data, _span(lines, node) + "\n", None)
     column = seq.start_mark.column
     dash = _dash_line(lines, node, column)
     if dash is None:
         return Resource(data)
-    floor = _previous_end(seq, position)
+    floor = top if position == 0 else seq.value[position - 1].start_mark.line + 1
     start = text.item_head(lines, dash, column, floor)
     if position + 1 < len(seq.value):
         next_dash = _dash_line(lines, seq.value[position + 1], column)
@@ -148,12 +152,12 @@ def _item(lines: list[str], seq: SequenceNode | None, position: int, data: dict)
     return Resource(data, item_text, body)
 
 
-def _previous_end(seq: SequenceNode, position: int) -> int:
-    """The line after which item `position`'s head comments may start."""
-    if position == 0:
-        return seq.start_mark.line - 1 if seq.start_mark.column == 0 else seq.start_mark.line
-    previous = seq.value[position - 1]
-    return previous.start_mark.line + 1
+def _span(lines: list[str], node: Node) -> str:
+    """The exact source text of a node."""
+    first, last = node.start_mark, node.end_mark
+    if first.line == last.line:
+        return lines[first.line][first.column : last.column]
+    return "".join([lines[first.line][first.column :], *lines[first.line + 1 : last.line], lines[last.line][: last.column]])
 
 
 def _dash_line(lines: list[str], node: Node, dash_column: int) -> int | None:

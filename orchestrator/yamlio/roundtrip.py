@@ -16,6 +16,8 @@ from typing import Any
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
+from ..errors import FnrunError
+from . import fast
 from .text import comments
 
 
@@ -260,9 +262,21 @@ def _kept_comments(dropped: list[str], replacement: list[str], keep: frozenset[s
     return before, after
 
 
-def merge_lines(original: list[str], base: list[str], new: list[str], keep: frozenset[str] = frozenset()) -> list[str]:
-    """Apply base→new to original (diff3). Where original and base also differ, new wins; full-line
-    comments whose text is in `keep` survive a hunk that would drop them."""
+def _refine(base: list[str], original: list[str], new: list[str]) -> list[str]:
+    """A hunk where the original is a line-for-line reformatting of ruamel's base: keep the
+    original's line wherever new kept the base's (a key added next to `[ {port: 80} ]` must not
+    turn it into `[port: 80]`)."""
+    if len(original) != len(base):
+        return new
+    out: list[str] = []
+    for tag, i1, i2, j1, j2 in SequenceMatcher(None, base, new, autojunk=False).get_opcodes():
+        out += original[i1:i2] if tag == "equal" else new[j1:j2]
+    return out
+
+
+def merge_lines(original: list[str], base: list[str], new: list[str], keep: frozenset[str] = frozenset(), fine: bool = True) -> list[str]:
+    """Apply base→new to original (diff3). Where original and base also differ, new wins (line by
+    line when `fine`); full-line comments whose text is in `keep` survive a hunk that would drop them."""
     out: list[str] = []
     iz = ia = ib = 0
     for zmatch, zend, amatch, aend, bmatch, bend in _sync_regions(base, original, new):
@@ -271,7 +285,7 @@ def merge_lines(original: list[str], base: list[str], new: list[str], keep: froz
             out += a
         else:
             before, after = _kept_comments(a, b, keep)
-            out += before + b + after
+            out += before + (_refine(z, a, b) if fine else b) + after
         out += original[amatch:aend]
         iz, ia, ib = zend, aend, bend
     return out
@@ -281,7 +295,9 @@ def edit(original: str, new_text: str | None, data: Any) -> str:
     """The original document's text changed into `data`, touching only the lines that differ.
 
     `new_text` is the document as a function returned it (its comments win), or None when the
-    value was edited through the API (the original's comments and layout are the base)."""
+    value was edited through the API (the original's comments and layout are the base). Each
+    merge is checked by parsing it: if a finer merge does not yield `data`, a coarser one is
+    used, and ruamel's own dump of the edited tree as the last resort."""
     style = detect_style(original)
     base_tree = load(original)
     r0 = dump(base_tree, style)
@@ -294,9 +310,20 @@ def edit(original: str, new_text: str | None, data: Any) -> str:
         tree = sync(load(original), data)
         keep = frozenset(comments(original))
     r1 = dump(tree, style)
-    lines = original.splitlines(keepends=True)
-    merged = merge_lines(lines, r0.splitlines(keepends=True), r1.splitlines(keepends=True), keep)
-    return "".join(merged)
+    lines, base, new = original.splitlines(keepends=True), r0.splitlines(keepends=True), r1.splitlines(keepends=True)
+    for fine in (True, False):
+        merged = "".join(merge_lines(lines, base, new, keep, fine))
+        if _means(merged, data):
+            return merged
+    return r1
+
+
+def _means(text: str, data: Any) -> bool:
+    """Whether `text` is valid YAML whose value is `data`."""
+    try:
+        return same(fast.load(text, "merge"), data)
+    except FnrunError:
+        return False
 
 
 def render(text: str | None, data: Any) -> str:
