@@ -126,10 +126,21 @@ def same_tree(a: Path, b: Path) -> str | None:
 _INNER = re.compile(r"^\[ok\] \S+ \((\d+(?:\.\d+)?)s\b", re.MULTILINE)  # "[ok] IMAGE (0.41s...)"
 
 
-def run_fnrun(template: Path, work: Path, image: str) -> tuple[float, int, float | None]:
+# The same run through the library API in a fresh interpreter: fnrun without its command line.
+LIBRARY_RUN = (
+    "import sys\nfrom orchestrator import api\n"
+    "api.run(api.RunRequest(directory=sys.argv[1], image=sys.argv[2], image_pull_policy='never'))"
+)
+
+
+def run_fnrun(template: Path, work: Path, image: str, library: bool = False) -> tuple[float, int, float | None]:
     """One `fnrun run --image` over a fresh copy; the copy must come back byte-identical."""
     package = fresh_copy(template, work)
-    done = timed([*fnrun_command(), "run", str(package), "--image", image, "--image-pull-policy", "never"], work)
+    if library:
+        command = [sys.executable, "-c", LIBRARY_RUN, str(package), image]
+    else:
+        command = [*fnrun_command(), "run", str(package), "--image", image, "--image-pull-policy", "never"]
+    done = timed(command, work)
     difference = same_tree(template, package)
     if difference:
         raise BenchError(f"fnrun changed the package for an identity function: {difference}")
@@ -189,9 +200,9 @@ def measure(runs: int, steps: list[tuple[Series, Callable[[Series], None]]]) -> 
             print(f"  {series.name}: {series.times[-1]:.3f}s", file=sys.stderr, flush=True)
 
 
-def fnrun_step(template: Path, work: Path, image: str) -> Callable[[Series], None]:
+def fnrun_step(template: Path, work: Path, image: str, library: bool = False) -> Callable[[Series], None]:
     def step(series: Series) -> None:
-        seconds, rss, inner = run_fnrun(template, work, image)
+        seconds, rss, inner = run_fnrun(template, work, image, library)
         series.times.append(seconds)
         series.rss_kib.append(rss)
         if inner is not None:
@@ -223,7 +234,7 @@ def check_setup(image: str) -> None:
 def row(label: str, series: Series) -> str:
     times = series.times
     rss = f"{max(series.rss_kib) / 1024:7.0f}" if series.rss_kib else "      -"
-    return f"{label:<50} {statistics.median(times):8.3f} {min(times):8.3f} {max(times):8.3f} {len(times):3d} {rss}"
+    return f"{label:<56} {statistics.median(times):8.3f} {min(times):8.3f} {max(times):8.3f} {len(times):3d} {rss}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -255,7 +266,7 @@ def bench(tmp: Path, args: argparse.Namespace) -> int:
     work.mkdir()
     generate(small, 1, 4)
     fnrun_small, kpt_small, bare = Series("fnrun 4"), Series("kpt 4"), Series("bare 4")
-    bare_process = Series("bare process 4")
+    bare_process, fnrun_library = Series("bare process 4"), Series("fnrun library 4")
     stdin_file = tmp / "small.resourcelist.yaml"
     stdin_file.write_bytes(resource_list(small))
     bare_run = BareRun(args.image, stdin_file.read_bytes())
@@ -272,6 +283,7 @@ def bench(tmp: Path, args: argparse.Namespace) -> int:
             (kpt_small, kpt_step(small, work, args.image)),
             (bare, bare_step),
             (bare_process, bare_process_step(args.image, stdin_file, work)),
+            (fnrun_library, fnrun_step(small, work, args.image, library=True)),
         ],
     )
     fnrun_big, kpt_big = Series("fnrun 10k"), Series("kpt 10k")
@@ -282,7 +294,7 @@ def bench(tmp: Path, args: argparse.Namespace) -> int:
             args.big_runs,
             [(fnrun_big, fnrun_step(big, work, args.image)), (kpt_big, kpt_step(big, work, args.image))],
         )
-    return report(args, fnrun_small, kpt_small, bare, bare_process, fnrun_big, kpt_big)
+    return report(args, fnrun_small, kpt_small, bare, bare_process, fnrun_library, fnrun_big, kpt_big)
 
 
 def report(
@@ -291,15 +303,17 @@ def report(
     kpt_small: Series,
     bare: Series,
     bare_process: Series,
+    fnrun_library: Series,
     fnrun_big: Series,
     kpt_big: Series,
 ) -> int:
     print()
-    print(f"{'case / tool (wall seconds)':<50} {'median':>8} {'min':>8} {'max':>8} {'n':>3} {'RSS MiB':>7}")
+    print(f"{'case / tool (wall seconds)':<56} {'median':>8} {'min':>8} {'max':>8} {'n':>3} {'RSS MiB':>7}")
     print(row("4 resources: fnrun run (process, end to end)", fnrun_small))
     print(row("4 resources: kpt fn eval", kpt_small))
     print(row("4 resources: bare SDK run (in-process)", bare))
     print(row("4 resources: bare SDK run (fresh python process)", bare_process))
+    print(row("4 resources: fnrun via api.run (fresh process, no CLI)", fnrun_library))
     if fnrun_small.inner:
         print(row("4 resources: the function, as fnrun reports it", Series("inner", fnrun_small.inner)))
     if fnrun_big.times:
@@ -311,7 +325,8 @@ def report(
         "bare (in-process): engine calls only (create, attach, start, stdin, stdout, wait, remove) with\n"
         "fnrun's sandbox settings, client made beforehand: the target's baseline. bare (fresh python\n"
         "process): the same plus interpreter start-up, `import docker` and from_env: the floor for a\n"
-        "Python tool. RSS: peak of the tool's own process (wait4)."
+        "Python tool. api.run: fnrun's library call in a new interpreter, i.e. fnrun without its\n"
+        "command-line layer. RSS: peak of the tool's own process (wait4)."
     )
     print()
     checks = [
