@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sys
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
@@ -101,6 +101,7 @@ def run(request: RunRequest, events: "Events | None" = None, stdout: IO[str] | N
     tracker = origin.Tracker() if annotating else None
     recorder = Recorder(display, summary, tracker)  # type: ignore[arg-type]
     started = time.monotonic()
+    document = request.results_format  # written last, also for a failed run
     error: FnrunError | None = None
     diff_text: str | None = None
     try:
@@ -110,7 +111,7 @@ def run(request: RunRequest, events: "Events | None" = None, stdout: IO[str] | N
         else:
             assert root is not None
             outcome = run_package(root, functions, options, recorder, write=False)
-            summary.plan = outcome.plan
+            summary.plan = None if request.to_stdout else outcome.plan
         resources = outcome.resources
         if tracker is not None:
             resources = origin.annotate(resources, tracker, request.origin_annotations, request.transformer_annotations)
@@ -121,21 +122,23 @@ def run(request: RunRequest, events: "Events | None" = None, stdout: IO[str] | N
             summary.written = True
         summary.elapsed = time.monotonic() - started
         _call(display, "summary", summary)
-        if request.results_format is None:
-            out.write(diff_text if diff_text is not None else resourcelist.encode(resources) if from_stdin or request.to_stdout else "")
+        if document is None and diff_text is not None:
+            out.write(diff_text)
+        elif document is None and (from_stdin or request.to_stdout):
+            out.write(resourcelist.encode(resources))
         if request.check and summary.plan is not None and summary.plan.changes:
             raise diff.Drift(diff.drift_message(request.directory, summary.plan))
     except FnrunError as err:
         error = err
         raise
     except BaseException:  # Ctrl-C, a bug: no results document that would claim success
-        request = replace(request, results_format=None)
+        document = None
         raise
     finally:
         _call(display, "close")
-        if request.results_format is not None:
+        if document is not None:
             summary.elapsed = summary.elapsed or time.monotonic() - started
-            out.write(formats.render(request.results_format, summary, error, diff_text))
+            out.write(formats.render(document, summary, error, diff_text))
         out.flush()
     return summary
 

@@ -90,7 +90,7 @@ class Recorder(Display):
     in the summary (a failed run has no Outcome to give them), and feeds the lineage tracker."""
 
     def __init__(self, display: "Display", summary: RunSummary, tracker: "Tracker | None" = None) -> None:
-        super().__init__(display.quiet, display.verbose)
+        super().__init__(getattr(display, "quiet", False), getattr(display, "verbose", False))
         self.display, self.record, self.tracker = display, summary, tracker
 
     def planned(self, specs: list["FunctionSpec"]) -> None:
