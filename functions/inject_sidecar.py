@@ -19,7 +19,9 @@ Decisions:
   second run adds nothing. When that existing one differs from the configured one, a warning says so
   (the function does not overwrite a container it cannot tell apart from a hand-written one).
 - Comments written inside the configured entries travel with them into the workloads; the comment
-  lines and blank lines that follow an entry in the config (above the next config key) do not.
+  lines and blank lines that follow an entry in the config (above the next config key) do not. A
+  list written inline (`containers: [{name: db, image: db:1}]`) stays inline and gets the entries
+  without their comments, which an inline list cannot hold.
 """
 
 from __future__ import annotations
@@ -97,11 +99,14 @@ def _inject(resources: sdk.ResourceList, workload: sdk.Resource, pod_spec: dict,
             pod_spec.insert(list(pod_spec).index("containers"), list_name, present)
         else:
             pod_spec[list_name] = present
+    # An inline list (`containers: [{...}]`, or any list of an inline pod spec) gets inline entries,
+    # and an inline entry has no room for a comment: ruamel would end the line inside the brackets.
+    inline = _is_flow(pod_spec) or _is_flow(present)
     by_name = {str(e.get("name")): e for e in present if isinstance(e, dict)}
     for entry in entries:
         name = str(entry["name"])
         if name not in by_name:
-            present.append(_detached(entry))
+            present.append(_uncommented(entry) if inline else _detached(entry))
         elif sdk.plain(by_name[name]) != sdk.plain(entry):
             path = sdk.paths.render([*workload.pod_template_path, "spec", list_name, ("name", name)])
             resources.warning(f"{workload.display} already has {list_name} entry {name!r}, different from "
@@ -129,6 +134,27 @@ def _detached(entry: dict) -> dict:
                     comments.items[last][slot] = None
         node = node[last]
     return entry
+
+
+def _is_flow(node: Any) -> bool:
+    """Whether a round-trip collection was written inline (`{...}`, `[...]`)."""
+    attributes = getattr(node, "fa", None)
+    return bool(attributes is not None and attributes.flow_style())
+
+
+def _uncommented(node: Any) -> Any:
+    """A copy without any comment, for a list written inline."""
+    node = copy.deepcopy(node)
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, (dict, list)):
+            if hasattr(current, "ca"):
+                current.ca.items.clear()
+                current.ca.comment = None
+                current.ca.end = []
+            stack.extend(current.values() if isinstance(current, dict) else current)
+    return node
 
 
 if __name__ == "__main__":

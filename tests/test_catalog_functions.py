@@ -549,6 +549,23 @@ def test_inject_sidecar_leaves_the_configs_comments_between_keys_behind() -> Non
     assert "emptyDir: {} # scratch" in lines, "the entry's own end-of-line comment travels"
 
 
+def test_inject_sidecar_keeps_an_inline_list_inline_without_comments() -> None:
+    """`containers: [{...}]` with a commented entry appended would break inside the brackets."""
+    config = SIDECAR_CONFIG.replace("kinds: [Deployment]", "kinds: [StatefulSet]")
+    inline_pod = STATEFULSET.replace("  template:\n    spec:\n      containers: [{name: db, image: db:1}]\n",
+                                     "  template: {spec: {containers: [{name: db, image: db:1}]}}\n")
+    out = run_twice("inject_sidecar", resource_list(STATEFULSET + "---\n" + inline_pod.replace("name: db,", "name: db2,"),
+                                                    config))
+    item = out.text[: out.text.index("functionConfig:")]
+    [line] = [line for line in item.splitlines() if line.strip().startswith("containers: [")]
+    assert line.strip() == "containers: [{name: db, image: db:1}, {name: proxy, image: proxy:2}]"
+    assert "template: {spec: {initContainers: [{name: setup, image: setup:1}], containers: [{name: db2, image: db:1}, " \
+           "{name: proxy, image: proxy:2}], volumes: [{name: proxy-certs, emptyDir: {}}]}}\n" in item
+    assert "# the mesh proxy" not in item
+    for name in ("db", "db2"):
+        assert [c.name for c in out.item("StatefulSet", name).containers()] == ["setup", name, "proxy"]
+
+
 def test_inject_sidecar_selects_by_annotation_and_warns_on_a_different_namesake() -> None:
     config = SIDECAR_CONFIG.replace("kinds: [Deployment]\n    matchLabels: {app: web}",
                                     "matchAnnotations: {fnrun.dev/proxy: 'on'}")
