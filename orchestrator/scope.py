@@ -62,8 +62,8 @@ def reconcile(spec: FunctionSpec, sent: list[Resource], output: list[Resource]) 
 
 
 def _unique_identities(resources: list[Resource]) -> dict[tuple[str, str, str, str], Resource]:
-    """Resources by identity, those sharing one left out; each identity is computed once (three
-    times per resource cost 0.2 s on 10,000)."""
+    """Resources by identity, those sharing one left out; each identity is computed once, not
+    three times (a third of reconcile's time on 10,000 items)."""
     keyed = [(ann.identity(r.data), r) for r in resources]
     counts = Counter(key for key, _ in keyed)
     return {key: r for key, r in keyed if counts[key] == 1}
