@@ -231,6 +231,8 @@ def adhoc(
             }
         )
     kind = "container" if image else "exec"
+    if exec_path is not None:
+        exec_path = str(Path(exec_path).absolute())  # relative to where the user typed it, not to the config
     return FunctionSpec(kind=kind, image=image, exec_path=exec_path, config=config, declared_in=declared_in, global_scope=True)
 
 

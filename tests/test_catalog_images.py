@@ -388,9 +388,6 @@ def test_exec_function_leaves_the_same_files_as_the_image(name: str, edit: Edit 
     assert {rel: content for rel, (content, _) in exec_files.items()} == {rel: content for rel, (content, _) in image_files.items()}
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "orchestrator: with --fn-config inside the package, a relative --exec path is resolved against the "
-    "config file's directory (as for a declared exec function) instead of the working directory"))
 def test_exec_with_the_packages_own_fn_config(tmp_path: Path) -> None:
     """The obvious development loop, `--fn-config DIR/fn-config.yaml`, should find functions/<name>.py
     where the user is, as it does when the config lives elsewhere."""

@@ -54,3 +54,19 @@ def test_rejected_answers_fail_and_write_nothing(tmp_path: Path, answer: str, ne
     result = fnrun("run", str(tmp_path), "--exec", str(script), "--enable-exec")
     assert_one_line_error(result, needle, code=1)
     assert snapshot(tmp_path) == before
+
+
+def test_a_commented_element_added_to_an_inline_list_becomes_a_block_list(tmp_path: Path) -> None:
+    script = _script(
+        tmp_path.parent,
+        f"{tmp_path.name}-sidecar",
+        "#!/usr/bin/env python3\nimport sys\nrl = sys.stdin.read()\n"
+        "rl = rl.replace('containers: [{name: db, image: db:1}]', 'containers:\\n    - {name: db, image: db:1}\\n    - name: side # the sidecar\\n      image: side:1')\n"
+        "sys.stdout.write(rl)\n",
+    )
+    write_package(tmp_path, {"db.yaml": "apiVersion: v1\nkind: Pod\nmetadata:\n  name: db\nspec:\n  containers: [{name: db, image: db:1}]\n"})
+    result = fnrun("run", str(tmp_path), "--exec", str(script), "--enable-exec")
+    assert result.code == 0, result
+    written = (tmp_path / "db.yaml").read_text()
+    assert "# the sidecar" in written
+    assert load(tmp_path / "db.yaml")["spec"]["containers"] == [{"name": "db", "image": "db:1"}, {"name": "side", "image": "side:1"}]

@@ -210,14 +210,22 @@ def adopt_styles(new: Any, base: Any) -> None:
         container = new
     else:
         return
-    if base.fa.flow_style() and not new.fa.flow_style():
-        new.fa.set_flow_style()
+    if base.fa.flow_style() and not new.fa.flow_style() and not _has_comments(new):
+        new.fa.set_flow_style()  # a comment cannot live inside a flow collection
     for key, base_key in pairs:
         mine, theirs = container[key], base[base_key]
         if isinstance(mine, (CommentedMap, CommentedSeq)):
             adopt_styles(mine, theirs)
         elif same(mine, theirs) and type(mine) is not type(theirs):
             container[key] = theirs
+
+
+def _has_comments(node: Any) -> bool:
+    if isinstance(node, (CommentedMap, CommentedSeq)):
+        if node.ca.comment or any(node.ca.items.values()):
+            return True
+        return any(_has_comments(v) for v in (node.values() if isinstance(node, CommentedMap) else node))
+    return False
 
 
 def _sync_regions(base: list[str], a: list[str], b: list[str]) -> list[tuple[int, int, int, int, int, int]]:
