@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Callable
 
 import pytest
 
@@ -119,7 +120,7 @@ def test_a_terminal_shows_a_failed_functions_stderr(tmp_path: Path) -> None:
     assert final[-2] == "fnrun: error: function fnrun-test/fail:v1 failed with exit code 3"
 
 
-def _wait_for(session: str, ready, timeout: float = 120) -> list[str]:  # type: ignore[no-untyped-def]
+def _wait_for(session: str, ready: Callable[[list[str]], bool], timeout: float = 120) -> list[str]:
     deadline = time.monotonic() + timeout
     screen: list[str] = []
     while time.monotonic() < deadline:
