@@ -11,14 +11,17 @@ import io
 import re
 from dataclasses import dataclass
 from difflib import SequenceMatcher
-from typing import Any
-
-from ruamel.yaml import YAML
-from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from typing import TYPE_CHECKING, Any
 
 from ..errors import FnrunError
 from . import fast
 from .text import comments
+
+if TYPE_CHECKING:
+    from ruamel.yaml import YAML
+
+# ruamel is imported inside the functions that edit: most runs (and every `fnrun wrap` call inside
+# a function image) change no document and never pay its ~20 ms import.
 
 
 @dataclass(frozen=True)
@@ -73,6 +76,7 @@ def detect_style(text: str) -> Style:
 
 
 def _yaml(style: Style) -> YAML:
+    from ruamel.yaml import YAML
     yaml = YAML(typ="rt")
     yaml.preserve_quotes = True
     yaml.width = 4096
@@ -89,6 +93,7 @@ def load(text: str) -> Any:
 
 
 def _keep_anchors(node: Any, seen: set[int]) -> None:
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
     if not isinstance(node, (CommentedMap, CommentedSeq)) or id(node) in seen:
         return
     seen.add(id(node))
@@ -120,6 +125,7 @@ def same(a: Any, b: Any) -> bool:
 
 
 def _to_tree(data: Any) -> Any:
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
     if isinstance(data, dict):
         node = CommentedMap()
         for key, value in data.items():
@@ -148,6 +154,7 @@ def sync(tree: Any, data: Any) -> Any:
 
 
 def _children(tree: Any, data: Any) -> list[tuple[Any, Any]]:
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
     if isinstance(tree, CommentedMap) and isinstance(data, dict):
         return [(tree[k], data[k]) for k in tree if k in data]
     if isinstance(tree, CommentedSeq) and isinstance(data, list):
@@ -156,6 +163,7 @@ def _children(tree: Any, data: Any) -> list[tuple[Any, Any]]:
 
 
 def _count_nodes(tree: Any, counts: dict[int, int]) -> None:
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
     if not isinstance(tree, (CommentedMap, CommentedSeq)):
         return
     counts[id(tree)] = counts.get(id(tree), 0) + 1
@@ -177,6 +185,7 @@ def _collect(tree: Any, data: Any, shared: set[int], wanted: dict[int, list[Any]
 
 
 def _sync(tree: Any, data: Any, divergent: set[int]) -> Any:
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
     if id(tree) in divergent:
         return _to_tree(data)
     if isinstance(tree, CommentedMap) and isinstance(data, dict):
@@ -202,6 +211,7 @@ def _sync(tree: Any, data: Any, divergent: set[int]) -> Any:
 
 def adopt_styles(new: Any, base: Any) -> None:
     """Where a value did not change, reuse the original's node: its quotes, scalar style and flow style."""
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
     if isinstance(new, CommentedMap) and isinstance(base, CommentedMap):
         pairs = [(k, k) for k in new if k in base]
         container = new
@@ -221,6 +231,7 @@ def adopt_styles(new: Any, base: Any) -> None:
 
 
 def _has_comments(node: Any) -> bool:
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
     if isinstance(node, (CommentedMap, CommentedSeq)):
         if node.ca.comment or any(node.ca.items.values()):
             return True
