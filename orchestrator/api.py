@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
-from . import resourcelist, writer
+from . import pipes, resourcelist, writer
+from .pipes import read_chunks, source_chunks
 from .reader import Package, read_package
 from .writer import WritePlan
 from .errors import FnrunError, InputError
@@ -24,27 +25,40 @@ if TYPE_CHECKING:
 
 def source(root: Path | str) -> str:
     """The package as a config.kubernetes.io/v1 ResourceList, comments and origin annotations included."""
-    package = read_package(root)
-    return resourcelist.encode(package.resources)
+    return "".join(source_chunks(root))
 
 
-def sink(root: Path | str, content: str, source_name: str = "stdin") -> WritePlan:
-    """Write a ResourceList, List or plain stream into root (created when missing).
+def write_source(root: Path | str, out: IO[str]) -> None:
+    """`source` written to `out` while the package is read (what `fnrun source` does)."""
+    pipes.write_source(root, out)
+
+
+def sink(root: Path | str, content: str | IO[bytes], source_name: str = "stdin") -> WritePlan:
+    """Write a ResourceList, List or plain stream (text, or a binary stream read as it arrives)
+    into root, created when missing.
 
     An existing root is brought in line with the input: files whose resources are unchanged keep
     their bytes, changed ones are edited in place, and resource files the input no longer holds are
-    deleted (so `fnrun source d | filter | fnrun sink d` works like an in-place run)."""
+    deleted (so `fnrun source d | filter | fnrun sink d` works like an in-place run). An input
+    without any document is refused rather than taken as "delete everything": an empty list says
+    `items: []`."""
     root = Path(root)
     original = read_package(root) if root.exists() else None
-    decoded = resourcelist.decode(content, source_name)
-    return writer.write(root, decoded.items, original)
+    chunks = [content] if isinstance(content, str) else read_chunks(content, source_name)
+    streaming = writer.StreamWriter(root, original)
+    try:
+        decoded = resourcelist.decode_stream(chunks, source_name, streaming)
+        if decoded.kind == "stream" and not decoded.items:
+            raise InputError(f"{source_name}: no resources in the input (an empty ResourceList says `items: []`); nothing written")
+        return streaming.finish()
+    except BaseException:
+        streaming.abort()
+        raise
 
 
 def read_stdin() -> str:
     """All of stdin as text, with invalid UTF-8 reported as an input error."""
     return fast.decode(sys.stdin.buffer.read(), "stdin")
-
-
 
 
 @dataclass(frozen=True)

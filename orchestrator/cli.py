@@ -34,7 +34,7 @@ def source(directory: Path = typer.Argument(..., help="Package directory to read
     """Print a package as a ResourceList (with path/index annotations and comments) on stdout."""
     from . import api
 
-    sys.stdout.write(api.source(directory))
+    api.write_source(directory, sys.stdout)
 
 
 @app.command(epilog="Example:  fnrun source pkg | fnrun sink out/")
@@ -44,7 +44,7 @@ def sink(directory: Path = typer.Argument(..., help="Package directory to write 
     Unchanged files keep their bytes; resource files missing from the input are deleted."""
     from . import api
 
-    plan = api.sink(directory, api.read_stdin())
+    plan = api.sink(directory, sys.stdin.buffer)
     print(f"fnrun sink: {plan.summary()}", file=sys.stderr)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterator
 
 from . import annotations as ann
 from .errors import InputError
@@ -85,24 +86,31 @@ def _inside(path: str, root: str) -> bool:
 
 def read_package(root: Path | str) -> Package:
     """Every resource under root, in file order then document order."""
-    root = Path(root)
-    if not root.is_dir():
-        raise InputError(f"{root}: not a directory")
-    package = Package(root)
+    package = Package(Path(root))
     with fast.gc_paused():
-        for rel in package_files(root):
-            _read_into(package, root, rel)
+        for source, resources in iter_files(root):
+            package.files[source.path] = source
+            package.resources.extend(resources)
     return package
 
 
-def _read_into(package: Package, root: Path, rel: str) -> None:
+def iter_files(root: Path | str) -> Iterator[tuple[SourceFile, list[Resource]]]:
+    """The package file by file, so `fnrun source` can send a file's items while it reads the
+    next. Callers pause the cyclic GC around the whole loop (`fast.gc_paused`)."""
+    root = Path(root)
+    if not root.is_dir():
+        raise InputError(f"{root}: not a directory")
+    for rel in package_files(root):
+        yield read_path(root, rel)
+
+
+def read_path(root: Path, rel: str) -> tuple[SourceFile, list[Resource]]:
+    """One package file, read and parsed."""
     try:
         raw = (root / rel).read_bytes()
     except OSError as err:
         raise InputError(f"{rel}: cannot read: {err.strerror}") from None
-    source, resources = read_file(rel, raw)
-    package.files[rel] = source
-    package.resources.extend(resources)
+    return read_file(rel, raw)
 
 
 def read_file(rel: str, raw: bytes) -> tuple[SourceFile, list[Resource]]:

@@ -5,11 +5,12 @@ when a function left them alone."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterable, Iterator, Protocol
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from . import annotations as ann
+from . import fastlist
 from .errors import InputError
 from .reader import parse_stream
 from .resource import Resource
@@ -27,11 +28,12 @@ class Decoded:
     kind: str = "ResourceList"  # ResourceList | List | stream
 
 
+HEADER = f"apiVersion: {API_VERSION}\nkind: ResourceList\n"
+
+
 def encode(items: list[Resource], function_config: Resource | dict | None = None) -> str:
     """A config.kubernetes.io/v1 ResourceList with each item's own text (comments included)."""
-    parts = [f"apiVersion: {API_VERSION}\nkind: ResourceList\n"]
-    parts.append("items:\n" if items else "items: []\n")
-    parts.extend(text.indent_item(item.text) for item in items)
+    parts = [HEADER, "items:\n" if items else "items: []\n", encode_items(items)]
     if function_config is not None:
         config_text = function_config.text if isinstance(function_config, Resource) else fast.dump(function_config)
         parts.append("functionConfig:\n")
@@ -41,13 +43,52 @@ def encode(items: list[Resource], function_config: Resource | dict | None = None
     return "".join(parts)
 
 
+def encode_items(items: list[Resource]) -> str:
+    """The `items:` entries for some resources: what `fnrun source` sends file by file."""
+    return "".join(text.indent_item(item.text) for item in items)
+
+
 def decode(content: str, source: str) -> Decoded:
     """Items of a ResourceList (v1, v1beta1, v1alpha1), a `kind: List`, or a plain stream."""
+    return decode_stream([content], source)
+
+
+class ItemSink(Protocol):
+    """Receives items as `decode_stream` decodes them (a `writer.StreamWriter`)."""
+
+    def add(self, item: Resource) -> None: ...
+
+    def reset(self) -> None: ...
+
+
+def decode_stream(chunks: Iterable[str], source: str, sink: ItemSink | None = None) -> Decoded:
+    """`decode` for text arriving in chunks (a pipe): a list in fnrun's own layout is decoded item
+    by item as it arrives, each item handed to `sink` at once; anything else is decoded once all
+    of it is there (the sink is then reset and given every item)."""
+    chunks = iter(chunks)
+    seen: list[str] = []
+
+    def remember() -> Iterator[str]:
+        for chunk in chunks:
+            seen.append(chunk)
+            yield chunk
+
     with fast.gc_paused():
-        return _decode(content, source)
+        try:
+            items, config, results = fastlist.decode_lines(remember(), source, sink.add if sink else None)
+            return Decoded(items, config, results)
+        except fastlist.NotFast:
+            pass
+        if sink is not None:
+            sink.reset()
+        decoded = decode_whole("".join(seen) + "".join(chunks), source)
+        if sink is not None:
+            for item in decoded.items:
+                sink.add(item)
+        return decoded
 
 
-def _decode(content: str, source: str) -> Decoded:
+def decode_whole(content: str, source: str) -> Decoded:
     content = content.replace("\r\n", "\n")
     if content and not content.endswith("\n"):
         content += "\n"

@@ -6,11 +6,8 @@ touched (not even its mtime)."""
 
 from __future__ import annotations
 
-import ctypes
 import os
 import posixpath
-import tempfile
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -18,6 +15,7 @@ from . import annotations as ann
 from .errors import InputError
 from .reader import Package, SourceFile
 from .resource import Resource
+from .staging import Stager
 from .yamlio import fast, roundtrip, text
 
 
@@ -47,7 +45,7 @@ class PathChecker:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.real_root = os.path.realpath(root)
-        self._real_dirs: dict[str, str] = {}
+        self._real_dirs: dict[str, str] = {"": self.real_root}
 
     def __call__(self, path: str) -> Path:
         """The file a resource path names, refusing absolute paths, `..` and symlink escapes."""
@@ -57,10 +55,8 @@ class PathChecker:
         if ".." in pure.parts:
             raise InputError(f"resource path {path!r} leaves the package (contains '..')")
         target = self.root / pure
-        parent = posixpath.dirname(path)
-        real = self._real_dirs.get(parent)
-        if real is None:
-            real = self._real_dirs[parent] = os.path.realpath(self.root / parent)
+        parent = pure.parent.as_posix()
+        real = self._real_dir("" if parent == "." else parent)
         if os.path.islink(target):
             real = os.path.realpath(target)
         elif os.path.isdir(target):
@@ -68,6 +64,18 @@ class PathChecker:
         if real != self.real_root and not real.startswith(self.real_root.rstrip(os.sep) + os.sep):
             raise InputError(f"resource path {path!r} leaves the package through a symlink")
         return target
+
+    def _real_dir(self, rel: str) -> str:
+        """Where a package directory really is: its parent's real path plus its name, unless it
+        is a symlink (one lstat per directory, however many files it holds)."""
+        real = self._real_dirs.get(rel)
+        if real is None:
+            head, name = posixpath.split(rel)
+            real = os.path.join(self._real_dir(head), name)
+            if os.path.islink(real):
+                real = os.path.realpath(real)
+            self._real_dirs[rel] = real
+        return real
 
 
 def check_path(root: Path, path: str) -> Path:
@@ -92,12 +100,18 @@ def plan(root: Path | str, resources: list[Resource], original: Package | None =
             result.unchanged.append(path)
         else:
             result.changes.append(FileChange(path, new, source.raw if source else None))
-    if original is not None:
-        for path in sorted(set(original.files) - set(by_path)):
-            if original.in_file(path):
-                check(path)
-                result.changes.append(FileChange(path, None, original.files[path].raw))
+    result.changes.extend(_deletions(original, set(by_path), check))
     return result
+
+
+def _deletions(original: Package | None, kept: set[str], check: PathChecker) -> list[FileChange]:
+    """Files of the original package whose resources are all gone."""
+    if original is None:
+        return []
+    gone = [p for p in sorted(set(original.files) - kept) if original.in_file(p)]
+    for path in gone:
+        check(path)
+    return [FileChange(path, None, original.files[path].raw) for path in gone]
 
 
 def _render_file(path: str, resources: list[Resource], original: Package | None, source: SourceFile | None) -> bytes:
@@ -202,76 +216,83 @@ def apply(plan_: WritePlan) -> None:
     """Write a plan: every new file is staged next to its target first; only when all are staged
     are they renamed into place, then removed files deleted. An error while staging leaves the
     package as it was."""
-    staged: list[tuple[Path, Path]] = []
+    stager = Stager(plan_.root)
     try:
         for change in plan_.changes:
             if change.new is not None:
-                target = plan_.root / change.path
-                staged.append((_stage(target, change.new), target))
-        _flush([temp for temp, _ in staged], plan_.root)
-    except BaseException as err:
-        for temp, _ in staged:
-            temp.unlink(missing_ok=True)
-        if isinstance(err, OSError):
-            raise InputError(f"cannot write {err.filename or plan_.root}: {err.strerror}") from None
-        raise
-    for temp, target in staged:
-        os.replace(temp, target)
-    for change in plan_.changes:
-        if change.new is None:
-            (plan_.root / change.path).unlink(missing_ok=True)
-
-
-def _stage(target: Path, content: bytes) -> Path:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        mode = target.stat().st_mode & 0o7777
-    except FileNotFoundError:
-        umask = os.umask(0)
-        os.umask(umask)
-        mode = 0o666 & ~umask
-    fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".fnrun-tmp", dir=target.parent)
-    temp = Path(name)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(content)
-        os.chmod(temp, mode)
+                stager.submit(change.path, change.new)
+        stager.commit([c.path for c in plan_.changes if c.new is None])
     except BaseException:
-        temp.unlink(missing_ok=True)
+        stager.rollback()
         raise
-    return temp
 
 
-def _flush(files: list[Path], root: Path) -> None:
-    """Make staged files durable before any rename: one syncfs(2) for the package's filesystem
-    where Linux offers it (2,000 fsyncs cost seconds), else an fsync per file on a few threads."""
-    if not files:
-        return
-    if _syncfs(root):
-        return
+class StreamWriter:
+    """`write` for resources that arrive one by one (a sink reading a pipe): a file is rendered
+    and staged as soon as a resource for another path shows it complete, while the input is still
+    being decoded; nothing lands before `finish`, which validated every path first. A file that
+    gets more resources after it was staged is rendered again. `abort` undoes all staging."""
 
-    def fsync(path: Path) -> None:
-        fd = os.open(path, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+    def __init__(self, root: Path | str, original: Package | None) -> None:
+        self.root = Path(root)
+        self.original = original
+        self._check = PathChecker(self.root)
+        self._stager = Stager(self.root)
+        self._groups: dict[str, list[Resource]] = {}
+        self._done: dict[str, FileChange | None] = {}  # rendered paths: their change, None if unchanged
+        self._staged: set[str] = set()
+        self._current: str | None = None
 
-    with ThreadPoolExecutor(max_workers=min(16, len(files))) as pool:
-        list(pool.map(fsync, files))
+    def add(self, resource: Resource) -> None:
+        path = resource.path or ann.default_path(resource.value)
+        if path not in self._groups:
+            self._check(path)
+            self._groups[path] = []
+        if self._current is not None and path != self._current:
+            self._render(self._current)
+        self._current = path
+        self._groups[path].append(resource)
+        self._done.pop(path, None)
 
+    def _render(self, path: str) -> None:
+        source = self.original.files.get(path) if self.original else None
+        new = _render_file(path, self._groups[path], self.original, source)
+        if source is not None and new == source.raw:
+            if path in self._staged:  # staged before more of its resources came
+                self._stager.submit(path, None)
+                self._staged.discard(path)
+            self._done[path] = None
+        else:
+            self._done[path] = FileChange(path, new, source.raw if source else None)
+            self._stager.submit(path, new)
+            self._staged.add(path)
 
-def _syncfs(root: Path) -> bool:
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        syncfs = libc.syncfs
-    except (OSError, AttributeError):
-        return False
-    fd = os.open(root, os.O_RDONLY)
-    try:
-        return syncfs(fd) == 0
-    finally:
-        os.close(fd)
+    def reset(self) -> None:
+        """Start over (the decoder will deliver every resource again)."""
+        self._stager.discard()
+        self._groups.clear()
+        self._done.clear()
+        self._staged.clear()
+        self._current = None
+
+    def finish(self) -> WritePlan:
+        for path in self._groups:
+            if path not in self._done:
+                self._render(path)
+        result = WritePlan(self.root)
+        for path in sorted(self._done):
+            change = self._done[path]
+            if change is None:
+                result.unchanged.append(path)
+            else:
+                result.changes.append(change)
+        deletions = _deletions(self.original, set(self._groups), self._check)
+        result.changes.extend(deletions)
+        self._stager.commit([c.path for c in deletions])
+        return result
+
+    def abort(self) -> None:
+        self._stager.rollback()
 
 
 def write(root: Path | str, resources: list[Resource], original: Package | None = None) -> WritePlan:

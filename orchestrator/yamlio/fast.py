@@ -8,7 +8,7 @@ import re
 from typing import Any, Iterator
 
 import yaml
-from yaml.nodes import MappingNode, Node, ScalarNode
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from ..errors import InputError
 
@@ -42,7 +42,7 @@ _CORE = [
 ]
 _MAP = "tag:yaml.org,2002:map"
 _SEQ = "tag:yaml.org,2002:seq"
-_resolved: dict[tuple[type, str, tuple[bool, bool]], str] = {}
+_plain_tags: dict[str, str] = {}  # plain scalar text -> its core-schema tag
 
 
 class StrictLoader(_Base):  # type: ignore[misc, valid-type]
@@ -52,47 +52,80 @@ class StrictLoader(_Base):  # type: ignore[misc, valid-type]
     yaml_implicit_resolvers: dict = {}
 
     def resolve(self, kind: type, value: str, implicit: tuple[bool, bool]) -> str:  # type: ignore[override]
-        key = (kind, value if kind is ScalarNode else "", implicit)
-        tag = _resolved.get(key)
-        if tag is None:
-            tag = super().resolve(kind, value, implicit)
-            if len(_resolved) < 100_000:
-                _resolved[key] = tag
-        return tag
+        """Called by libyaml's composer for every node: quoted scalars are strings, plain ones are
+        looked up in a cache, collections take the default tags (no path resolvers here)."""
+        if kind is ScalarNode:
+            if not implicit[0]:
+                return _STR
+            tag = _plain_tags.get(value)
+            if tag is None:
+                tag = super().resolve(kind, value, implicit)
+                if len(_plain_tags) < 100_000:
+                    _plain_tags[value] = tag
+            return tag
+        return _SEQ if kind is SequenceNode else _MAP
 
     def construct_document(self, node: Node) -> Any:  # type: ignore[override]
         return self._value(node, {})
 
     def _value(self, node: Node, seen: dict[int, Any]) -> Any:
-        """Plain value of a node; the common tags inline, the rest through PyYAML's constructors."""
+        """Plain value of a node; the common tags inline, the rest through PyYAML's constructors.
+        `seen` maps nodes already built to their values, so an alias yields the same object."""
         tag = node.tag
         if tag == _STR:
             return node.value
         if tag == _MAP and isinstance(node, MappingNode):
             if id(node) in seen:
                 return seen[id(node)]
-            if any(k.tag == _MERGE_TAG for k, _ in node.value):
-                self.flatten_mapping(node)
             out: dict = {}
             seen[id(node)] = out
+            value = self._value
             for key_node, value_node in node.value:
-                key = self._value(key_node, seen)
-                if isinstance(key, (list, dict)):
-                    raise yaml.constructor.ConstructorError(None, None, "unhashable mapping key", key_node.start_mark)
+                key_tag = key_node.tag
+                if key_tag == _STR:
+                    key = key_node.value
+                elif key_tag == _MERGE_TAG:
+                    return self._merged(node, out, seen)
+                else:
+                    key = self._key(key_node, seen)
                 if key in out:
                     raise _DuplicateKey(None, None, f"duplicate key {key_node.value!r}", key_node.start_mark)
-                out[key] = self._value(value_node, seen)
+                out[key] = value_node.value if value_node.tag == _STR else value(value_node, seen)
             return out
-        if tag == _SEQ and not isinstance(node, ScalarNode):
+        if tag == _SEQ and isinstance(node, SequenceNode):
             if id(node) in seen:
                 return seen[id(node)]
             items: list = []
             seen[id(node)] = items
-            items.extend(self._value(child, seen) for child in node.value)
+            items.extend(child.value if child.tag == _STR else self._value(child, seen) for child in node.value)
             return items
         if isinstance(node, ScalarNode) and tag in _SCALARS:
             return _SCALARS[tag](node.value)
         return self.construct_object(node, deep=True)
+
+    def _key(self, node: Node, seen: dict[int, Any]) -> Any:
+        key = self._value(node, seen)
+        if isinstance(key, (list, dict)):
+            raise yaml.constructor.ConstructorError(None, None, "unhashable mapping key", node.start_mark)
+        return key
+
+    def _merged(self, node: MappingNode, out: dict, seen: dict[int, Any]) -> dict:
+        """A mapping with `<<` merge keys: merged pairs first (earlier merges win over later ones,
+        as PyYAML orders them), then the mapping's own keys, which override merged ones and must
+        not repeat among themselves."""
+        out.clear()
+        explicit = [(k, v) for k, v in node.value if k.tag != _MERGE_TAG]
+        self.flatten_mapping(node)
+        for key_node, value_node in node.value[: len(node.value) - len(explicit)]:
+            out[self._key(key_node, seen)] = self._value(value_node, seen)
+        own: set = set()
+        for key_node, value_node in explicit:
+            key = self._key(key_node, seen)
+            if key in own:
+                raise _DuplicateKey(None, None, f"duplicate key {key_node.value!r}", key_node.start_mark)
+            own.add(key)
+            out[key] = self._value(value_node, seen)
+        return out
 
 
 def _int(value: str) -> int:

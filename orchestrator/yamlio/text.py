@@ -27,19 +27,24 @@ def is_separator(line: str) -> bool:
     return bool(_SEPARATOR.match(line.rstrip("\n")))
 
 
+_SEPARATOR_LINE = re.compile(r"^(?:---|\.\.\.)(?:[ \t]+(?:#[^\n]*)?)?(?:\n|\Z)", re.M)
+
+
 def split_documents(text: str) -> list[Segment]:
     """Cut a (newline-normalised) YAML stream into separator lines and document texts."""
     segments: list[Segment] = []
-    lines = text.splitlines(keepends=True)
-    start = 0
-    for number, line in enumerate(lines):
-        if _SEPARATOR.match(line.rstrip("\n")):
-            if number > start:
-                segments.append(Segment("".join(lines[start:number]), start, False))
-            segments.append(Segment(line, number, True))
-            start = number + 1
-    if start < len(lines):
-        segments.append(Segment("".join(lines[start:]), start, False))
+    position = line = 0
+    for match in _SEPARATOR_LINE.finditer(text):
+        if match.start() == match.end():
+            continue  # an empty match at the very end
+        if match.start() > position:
+            segments.append(Segment(text[position : match.start()], line, False))
+            line += text.count("\n", position, match.start())
+        segments.append(Segment(match.group(), line, True))
+        line += 1
+        position = match.end()
+    if position < len(text):
+        segments.append(Segment(text[position:], line, False))
     return segments
 
 
@@ -55,7 +60,7 @@ def leading_blank_lines(text: str) -> int:
 
 def quote(value: str) -> str:
     """A YAML scalar for a value we stamp: single quotes (as kpt does), JSON escapes for control chars."""
-    if any(c in value for c in "\n\r\t\\") or not value.isprintable():
+    if "\\" in value or not value.isprintable():
         return json.dumps(value)
     return "'" + value.replace("'", "''") + "'"
 
@@ -150,32 +155,20 @@ def delete_lines(text: str, doomed: list[int]) -> str:
     return "".join(line for n, line in enumerate(text.splitlines(keepends=True)) if n not in gone)
 
 
-def _head_length(lines: list[str]) -> int:
-    """How many comment (and blank) lines open a document before its first content line."""
-    head = 0
-    while head < len(lines) and (not lines[head].strip() or lines[head].lstrip().startswith("#")):
-        head += 1
-    return head
+_HEAD_RUN = re.compile(r"(?:[ \t]*(?:#[^\n]*)?\n)*(?:[ \t]*(?:#[^\n]*)?\Z)?")  # leading blank and comment lines
+_INDENTED = re.compile(r"^[ \t]", re.M)
+_LINE_START = re.compile(r"\n(?=[^\n])")  # where a non-empty line starts after another
 
 
 def indent_item(text: str) -> str:
     """A document as a block sequence item of a ResourceList. Its head comments stand above the
-    dash, unindented: ruamel-based functions drop a comment written after `- `, but keep these."""
-    lines = text.splitlines(keepends=True)
-    head = _head_length(lines)
-    if head == len(lines) or any(line[:1] in (" ", "\t") for line in lines[:head]):
+    dash, unindented: ruamel-based functions drop a comment written after `- `, but keep these
+    (unless one of them is indented: then the whole document goes below the dash)."""
+    head = _HEAD_RUN.match(text).end()  # type: ignore[union-attr]
+    if head == len(text) or _INDENTED.search(text, 0, head):
         head = 0
-    out = lines[:head]
-    for n, line in enumerate(lines[head:]):
-        if n == 0:
-            out.append("- " + line)
-        elif line.strip("\r\n"):
-            out.append("  " + line)
-        else:
-            out.append(line)
-    if out and not out[-1].endswith("\n"):
-        out[-1] += "\n"
-    return "".join(out)
+    out = text[:head] + "- " + _LINE_START.sub("\n  ", text[head:])
+    return out if out.endswith("\n") else out + "\n"
 
 
 def item_head(lines: list[str], dash_line: int, dash_column: int, floor: int) -> int:

@@ -1,0 +1,206 @@
+"""ResourceLists through pipes: `fnrun source` writes one in pieces as the package is read, and
+`fnrun sink` reads one as it arrives, so both ends of `fnrun source A | fnrun sink B` work at
+once (the sink decodes and stages files while the source still reads).
+
+`fnrun source` reads a big package on two processes: a forked helper reads and encodes every
+other batch of files while this process does the rest and writes everything out in file order.
+Parsing YAML is CPU-bound and holds the GIL, so threads would not help."""
+
+from __future__ import annotations
+
+import codecs
+import contextlib
+import io
+import os
+import queue
+import signal
+import stat
+import threading
+from pathlib import Path
+from typing import IO, Iterator
+
+from . import resourcelist
+from .errors import FnrunError, InputError
+from .fastlist import FAILURE_NOTE
+from .reader import package_files, read_path
+from .yamlio import fast
+
+BATCH = 25  # files per batch handed out to a process
+FORK_FROM = 4 * BATCH  # fewer files than this: one process (a fork costs more than it saves)
+
+
+def source_chunks(root: Path | str, parallel: bool = True) -> Iterator[str]:
+    """The package as a config.kubernetes.io/v1 ResourceList, in pieces, in file order; on two
+    processes when `parallel` and the package is big."""
+    root = Path(root)
+    if not root.is_dir():
+        raise InputError(f"{root}: not a directory")
+    files = package_files(root)
+    batches = [files[i : i + BATCH] for i in range(0, len(files), BATCH)]
+    started = False
+    with fast.gc_paused():
+        for encoded in _encoded(root, batches, parallel):
+            if encoded:
+                if not started:
+                    yield resourcelist.HEADER + "items:\n"
+                    started = True
+                yield encoded
+    if not started:
+        yield resourcelist.HEADER + "items: []\n"
+
+
+def _encode(root: Path, batch: list[str]) -> str:
+    return "".join(resourcelist.encode_items(read_path(root, rel)[1]) for rel in batch)
+
+
+def _encoded(root: Path, batches: list[list[str]], parallel: bool) -> Iterator[str]:
+    """Each batch's items, in order: even batches encoded here, odd ones by a forked helper when
+    the package is big, the machine has a second core, and forking is safe (no other threads)."""
+    if not parallel or len(batches) * BATCH < FORK_FROM or (os.cpu_count() or 1) < 2 or not hasattr(os, "fork") or threading.active_count() > 1:
+        for batch in batches:
+            yield _encode(root, batch)
+        return
+    helper = _Helper(root, batches[1::2])
+    try:
+        for index, batch in enumerate(batches):
+            yield _encode(root, batch) if index % 2 == 0 else helper.next()
+    finally:
+        helper.close()
+
+
+class _Helper:
+    """A forked process encoding batches and sending them back through a pipe as records
+    `kind length\\n payload` (kind 0: items, 1: an input error's message, 2: anything else)."""
+
+    def __init__(self, root: Path, batches: list[list[str]]) -> None:
+        read_end, write_end = os.pipe()
+        self.pid = os.fork()
+        if self.pid == 0:  # the helper: never returns
+            os.close(read_end)
+            _helper_main(root, batches, write_end)
+        os.close(write_end)
+        self._records: queue.SimpleQueue[tuple[int, bytes]] = queue.SimpleQueue()
+        self._reader = threading.Thread(target=self._read, args=(os.fdopen(read_end, "rb"),), daemon=True)
+        self._reader.start()
+
+    def _read(self, stream: IO[bytes]) -> None:
+        """Drain the pipe on a thread, so the helper never waits for this process."""
+        with stream:
+            while header := stream.readline():
+                kind, length = map(int, header.split())
+                self._records.put((kind, stream.read(length)))
+        self._records.put((2, b"the source helper process stopped early"))
+
+    def next(self) -> str:
+        kind, payload = self._records.get()
+        if kind == 0:
+            return payload.decode()
+        if kind == 1:
+            raise InputError(payload.decode())
+        raise FnrunError(payload.decode(errors="replace"))
+
+    def close(self) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.pid, signal.SIGKILL)
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(self.pid, 0)
+
+
+def _helper_main(root: Path, batches: list[list[str]], fd: int) -> None:
+    """The forked helper: encode the batches, report the first error, exit without running the
+    parent's cleanup (stdout goes to /dev/null: only the parent writes the list)."""
+    code = 0
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, 1)
+        with os.fdopen(fd, "wb") as out:
+            for batch in batches:
+                try:
+                    kind, payload = 0, _encode(root, batch).encode()
+                except InputError as err:
+                    kind, payload = 1, str(err).encode()
+                except Exception as err:  # noqa: BLE001 - reported to the parent, which raises it
+                    kind, payload = 2, f"source helper: {type(err).__name__}: {err}".encode()
+                out.write(b"%d %d\n" % (kind, len(payload)) + payload)
+                if kind:
+                    break
+    except BaseException:  # noqa: BLE001 - a broken pipe or an interrupt: the parent decides
+        code = 1
+    finally:
+        os._exit(code)
+
+
+def write_source(root: Path | str, out: IO[str], flush_every: int = 1 << 18) -> None:
+    """Write `source` to `out` as it is read. Should a file turn out bad after output began, a
+    failure note (a reserved YAML indicator at column 0) ends the output, so that no consumer
+    takes the truncated list for a whole package; the error is raised as usual.
+
+    Into a pipe the package is read on one process: the reader at the other end (`fnrun sink`,
+    a function) needs the second core more than this side does."""
+    pending: list[str] = []
+    size = 0
+    began = False
+    try:
+        for chunk in source_chunks(root, parallel=not _is_pipe(out)):
+            pending.append(chunk)
+            size += len(chunk)
+            if size >= flush_every:
+                out.write("".join(pending))
+                out.flush()
+                pending, size, began = [], 0, True
+        out.write("".join(pending))
+    except FnrunError as err:
+        if began:
+            out.write(f"{FAILURE_NOTE}fnrun source failed: {err}\n")
+        raise
+
+
+def _is_pipe(out: IO[str]) -> bool:
+    try:
+        return stat.S_ISFIFO(os.fstat(out.fileno()).st_mode)
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        return False
+
+
+def read_chunks(stream: IO[bytes], source_name: str = "stdin", size: int = 1 << 20) -> Iterator[str]:
+    """A binary stream as UTF-8 text chunks as they arrive; invalid UTF-8 names its line.
+
+    A thread reads ahead into memory, so the producer at the other end of a pipe never waits for
+    this process to decode and write (the whole input is held anyway)."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    lines = offset = 0
+    for raw in _read_ahead(stream, size):
+        pending = len(decoder.getstate()[0])
+        try:
+            chunk = decoder.decode(raw, final=not raw)
+        except UnicodeDecodeError as err:
+            at = max(err.start - pending, 0)
+            line = lines + raw[:at].count(b"\n") + 1
+            raise InputError(f"{source_name}:{line}: invalid UTF-8 (byte {offset + at})") from None
+        lines += raw.count(b"\n")
+        offset += len(raw)
+        if chunk:
+            yield chunk
+
+
+def _read_ahead(stream: IO[bytes], size: int) -> Iterator[bytes]:
+    """The stream's blocks, read on a thread; the last block is b"" (end of input)."""
+    blocks: queue.SimpleQueue[bytes | BaseException] = queue.SimpleQueue()
+    read = getattr(stream, "read1", stream.read)
+
+    def reader() -> None:
+        try:
+            while block := read(size):
+                blocks.put(block)
+            blocks.put(b"")
+        except BaseException as err:  # noqa: BLE001 - re-raised in the consumer
+            blocks.put(err)
+
+    threading.Thread(target=reader, name="fnrun-stdin", daemon=True).start()
+    while True:
+        block = blocks.get()
+        if isinstance(block, BaseException):
+            raise block
+        yield block
+        if not block:
+            return
