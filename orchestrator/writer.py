@@ -15,7 +15,7 @@ from . import annotations as ann
 from .errors import InputError
 from .reader import Package, SourceFile
 from .resource import Resource
-from .staging import Stager
+from .staging import Stager, stager_for
 from .yamlio import fast, roundtrip, text
 
 
@@ -237,7 +237,7 @@ class StreamWriter:
         self.root = Path(root)
         self.original = original
         self._check = PathChecker(self.root)
-        self._stager = Stager(self.root)
+        self._stager = stager_for(self.root, streaming=True)
         self._groups: dict[str, list[Resource]] = {}
         self._done: dict[str, FileChange | None] = {}  # rendered paths: their change, None if unchanged
         self._staged: set[str] = set()

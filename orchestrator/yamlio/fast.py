@@ -65,6 +65,12 @@ class StrictLoader(_Base):  # type: ignore[misc, valid-type]
             return tag
         return _SEQ if kind is SequenceNode else _MAP
 
+    def descend_resolver(self, current_node: Any, current_index: Any) -> None:
+        """No path resolvers here; libyaml's composer calls this for every node."""
+
+    def ascend_resolver(self) -> None:
+        """No path resolvers here; libyaml's composer calls this for every node."""
+
     def construct_document(self, node: Node) -> Any:  # type: ignore[override]
         return self._value(node, {})
 
