@@ -54,7 +54,7 @@ class FastDecoder:
         if self.tail is not None:
             self.tail.append(block)
             return
-        if len(self.header) < 60 and self.header.count("\n") < 3:
+        if self.header.count("\n") < 3:
             lines = block.splitlines(keepends=True)
             while lines and self.header.count("\n") < 3:
                 self.header += lines.pop(0)

@@ -149,10 +149,16 @@ def write_source(root: Path | str, out: IO[str], flush_every: int = 1 << 18) -> 
                 out.flush()
                 pending, size, began = [], 0, True
         out.write("".join(pending))
+        out.flush()
     except FnrunError as err:
         if began:
-            out.write(f"{FAILURE_NOTE}fnrun source failed: {err}\n")
+            with contextlib.suppress(OSError):
+                out.write(f"{FAILURE_NOTE}fnrun source failed: {err}\n")
         raise
+    except BrokenPipeError:
+        raise  # the reader went away: the command line's usual quiet exit
+    except OSError as err:
+        raise FnrunError(f"cannot write the ResourceList: {err.strerror}") from None
 
 
 def _is_pipe(out: IO[str]) -> bool:

@@ -182,8 +182,11 @@ class ForkedStager:
     def _send(self, op: bytes, *payloads: bytes) -> None:
         data = b" ".join([op, *(b"%d" % len(p) for p in payloads)]) + b"\n" + b"".join(payloads)
         view = memoryview(data)
-        while view:
-            view = view[os.write(self._commands, view) :]
+        try:
+            while view:
+                view = view[os.write(self._commands, view) :]
+        except OSError:
+            raise InputError("cannot write the package: the staging helper process stopped") from None
 
     def submit(self, path: str, content: bytes | None) -> None:
         if content is None:
@@ -200,7 +203,7 @@ class ForkedStager:
 
     def rollback(self) -> None:
         if self._open:
-            with contextlib.suppress(OSError):
+            with contextlib.suppress(InputError):
                 self._send(b"R")
             with contextlib.suppress(InputError):
                 self._finish()

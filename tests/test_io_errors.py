@@ -6,11 +6,12 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from io_helpers import assert_one_line_error, fnrun, snapshot, write_files
+from io_helpers import REPO, assert_one_line_error, fnrun, snapshot, write_files
 
 GOOD = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: good\ndata:\n  k: v\n"
 
@@ -125,3 +126,16 @@ def test_sink_refuses_paths_leaving_the_package_and_writes_nothing(tmp_path: Pat
 
 def test_source_of_a_missing_directory(tmp_path: Path) -> None:
     assert_one_line_error(fnrun("source", str(tmp_path / "nope")), "nope: not a directory")
+
+
+def test_source_into_a_full_device_is_one_line(tmp_path: Path) -> None:
+    """A real write error on stdout (/dev/full: ENOSPC) is reported, not a traceback."""
+    if not Path("/dev/full").exists():
+        pytest.skip("no /dev/full")
+    root = write_files(tmp_path / "pkg", {"good.yaml": GOOD})
+    with open("/dev/full", "wb") as full:
+        result = subprocess.run(
+            [sys.executable, "-m", "orchestrator", "source", str(root)], stdout=full, stderr=subprocess.PIPE,
+            env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=120,
+        )
+    assert_one_line_error(result, "cannot write the ResourceList: No space left on device")
