@@ -21,7 +21,9 @@ from .errors import FnrunError
 app = typer.Typer(
     name="fnrun",
     help="Run sandboxed KRM configuration functions over a package of Kubernetes YAML and write back only what changed.\n\n"
-    "Example:  fnrun run samples/nginx",
+    "Example:  fnrun run samples/nginx\n\n"
+    "Inside function images, `fnrun wrap -- CMD` and `fnrun xargs -- CMD` run shell templates as functions "
+    "(see `fnrun wrap --help`).",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,

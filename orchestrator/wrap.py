@@ -51,7 +51,15 @@ from .errors import FnrunError, FunctionError, InputError
 from .resource import Resource
 from .yamlio import fast
 
-USAGE = "usage: fnrun wrap -- CMD [ARGS...]\n       fnrun xargs -- CMD [ARGS...]   (also passes the fields as --key=value)"
+USAGE = (
+    "usage: fnrun wrap -- CMD [ARGS...]\n"
+    "       fnrun xargs -- CMD [ARGS...]   (also passes the fields as --key=value)\n\n"
+    "Inside a function image: read a ResourceList on stdin, export its functionConfig as environment\n"
+    "variables (metadata.name -> NAME, spec.maxSurge -> MAX_SURGE), run CMD, merge the resources it\n"
+    "prints onto the items by identity, and print the ResourceList.\n\n"
+    "Example (a script that wraps itself, as samples/nginx's template does):\n"
+    '  if [ -z "$WRAPPED" ]; then export WRAPPED=true; exec fnrun wrap -- "$0" "$@"; fi'
+)
 FORWARDED_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
 
