@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
-from . import pipes, resourcelist, writer
+from . import annotations as ann, pipes, resourcelist, writer
 from .pipes import read_chunks, source_chunks
 from .reader import Package, read_package
 from .writer import WritePlan
@@ -86,6 +86,7 @@ class RunRequest:
     drop_capabilities: bool = True
     results_dir: Path | None = None
     to_stdout: bool = False
+    exclude_local_config: bool = False
     quiet: bool = False
     verbose: bool = False
     check: bool = False  # render in memory, print the diff, fail (exit 1) when anything would change
@@ -139,6 +140,8 @@ def run(request: RunRequest, events: "Events | None" = None, stdout: IO[str] | N
         if document is None and diff_text is not None:
             out.write(diff_text)
         elif document is None and (from_stdin or request.to_stdout):
+            if request.exclude_local_config:
+                resources = [r for r in resources if str(ann.annotations_of(r.data).get(ann.LOCAL_CONFIG)).lower() != "true"]
             out.write(resourcelist.encode(resources))
         if request.check and summary.plan is not None and summary.plan.changes:
             raise diff.Drift(diff.drift_message(request.directory, summary.plan))
@@ -170,6 +173,8 @@ def _validate(request: RunRequest) -> None:
 
     stdin = request.directory == "-"
     shows_diff = request.check or request.diff
+    if request.exclude_local_config and not (stdin or request.to_stdout):
+        raise InputError("--exclude-local-config goes with --output - (or a package on stdin): files always keep local-config resources")
     if request.quiet and request.verbose:
         raise InputError("--quiet and --verbose contradict each other; choose one")
     if request.results_format is not None and request.results_format not in FORMATS:

@@ -140,3 +140,15 @@ def test_stdin_mode_runs_the_functions_declared_in_the_stream(tmp_path: Path) ->
     assert items["d"].data["metadata"]["labels"] == {"declared": "in-stream"}
     assert "labels" not in items["o"].data["metadata"]  # outside the function's directory
     assert "labels" not in items["fn"].data["metadata"]  # its own config is not an item
+
+
+def test_exclude_local_config_only_shapes_stdout(tmp_path: Path) -> None:
+    from pipeline_helpers import function_config
+
+    write_package(tmp_path, {"d.yaml": deployment("d"), "fn.yaml": function_config("fnrun-test/identity:v1")})
+    kept = fnrun("run", str(tmp_path), "--output", "-")
+    assert {i.data["metadata"]["name"] for i in resourcelist.decode(kept.stdout, "out").items} == {"d", "fn"}
+    cluster = fnrun("run", str(tmp_path), "--output", "-", "--exclude-local-config")
+    assert cluster.code == 0, cluster
+    assert {i.data["metadata"]["name"] for i in resourcelist.decode(cluster.stdout, "out").items} == {"d"}
+    assert_one_line_error(fnrun("run", str(tmp_path), "--exclude-local-config"), "--output -", code=2)
