@@ -194,6 +194,10 @@ def _pipeline_inputs(request: RunRequest, root: Path | None) -> tuple["RunOption
     from .functions import adhoc, parse_mount_flag
     from .pipeline import RunOptions
     from .runtimes import Sandbox
+    from .runtimes.base import PULL_POLICIES
+
+    if request.image_pull_policy not in PULL_POLICIES:
+        raise InputError(f"--image-pull-policy {request.image_pull_policy!r}: use one of {', '.join(PULL_POLICIES)}")
 
     options = RunOptions(
         sandbox=Sandbox(

@@ -97,9 +97,6 @@ def merge3(
     print(f"fnrun merge3: {plan.summary()}", file=sys.stderr)
 
 
-PULL_POLICIES = ("always", "ifNotPresent", "never")
-
-
 @app.command(
     epilog="Examples:\n\n"
     "  fnrun run samples/nginx                       # the functions the package declares\n\n"
@@ -154,8 +151,6 @@ def run(
     (fnrun never writes them into files); `fnrun explain` tells the same story for one resource."""
     from . import api
 
-    if image_pull_policy not in PULL_POLICIES:
-        raise typer.BadParameter(f"must be one of {', '.join(PULL_POLICIES)}", param_hint="--image-pull-policy")
     if output not in (None, "-"):
         raise typer.BadParameter("only - (stdout) is supported", param_hint="--output")
     request = api.RunRequest(
@@ -210,8 +205,6 @@ def explain(
     --transformer-annotations tell, for one resource."""
     from . import api
 
-    if image_pull_policy not in PULL_POLICIES:
-        raise typer.BadParameter(f"must be one of {', '.join(PULL_POLICIES)}", param_hint="--image-pull-policy")
     request = api.RunRequest(
         directory=directory,
         enable_exec=enable_exec,

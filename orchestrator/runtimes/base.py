@@ -20,6 +20,9 @@ class Mount:
     read_only: bool = True
 
 
+PULL_POLICIES = ("always", "ifNotPresent", "never")
+
+
 @dataclass(frozen=True)
 class Sandbox:
     """Limits every function runs under. Defaults are stricter than kpt's and kustomize's."""

@@ -25,14 +25,13 @@ from docker.constants import DEFAULT_DOCKER_API_VERSION, DEFAULT_TIMEOUT_SECONDS
 from docker.utils import kwargs_from_env, parse_repository_tag, version_lt
 
 from orchestrator.errors import FnrunError, FunctionError, InputError
-from orchestrator.runtimes.base import Invocation, RunOutput, Sandbox, StderrSink
+from orchestrator.runtimes.base import PULL_POLICIES, Invocation, RunOutput, Sandbox, StderrSink
 from orchestrator.runtimes.interrupts import SignalGuard
 from orchestrator.runtimes.streams import FrameDemux, LineSplitter, pump
 
 LABEL_FUNCTION = "fnrun.function"
 LABEL_PID = "fnrun.pid"  # lets tests (and a user) find what one fnrun process started
 NOBODY = "65534:65534"
-PULL_POLICIES = ("always", "ifNotPresent", "never")
 
 _client: docker.APIClient | None = None
 _client_lock = threading.Lock()
