@@ -99,13 +99,11 @@ def _with_annotations(item: Resource, fixes: dict[str, str]) -> Resource:
 
 
 def _merged_entries(data: dict, fixes: dict[str, str]) -> list[tuple[str, str]]:
+    """fnrun's annotations after the fixes, in the order the reader stamps them."""
     annotations = ann.annotations_of(data)
     entries = []
-    for key in ann.STRIPPED_KEYS:
+    for key in ann.STAMP_ORDER:
         value = fixes.get(key, annotations.get(key))
         if value is not None:
             entries.append((key, str(value)))
-    return sorted(entries, key=lambda kv: _ORDER.index(kv[0]))
-
-
-_ORDER = list(ann.STAMP_ORDER)
+    return entries
