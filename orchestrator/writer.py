@@ -199,7 +199,7 @@ def resolve_body(resource: Resource, base: Resource | None) -> str:
     if body is not None:
         return _ensure_newline(body)
     if resource.fresh and resource._text is not None:
-        return _ensure_newline(roundtrip.render(_unstamped(resource), resource.value))
+        return _ensure_newline(_unstamped(resource))
     return _ensure_newline(roundtrip.render(resource.body, resource.value) if resource.body else fast.dump(resource.value))
 
 
