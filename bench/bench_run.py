@@ -21,7 +21,6 @@ import filecmp
 import os
 import re
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
