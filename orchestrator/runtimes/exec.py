@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -24,7 +25,7 @@ class ExecRuntime:
 
     def run(self, invocation: Invocation, stdin: bytes, on_stderr: StderrSink | None = None) -> RunOutput:
         path = _executable(invocation)
-        env = {**os.environ, **invocation.env}
+        env = {**fnrun_environment(os.environ), **invocation.env}
         cwd = str(invocation.local_dir) if invocation.local_dir is not None else None
         started = time.monotonic()
         timeout = invocation.sandbox.timeout
@@ -40,6 +41,27 @@ class ExecRuntime:
                 with guard.held():
                     _kill_group(process)
         return RunOutput(stdout=stdout, stderr=stderr, exit_code=code, duration=time.monotonic() - started)
+
+
+def fnrun_environment(environ: os._Environ[str] | dict[str, str]) -> dict[str, str]:
+    """The environment as if fnrun's own virtualenv were activated.
+
+    `fnrun run DIR --exec functions/x.py` is the SDK's development loop, and its scripts start with
+    `#!/usr/bin/env python3`. Run from a virtualenv that is not activated (`.venv/bin/fnrun`),
+    that would find the system Python, which lacks the SDK's dependencies. So, like pre-commit and
+    tox do for their hooks, the child sees the virtualenv's bin directory first on PATH and
+    VIRTUAL_ENV set: Python scripts get the interpreter fnrun runs in; other executables are
+    unaffected unless the virtualenv provides a command of the same name. Outside a virtualenv the
+    environment is passed on unchanged. `--env PATH=...` (or a declared env) still wins."""
+    env = dict(environ)
+    if sys.prefix == sys.base_prefix:
+        return env
+    bin_dir = str(Path(sys.executable).parent)
+    rest = [entry for entry in env.get("PATH", os.defpath).split(os.pathsep) if entry and entry != bin_dir]
+    env["PATH"] = os.pathsep.join([bin_dir, *rest])
+    env["VIRTUAL_ENV"] = sys.prefix
+    env.pop("PYTHONHOME", None)
+    return env
 
 
 def _executable(inv: Invocation) -> Path:
