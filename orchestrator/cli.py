@@ -31,6 +31,29 @@ app = typer.Typer(
 )
 
 
+def version() -> str:
+    """The installed distribution's version (what `pip show fnrun` says), or the source tree's."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("fnrun")
+    except metadata.PackageNotFoundError:  # run from a source tree that was never installed
+        return "0+unknown"
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        print(f"fnrun {version()}")
+        raise Exit(0)
+
+
+@app.callback()
+def _root(
+    show_version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True, help="Print the version and exit."),
+) -> None:
+    """Options before the command."""
+
+
 @app.command(epilog="Example:  fnrun source samples/nginx > package.yaml")
 def source(directory: Path = typer.Argument(..., help="Package directory to read.")) -> None:
     """Print a package as a ResourceList (with path/index annotations and comments) on stdout."""

@@ -18,7 +18,9 @@ become which variables (SPEC-NOTES "Shell templates"), so the rules live in one 
   `LD_*`): a `spec.path` field must not stop CMD from finding `cat`. `protected` tells which.
 
 Flags (`xargs`) carry the same fields under their original spelling, dotted through maps:
-`--name=my-instance`, `--replicas=5`, `--maxSurge=25%`, `--resources.cpuLimit=2`.
+`--name=my-instance`, `--replicas=5`, `--maxSurge=25%`, `--resources.cpuLimit=2`. A top-level
+`items:` list of the functionConfig follows them as positional arguments, in order, each spelled
+like a value above (kustomize's and kpt's xargs: `CMD --flag1=value1 2 1`).
 """
 
 from __future__ import annotations
@@ -98,3 +100,10 @@ def environment(config: dict | None) -> dict[str, str]:
 def flags(config: dict | None) -> list[str]:
     """The `--key=value` arguments `fnrun xargs` appends to the command's own."""
     return [f"--{'.'.join(path)}={scalar_text(value)}" for path, value in fields(config)]
+
+
+def positional(config: dict | None) -> list[str]:
+    """The functionConfig's `items:` list, the positional arguments `fnrun xargs` puts after the
+    flags (anything but a list there carries no positional meaning and is left out)."""
+    items = config.get("items") if isinstance(config, dict) else None
+    return [scalar_text(item) for item in items] if isinstance(items, list) else []

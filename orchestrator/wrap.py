@@ -9,7 +9,8 @@ the spec leaves room:
 2. Export the functionConfig as environment variables (`envvars` has the naming rules: NAME,
    NAMESPACE, scalars under spec/data with camelCase split) on top of fnrun's own environment,
    except over PATH, HOME, PWD, IFS, SHELL and LD_* (one note on stderr when a field is refused).
-   `xargs` also appends them as `--key=value` to CMD's own arguments, after them.
+   `xargs` also appends them as `--key=value` to CMD's own arguments, after them, then the
+   functionConfig's `items:` list as positional arguments.
 3. Run CMD. Its stdin is the ResourceList exactly as fnrun received it (a template may ignore it,
    or read the items with grep, jq, python); its stderr is fnrun's stderr.
    SIGTERM/SIGINT reaching fnrun are passed on to CMD.
@@ -99,7 +100,7 @@ def wrap(stdin: bytes, cmd: list[str], xargs: bool = False, env: Mapping[str, st
     decoded = resourcelist.decode(fast.decode(stdin, "stdin"), "stdin")
     config = decoded.function_config
     environment = command_environment(config, os.environ if env is None else env)
-    argv = [*cmd, *envvars.flags(config)] if xargs else list(cmd)
+    argv = [*cmd, *envvars.flags(config), *envvars.positional(config)] if xargs else list(cmd)
     stdout = run_command(argv, stdin, environment)
     produced = parse_output(stdout, cmd[0])
     items = merge_onto(decoded.items, produced.items, cmd[0])

@@ -21,3 +21,14 @@ def test_root_help_lists_the_commands() -> None:
     listing = fnrun("--help").stdout
     for command in COMMANDS[1:]:
         assert command in listing, command
+
+
+def test_version_prints_the_installed_version() -> None:
+    from importlib import metadata
+
+    from pipeline_helpers import fnrun
+
+    result = fnrun("--version")
+    assert result.code == 0, result
+    assert result.stdout == f"fnrun {metadata.version('fnrun')}\n"
+    assert "--version" in fnrun("--help").stdout

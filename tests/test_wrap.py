@@ -169,6 +169,16 @@ def test_xargs_appends_the_fields_as_flags_after_the_commands_own_arguments() ->
     assert environment_seen(wrap("sh", "-c", "env >&2", command="xargs"))["MAX_SURGE"] == "25%"
 
 
+def test_xargs_passes_the_configs_items_list_as_positional_arguments_after_the_flags() -> None:
+    """kustomize's and kpt's xargs: `spec: {flag1: value1}, items: [2, 1]` -> `CMD --flag1=value1 2 1`."""
+    stdin = resource_list().replace(CONFIG, CONFIG.replace("    ports: [80, 443]\n", "    ports: [80, 443]\n  items:\n  - 2\n  - one two\n  - true\n  - {a: 1}\n"))
+    assert "  - one two" in stdin
+    result = wrap("sh", "-c", 'printf "[%s]\\n" "$@" >&2', "sh", command="xargs", stdin=stdin)
+    assert result.code == 0, result
+    assert result.stderr.splitlines()[-5:] == ["[--ports=[80,443]]", "[2]", "[one two]", "[true]", '[{"a":1}]']
+    assert "[2]" not in wrap("sh", "-c", 'printf "[%s]\\n" "$@" >&2', "sh", stdin=stdin).stderr  # wrap passes no arguments
+
+
 def test_wrap_passes_script_arguments_and_no_flags() -> None:
     result = wrap("sh", "-c", 'printf "[%s]\\n" "$@" >&2', "sh", "a", "b c")
     assert result.code == 0, result
