@@ -17,6 +17,7 @@ from .reader import Package, read_package
 from .report.plain import PlainEvents
 from .resource import Resource
 from .runtimes import Invocation, Mount, Runtime, Sandbox, get_runtime
+from .runtimes.access import check_readable
 from .yamlio import fast
 
 
@@ -138,9 +139,18 @@ def check_policy(specs: list[FunctionSpec], options: RunOptions, root: Path) -> 
         if spec.network and not options.sandbox.network:
             raise InputError(f"{where}function {spec.name} declares network: true; pass --network to allow it")
         for mount in spec.mounts:
-            _mount_source(root, spec, mount)
+            _writable_mount_readable(spec, _mount_source(root, spec, mount), mount, options)
     for mount in options.mounts:
-        _mount_source(root, None, mount)
+        source = _mount_source(root, None, mount)
+        for spec in specs:
+            _writable_mount_readable(spec, source, mount, options)
+
+
+def _writable_mount_readable(spec: FunctionSpec, source: Path, mount: MountSpec, options: RunOptions) -> None:
+    """/local and read-only mounts the sandbox user cannot read are copied into the container
+    (runtimes.upload); a writable mount cannot be a copy, so say so before anything runs."""
+    if spec.kind == "container" and not mount.read_only:
+        check_readable(source, mount.target, spec.name, options.sandbox.as_current_user)
 
 
 def _mount_source(root: Path, spec: FunctionSpec | None, mount: MountSpec) -> Path:
@@ -249,6 +259,14 @@ def _check_item_paths(spec: FunctionSpec, root: Path, items: list[Resource]) -> 
             raise FunctionError(f"function {spec.name}: {err}") from None
 
 
+def _local_dir(spec: FunctionSpec, root: Path) -> Path | None:
+    """The directory shown at /local: the function config's own."""
+    local_dir = (root / spec.directory) if spec.declared_in is not None else None
+    if local_dir is not None and not local_dir.is_dir():
+        return None  # a function declared in a stream on stdin: no directory to show at /local
+    return local_dir
+
+
 def invocation(spec: FunctionSpec, options: RunOptions, root: Path) -> Invocation:
     """The sandboxed invocation of a function: environment, /local, mounts, limits."""
     env = {"LOG_TO_STDERR": "true", "STRUCTURED_RESULTS": "true"}
@@ -258,9 +276,7 @@ def invocation(spec: FunctionSpec, options: RunOptions, root: Path) -> Invocatio
             env[key] = value
         elif key in os.environ:
             env[key] = os.environ[key]
-    local_dir = (root / spec.directory) if spec.declared_in is not None else None
-    if local_dir is not None and not local_dir.is_dir():
-        local_dir = None  # a function declared in a stream on stdin: no directory to show at /local
+    local_dir = _local_dir(spec, root)
     mounts = tuple(Mount(_mount_source(root, spec, m), m.target, m.read_only) for m in spec.mounts)
     mounts += tuple(Mount(_mount_source(root, None, m), m.target, m.read_only) for m in options.mounts)
     exec_path = None

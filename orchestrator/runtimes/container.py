@@ -25,6 +25,7 @@ from docker.constants import DEFAULT_DOCKER_API_VERSION, DEFAULT_TIMEOUT_SECONDS
 from docker.utils import kwargs_from_env, parse_repository_tag, version_lt
 
 from orchestrator.errors import FnrunError, FunctionError, InputError
+from orchestrator.runtimes.access import NOBODY_GID, NOBODY_UID, blocked_by, check_readable
 from orchestrator.runtimes.base import PULL_POLICIES, Invocation, RunOutput, Sandbox, StderrSink
 from orchestrator.runtimes.interrupts import SignalGuard
 from orchestrator.runtimes.streams import FrameDemux, LineSplitter, pump
@@ -74,7 +75,8 @@ class ContainerRuntime:
         if invocation.image is None:
             raise InputError(f"function {invocation.name} has no image")
         api = api_client()
-        config = _container_config(api, invocation)
+        copies = _copies(invocation)
+        config = _container_config(api, invocation, copies)
         started = time.monotonic()
         try:
             with SignalGuard() as guard:
@@ -84,6 +86,8 @@ class ContainerRuntime:
                 with guard.held():
                     container_id = _create(api, invocation, config, guard)
                 try:
+                    with guard.held():
+                        _upload(api, container_id, invocation, copies)
                     with guard.armed():
                         stdout, stderr, code = _attach_and_run(api, container_id, invocation, stdin, on_stderr)
                 finally:
@@ -94,8 +98,34 @@ class ContainerRuntime:
         return RunOutput(stdout=stdout, stderr=stderr, exit_code=code, duration=time.monotonic() - started)
 
 
-def _container_config(api: docker.APIClient, inv: Invocation) -> dict[str, Any]:
-    """Validate the invocation and build the create request; nothing reaches the engine yet."""
+def _copies(inv: Invocation) -> dict[str, Path]:
+    """Container paths whose host directory the sandbox user could not read through a bind mount:
+    /local and read-only mounts are copied in instead (orchestrator.runtimes.upload); a writable
+    mount cannot be a copy, so it is refused with the chmod that would make it work."""
+    uid, gid = (os.getuid(), os.getgid()) if inv.sandbox.as_current_user else (NOBODY_UID, NOBODY_GID)
+    copies: dict[str, Path] = {}
+    if inv.local_dir is not None and blocked_by(_existing(inv.local_dir, inv), uid, gid):
+        copies["/local"] = _existing(inv.local_dir, inv)
+    for mount in inv.mounts:
+        source = _existing(mount.source, inv)
+        if not blocked_by(source, uid, gid):
+            continue
+        if not mount.read_only or not source.is_dir():
+            check_readable(source, mount.target, inv.name, inv.sandbox.as_current_user)
+        copies[mount.target] = source
+    return copies
+
+
+def _upload(api: docker.APIClient, container_id: str, inv: Invocation, copies: dict[str, Path]) -> None:
+    from orchestrator.runtimes.upload import archive
+
+    for target, source in copies.items():
+        api.put_archive(container_id, target, archive(source, target, inv.name))
+
+
+def _container_config(api: docker.APIClient, inv: Invocation, copies: dict[str, Path]) -> dict[str, Any]:
+    """Validate the invocation and build the create request; nothing reaches the engine yet.
+    `copies` become anonymous volumes (filled before start, removed with the container)."""
     sandbox: Sandbox = inv.sandbox
     if sandbox.image_pull_policy not in PULL_POLICIES:
         raise InputError(
@@ -108,7 +138,7 @@ def _container_config(api: docker.APIClient, inv: Invocation) -> dict[str, Any]:
         host_config = api.create_host_config(
             network_mode=None if use_network else "none",
             security_opt=["no-new-privileges"],
-            mounts=_mounts(inv),
+            mounts=_mounts(inv, copies),
             read_only=sandbox.read_only_root,
             tmpfs={"/tmp": f"size={sandbox.tmpfs_size}"} if sandbox.read_only_root else None,
             cap_drop=["ALL"] if sandbox.drop_capabilities else None,
@@ -127,19 +157,21 @@ def _container_config(api: docker.APIClient, inv: Invocation) -> dict[str, Any]:
         environment=[f"{key}={value}" for key, value in inv.env.items()],
         labels={LABEL_FUNCTION: inv.name, LABEL_PID: str(os.getpid())},
         host_config=host_config,
+        volumes=list(copies) or None,
     )
 
 
-def _mounts(inv: Invocation) -> list[DockerMount]:
+def _mounts(inv: Invocation, copies: dict[str, Path]) -> list[DockerMount]:
     mounts = []
-    if inv.local_dir is not None:
+    if inv.local_dir is not None and "/local" not in copies:
         mounts.append(DockerMount("/local", str(_existing(inv.local_dir, inv)), type="bind", read_only=True))
     root = inv.mount_root.resolve() if inv.mount_root is not None else None
     for mount in inv.mounts:
         source = _existing(mount.source, inv)
         if root is not None and not source.is_relative_to(root):
             raise InputError(f"function {inv.name}: mount source {mount.source} is outside {inv.mount_root}")
-        mounts.append(DockerMount(mount.target, str(source), type="bind", read_only=mount.read_only))
+        if mount.target not in copies:
+            mounts.append(DockerMount(mount.target, str(source), type="bind", read_only=mount.read_only))
     return mounts
 
 
@@ -239,7 +271,7 @@ def _timed_out(inv: Invocation) -> FunctionError:
 def _remove(api: docker.APIClient, container_id: str) -> None:
     """Kill (if still running) and remove in one request; gone already is fine."""
     try:
-        api.remove_container(container_id, force=True)
+        api.remove_container(container_id, force=True, v=True)  # v: the anonymous volumes of copies
     except docker.errors.NotFound:
         pass
     except docker.errors.APIError as err:
