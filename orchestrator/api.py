@@ -78,6 +78,7 @@ class RunRequest:
     env: tuple[str, ...] = ()
     image_pull_policy: str = "ifNotPresent"
     timeout: float = 300.0
+    max_output: str = "256M"  # stdout cap per function (k/M/G suffixes)
     memory: str = "512m"
     pids_limit: int = 256
     cpus: float = 1.0
@@ -196,6 +197,12 @@ def _pipeline_inputs(request: RunRequest, root: Path | None) -> tuple["RunOption
     from .runtimes import Sandbox
     from .runtimes.base import PULL_POLICIES
 
+    from .runtimes.streams import parse_size
+
+    try:
+        max_output = parse_size(request.max_output)
+    except ValueError:
+        raise InputError(f"--max-output {request.max_output!r}: use a size such as 256M, 1G or 512k") from None
     if request.image_pull_policy not in PULL_POLICIES:
         raise InputError(f"--image-pull-policy {request.image_pull_policy!r}: use one of {', '.join(PULL_POLICIES)}")
 
@@ -211,6 +218,7 @@ def _pipeline_inputs(request: RunRequest, root: Path | None) -> tuple["RunOption
             timeout=request.timeout,
             drop_capabilities=request.drop_capabilities,
             image_pull_policy=request.image_pull_policy,
+            max_output=max_output,
         ),
         enable_exec=request.enable_exec,
         global_scope=request.global_scope,

@@ -13,7 +13,7 @@ import docker
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-TEST_IMAGES = ("identity", "label", "generate", "delete", "fail", "garbage", "probe", "results", "sleep")
+TEST_IMAGES = ("identity", "label", "generate", "delete", "fail", "garbage", "probe", "results", "sleep", "hostile")
 
 
 def function_config(image: str, data: dict[str, str] | None = None, name: str = "fn", extra: str = "") -> str:

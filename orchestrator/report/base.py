@@ -13,6 +13,11 @@ if TYPE_CHECKING:
     from ..writer import WritePlan
 
 
+#: stderr lines a display holds back (to show if the function fails): the last ones, where the
+#: error is; a function flooding stderr must not grow fnrun's memory.
+HELD_LINES = 200
+
+
 @dataclass
 class RunSummary:
     """The numbers the summary line and the results document give: what ran, what changed, what

@@ -5,6 +5,7 @@ stderr is shown when it fails (or always, with --verbose), so a healthy run stay
 from __future__ import annotations
 
 import time
+from collections import deque
 from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING
 
@@ -15,7 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .. import results
-from .base import Display, RunSummary, changes_text
+from .base import HELD_LINES, Display, RunSummary, changes_text
 from .plain import file_lines
 
 if TYPE_CHECKING:
@@ -31,7 +32,7 @@ class _Row:
     state: str = "pending"  # pending | running | ok | failed
     started: float = 0.0
     report: "FunctionReport | None" = None
-    held: list[str] = field(default_factory=list)
+    held: deque[str] = field(default_factory=lambda: deque(maxlen=HELD_LINES))
 
 
 class _Board:
@@ -105,7 +106,7 @@ class LiveDisplay(Display):
             for text in row.held:
                 self.console.print(Text(text, style="dim"))
             self.console.print(Text(f"✗ {spec.name}: {report.error}", style="bold red"))
-        row.held = []
+        row.held.clear()
         for result in report.results:
             self.console.print(Text(f"  {results.describe(result)}", style=_SEVERITY_STYLE.get(result["severity"], "")))
         if self.live is not None:

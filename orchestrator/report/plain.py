@@ -5,10 +5,11 @@ every file written."""
 from __future__ import annotations
 
 import sys
+from collections import deque
 from typing import IO, TYPE_CHECKING
 
 from .. import results
-from .base import Display, RunSummary, changes_text
+from .base import HELD_LINES, Display, RunSummary, changes_text
 
 if TYPE_CHECKING:
     from ..functions import FunctionSpec
@@ -19,13 +20,13 @@ class PlainEvents(Display):
     def __init__(self, stream: IO[str] | None = None, quiet: bool = False, verbose: bool = False) -> None:
         super().__init__(quiet=quiet, verbose=verbose)
         self.stream = stream or sys.stderr
-        self._held: list[str] = []  # --quiet: a function's stderr, shown only if it fails
+        self._held: deque[str] = deque(maxlen=HELD_LINES)  # --quiet: a function's stderr tail, shown only if it fails
 
     def say(self, line: str) -> None:
         print(line, file=self.stream, flush=True)
 
     def started(self, spec: "FunctionSpec") -> None:
-        self._held = []
+        self._held.clear()
         if self.verbose:
             where = f"declared in {spec.declared_in}, " if spec.declared_in else ""
             self.say(f"[run] {spec.name} ({where}scope {spec.scope})")
@@ -42,7 +43,7 @@ class PlainEvents(Display):
             return
         for line in self._held:
             self.say(line)
-        self._held = []
+        self._held.clear()
         self.say(status_line(spec.name, report))
         for result in report.results:
             self.result(spec, result)

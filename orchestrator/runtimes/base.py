@@ -37,6 +37,7 @@ class Sandbox:
     timeout: float = 300.0
     drop_capabilities: bool = True
     image_pull_policy: str = "ifNotPresent"  # always | ifNotPresent | never
+    max_output: int = 256 * 1024 * 1024  # bytes of stdout read from a function before it is killed
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ from orchestrator.errors import FnrunError, FunctionError, InputError
 from orchestrator.runtimes.access import NOBODY_GID, NOBODY_UID, blocked_by, check_readable
 from orchestrator.runtimes.base import PULL_POLICIES, Invocation, RunOutput, Sandbox, StderrSink
 from orchestrator.runtimes.interrupts import SignalGuard
-from orchestrator.runtimes.streams import FrameDemux, LineSplitter, pump
+from orchestrator.runtimes.streams import BoundedOutput, FrameDemux, LineSplitter, OutputTooLarge, pump, too_large
 
 LABEL_FUNCTION = "fnrun.function"
 LABEL_PID = "fnrun.pid"  # lets tests (and a user) find what one fnrun process started
@@ -227,21 +227,24 @@ def _attach_and_run(
             # Half-closing stdin (our EOF) needs a plain socket; TLS and ssh transports have none.
             raise InputError("fnrun needs the container engine on a unix socket or plain tcp (DOCKER_HOST)")
         api.start(container_id)
-        out: list[bytes] = []
+        out = BoundedOutput(inv.sandbox.max_output)
         err = LineSplitter(on_stderr)
-        demux = FrameDemux(out.append, err.feed)
+        demux = FrameDemux(out.feed, err.feed)
         deadline = time.monotonic() + inv.sandbox.timeout if inv.sandbox.timeout else None
-        finished = pump(
-            raw.fileno(),
-            stdin,
-            lambda chunk: raw.send(chunk, socket.MSG_NOSIGNAL),
-            lambda: raw.shutdown(socket.SHUT_WR),
-            {raw.fileno(): demux.feed},
-            deadline,
-        )
+        try:
+            finished = pump(
+                raw.fileno(),
+                stdin,
+                lambda chunk: raw.send(chunk, socket.MSG_NOSIGNAL),
+                lambda: raw.shutdown(socket.SHUT_WR),
+                {raw.fileno(): demux.feed},
+                deadline,
+            )
+        except OutputTooLarge as cap:
+            raise too_large(inv.name, cap.limit) from None
         if not finished:
             raise _timed_out(inv)
-        return b"".join(out), err.close(), _wait(api, container_id, inv, deadline)
+        return out.value(), err.close(), _wait(api, container_id, inv, deadline)
     finally:
         try:
             raw.shutdown(socket.SHUT_RDWR)

@@ -17,7 +17,7 @@ from pathlib import Path
 from orchestrator.errors import FunctionError, InputError
 from orchestrator.runtimes.base import Invocation, RunOutput, StderrSink
 from orchestrator.runtimes.interrupts import SignalGuard
-from orchestrator.runtimes.streams import LineSplitter, pump
+from orchestrator.runtimes.streams import BoundedOutput, LineSplitter, OutputTooLarge, pump, too_large
 
 
 class ExecRuntime:
@@ -100,20 +100,23 @@ def _communicate(
     deadline: float | None,
 ) -> tuple[bytes, str]:
     assert process.stdin and process.stdout and process.stderr
-    out: list[bytes] = []
+    out = BoundedOutput(inv.sandbox.max_output)
     err = LineSplitter(on_stderr)
     stdin_fd = process.stdin.fileno()
-    finished = pump(
-        stdin_fd,
-        stdin,
-        lambda chunk: os.write(stdin_fd, chunk),
-        process.stdin.close,
-        {process.stdout.fileno(): out.append, process.stderr.fileno(): err.feed},
-        deadline,
-    )
+    try:
+        finished = pump(
+            stdin_fd,
+            stdin,
+            lambda chunk: os.write(stdin_fd, chunk),
+            process.stdin.close,
+            {process.stdout.fileno(): out.feed, process.stderr.fileno(): err.feed},
+            deadline,
+        )
+    except OutputTooLarge as cap:
+        raise too_large(inv.name, cap.limit) from None
     if not finished:
         raise _timed_out(inv)
-    return b"".join(out), err.close()
+    return out.value(), err.close()
 
 
 def _wait(process: subprocess.Popen[bytes], inv: Invocation, deadline: float | None) -> int:

@@ -8,10 +8,13 @@ blocking call. stderr reaches the caller line by line as it arrives.
 from __future__ import annotations
 
 import os
+import re
 import selectors
 import struct
 import time
 from typing import Callable
+
+from orchestrator.errors import FunctionError
 
 CHUNK = 1 << 18
 _HEADER = struct.Struct(">BxxxL")  # docker attach framing: stream id, 3 pad bytes, big-endian length
@@ -19,28 +22,97 @@ _HEADER = struct.Struct(">BxxxL")  # docker attach framing: stream id, 3 pad byt
 Writer = Callable[[memoryview], int]
 
 
+#: What fnrun keeps of a function's stderr for its messages: the tail, where the error usually is.
+STDERR_TAIL = 64 * 1024
+#: A line of stderr longer than this reaches the display in pieces.
+MAX_LINE = 16 * 1024
+
+
+class OutputTooLarge(Exception):
+    """A function wrote more on stdout than the cap allows; the runtime kills it and says so."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(limit)
+        self.limit = limit
+
+
+def human_size(size: int) -> str:
+    """`268435456` -> `256M`: sizes as --max-output takes them."""
+    for unit, factor in (("G", 1 << 30), ("M", 1 << 20), ("k", 1 << 10)):
+        if size >= factor and size % factor == 0:
+            return f"{size // factor}{unit}"
+    return f"{size}B"
+
+
+def parse_size(text: str) -> int:
+    """`256M`, `1G`, `512k`, `1000` (bytes) -> bytes; ValueError for anything else."""
+    match = re.fullmatch(r"\s*(\d+)\s*([kKmMgG]?)[iI]?[bB]?\s*", text)
+    if not match or int(match.group(1)) <= 0:
+        raise ValueError(text)
+    return int(match.group(1)) * {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}[match.group(2).lower()]
+
+
+def too_large(name: str, limit: int) -> FunctionError:
+    return FunctionError(
+        f"function {name} wrote more than {human_size(limit)} on stdout and was killed "
+        f"(a runaway function? raise the cap with --max-output)"
+    )
+
+
+class BoundedOutput:
+    """Collects stdout up to `limit` bytes; one byte more raises OutputTooLarge, which ends the
+    pump at once (the function is still running: the runtime kills it)."""
+
+    def __init__(self, limit: int | None) -> None:
+        self._limit = limit
+        self._size = 0
+        self._chunks: list[bytes] = []
+
+    def feed(self, data: bytes) -> None:
+        self._size += len(data)
+        if self._limit is not None and self._size > self._limit:
+            self._chunks.clear()
+            raise OutputTooLarge(self._limit)
+        self._chunks.append(data)
+
+    def value(self) -> bytes:
+        return b"".join(self._chunks)
+
+
 class LineSplitter:
-    """Collects a byte stream and hands each complete line (decoded, newline stripped) to `sink`."""
+    """Hands each complete line of a byte stream (decoded, newline stripped) to `sink`, and keeps
+    only the last STDERR_TAIL bytes: a function that floods stderr costs fnrun no memory."""
 
     def __init__(self, sink: Callable[[str], None] | None) -> None:
         self._sink = sink
-        self._chunks: list[bytes] = []
+        self._tail = bytearray()
+        self._dropped = False
         self._partial = b""
 
     def feed(self, data: bytes) -> None:
-        self._chunks.append(data)
+        self._tail += data
+        if len(self._tail) > 2 * STDERR_TAIL:
+            del self._tail[: len(self._tail) - STDERR_TAIL]
+            self._dropped = True
         if self._sink is None:
             return
-        *lines, self._partial = (self._partial + data).split(b"\n")
+        *lines, partial = (self._partial + data).split(b"\n")
         for line in lines:
             self._sink(_decode(line))
+        while len(partial) > MAX_LINE:
+            self._sink(_decode(partial[:MAX_LINE]))
+            partial = partial[MAX_LINE:]
+        self._partial = partial
 
     def close(self) -> str:
-        """Flush an unterminated last line; return everything seen."""
+        """Flush an unterminated last line; return what was kept (the tail, marked when cut)."""
         if self._sink is not None and self._partial:
             self._sink(_decode(self._partial))
         self._partial = b""
-        return _decode(b"".join(self._chunks))
+        tail = bytes(self._tail[-STDERR_TAIL:] if self._dropped else self._tail)
+        if self._dropped:
+            tail = b"[... earlier stderr dropped ...]\n" + tail.split(b"\n", 1)[-1]
+        return _decode(tail)
 
 
 def _decode(data: bytes) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import re
+import sys
 from typing import Any, Iterator
 
 import yaml
@@ -15,9 +16,29 @@ from ..errors import InputError
 _Base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 
+# Limits on what a document may make fnrun do. Packages and function output are untrusted input:
+# - MAX_DEPTH: nesting of collections. libyaml's composer recurses in C and crashes the process
+#   somewhere between 20,000 and 100,000 levels; every walker after it (construction, comparison,
+#   ruamel's round trip, JSON) recurses in Python. Real resources nest a few dozen levels (CRD
+#   schemas reach ~60), so 500 leaves room while keeping every walker far from its limits.
+# - MAX_ALIAS_NODES: nodes that aliases add when the document is walked as a tree. Construction
+#   shares an anchored value, but comparing, encoding or dumping it expands every alias: a
+#   "billion laughs" document of 9 anchors with 9 aliases each is 9^9 nodes. A million extra
+#   nodes is far beyond any hand-written anchor use and is counted in milliseconds.
+MAX_DEPTH = 500
+MAX_ALIAS_NODES = 1_000_000
+_PRESCAN_BOUND = 10_000  # below this upper bound on depth, libyaml's composer is safe to call
+
+# Construction recurses about two frames per nesting level, ruamel's round trip about four.
+sys.setrecursionlimit(max(sys.getrecursionlimit(), 8 * MAX_DEPTH + 2000))
+
 
 class _DuplicateKey(yaml.MarkedYAMLError):
     pass
+
+
+class _TooComplex(yaml.MarkedYAMLError):
+    """Nesting or alias expansion over the limits above (a one-line InputError like any other)."""
 
 
 _STR = "tag:yaml.org,2002:str"
@@ -72,42 +93,64 @@ class StrictLoader(_Base):  # type: ignore[misc, valid-type]
         """No path resolvers here; libyaml's composer calls this for every node."""
 
     def construct_document(self, node: Node) -> Any:  # type: ignore[override]
+        self._depth = 0
+        self._alias_nodes = 0
+        self._sizes: dict[int, int] = {}
         return self._value(node, {})
 
     def _value(self, node: Node, seen: dict[int, Any]) -> Any:
         """Plain value of a node; the common tags inline, the rest through PyYAML's constructors.
-        `seen` maps nodes already built to their values, so an alias yields the same object."""
+        `seen` maps nodes already built to their values, so an alias yields the same object (and
+        counts the nodes it stands for against MAX_ALIAS_NODES)."""
         tag = node.tag
         if tag == _STR:
             return node.value
         if tag == _MAP and isinstance(node, MappingNode):
             if id(node) in seen:
-                return seen[id(node)]
+                return self._alias(node, seen)
             out: dict = {}
             seen[id(node)] = out
             value = self._value
+            self._enter(node)
             for key_node, value_node in node.value:
                 key_tag = key_node.tag
                 if key_tag == _STR:
                     key = key_node.value
                 elif key_tag == _MERGE_TAG:
-                    return self._merged(node, out, seen)
+                    merged = self._merged(node, out, seen)
+                    self._depth -= 1
+                    return merged
                 else:
                     key = self._key(key_node, seen)
                 if key in out:
                     raise _DuplicateKey(None, None, f"duplicate key {key_node.value!r}", key_node.start_mark)
                 out[key] = value_node.value if value_node.tag == _STR else value(value_node, seen)
+            self._depth -= 1
             return out
         if tag == _SEQ and isinstance(node, SequenceNode):
             if id(node) in seen:
-                return seen[id(node)]
+                return self._alias(node, seen)
             items: list = []
             seen[id(node)] = items
+            self._enter(node)
             items.extend(child.value if child.tag == _STR else self._value(child, seen) for child in node.value)
+            self._depth -= 1
             return items
         if isinstance(node, ScalarNode) and tag in _SCALARS:
             return _SCALARS[tag](node.value)
         return self.construct_object(node, deep=True)
+
+    def _enter(self, node: Node) -> None:
+        self._depth += 1
+        if self._depth > MAX_DEPTH:
+            raise _TooComplex(None, None, f"collections nested deeper than {MAX_DEPTH} levels", node.start_mark)
+
+    def _alias(self, node: Node, seen: dict[int, Any]) -> Any:
+        """An alias (or a shared anchor): the value already built, with the nodes it repeats counted."""
+        self._alias_nodes += _size(node, self._sizes)
+        if self._alias_nodes > MAX_ALIAS_NODES:
+            raise _TooComplex(None, None, f"aliases expand to more than {MAX_ALIAS_NODES:,} nodes (an alias bomb?)", node.start_mark)
+        return seen[id(node)]
 
     def _key(self, node: Node, seen: dict[int, Any]) -> Any:
         key = self._value(node, seen)
@@ -132,6 +175,47 @@ class StrictLoader(_Base):  # type: ignore[misc, valid-type]
             own.add(key)
             out[key] = self._value(value_node, seen)
         return out
+
+
+def _size(root: Node, sizes: dict[int, int]) -> int:
+    """Nodes under `root` with every alias expanded, memoized per node; iterative, so a shared
+    node is measured once however often it is repeated."""
+    stack: list[tuple[Node, bool]] = [(root, False)]
+    while stack:
+        node, children_done = stack.pop()
+        if id(node) in sizes:
+            continue
+        if isinstance(node, ScalarNode):
+            sizes[id(node)] = 1
+            continue
+        children = [child for pair in node.value for child in pair] if isinstance(node, MappingNode) else list(node.value)
+        if children_done:
+            sizes[id(node)] = 1 + sum(sizes[id(child)] for child in children)
+        else:
+            stack.append((node, True))
+            stack.extend((child, False) for child in children if id(child) not in sizes)
+    return sizes[id(root)]
+
+
+def _prescan(text: str) -> None:
+    """Refuse nesting past MAX_DEPTH before libyaml's recursive composer sees it. Each level of
+    nesting costs at least one `[`, `{`, `-` or line break, so a document with fewer of those in
+    all is safe without looking closer; otherwise its events (a flat stream) are counted."""
+    if text.count("[") + text.count("{") + text.count("-") + text.count("\n") < _PRESCAN_BOUND:
+        return
+    scanner = StrictLoader(text)
+    try:
+        depth = 0
+        while scanner.check_event():
+            event = scanner.get_event()
+            if isinstance(event, yaml.CollectionStartEvent):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    raise _TooComplex(None, None, f"collections nested deeper than {MAX_DEPTH} levels", event.start_mark)
+            elif isinstance(event, yaml.CollectionEndEvent):
+                depth -= 1
+    finally:
+        scanner.dispose()
 
 
 def _int(value: str) -> int:
@@ -183,6 +267,7 @@ def parse(text: str, source: str, line_offset: int = 0) -> tuple[Node | None, An
     Raises InputError `source:line: problem` on malformed YAML or duplicate keys."""
     loader = StrictLoader(text)
     try:
+        _prescan(text)
         node = loader.get_single_node()
         data = None if node is None else loader.construct_document(node)
     except yaml.YAMLError as err:
@@ -202,6 +287,7 @@ def load_all(text: str, source: str) -> list[Any]:
     loader = StrictLoader(text)
     docs = []
     try:
+        _prescan(text)
         while loader.check_node():
             node = loader.get_node()
             docs.append(loader.construct_document(node))
