@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
-from . import annotations as ann
+from . import annotations as ann, journal
 from .errors import InputError
 from .resource import Resource, set_annotations
 from .yamlio import fast, roundtrip, text
@@ -56,8 +56,10 @@ def package_files(root: Path) -> list[str]:
     """YAML files under root (slash-separated, relative, sorted), hidden directories skipped and
     symlinked directories not entered; a symlink that leaves the package is refused, and so is a
     `*.yaml` that is not a regular file (a FIFO would block the read forever)."""
+    journal.recover(Path(root))
     real_root = os.path.realpath(root)
     found: list[str] = []
+    strays: list[str] = []
     pending = [("", os.fspath(root))]
     while pending:
         rel_dir, directory = pending.pop()
@@ -77,6 +79,9 @@ def package_files(root: Path) -> list[str]:
                     broken = entry.is_symlink() and not os.path.exists(entry.path)
                     raise InputError(f"{rel}: cannot read: {'a broken symlink' if broken else 'not a regular file'}")
                 found.append(rel)
+            elif entry.name.endswith(journal.TEMP_SUFFIX):
+                strays.append(entry.path)
+    journal.remove_strays(strays)
     return sorted(found)
 
 

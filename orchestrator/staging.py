@@ -17,6 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Iterable
 
+from . import journal
 from .errors import InputError
 
 
@@ -63,7 +64,7 @@ class Stager:
                 mode = target.stat().st_mode & 0o7777
         while True:
             self._serial += 1
-            temp = parent / f".{target.name}.{os.getpid()}-{self._serial}.fnrun-tmp"
+            temp = parent / f".{target.name}.{os.getpid()}-{self._serial}{journal.TEMP_SUFFIX}"
             try:
                 fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, self._new_mode if mode is None else 0o600)
                 break
@@ -83,17 +84,21 @@ class Stager:
         return temp
 
     def commit(self, deletions: Iterable[str] = ()) -> None:
-        """Land everything staged: flush, rename over the targets, then delete `deletions`."""
+        """Land everything staged: flush, journal, rename over the targets, delete `deletions`,
+        drop the journal (orchestrator.journal: a cut-off commit is finished by the next read)."""
+        renames = [(temp, self.root / path) for path, temp in self.temps.items()]
+        deletions = list(deletions)
+        if not renames and not deletions:
+            return
         try:
-            _flush(list(self.temps.values()), self.root)
+            _flush([temp for temp, _ in renames], self.root)
+            log = journal.begin(self.root, renames, deletions)
         except OSError as err:
             self.rollback()
             raise InputError(f"cannot write {err.filename or self.root}: {err.strerror}") from None
-        for path, temp in self.temps.items():
-            os.replace(temp, self.root / path)
+        journal.apply_entries(self.root, renames, deletions)
         self.temps.clear()
-        for path in deletions:
-            (self.root / path).unlink(missing_ok=True)
+        journal.end(self.root, log, [target for _, target in renames] + [self.root / path for path in deletions])
 
     def discard(self) -> None:
         """Forget every staged file (the caller starts over); directories stay until rollback."""

@@ -11,7 +11,7 @@ import posixpath
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from . import annotations as ann
+from . import annotations as ann, journal
 from .errors import InputError
 from .reader import Package, SourceFile
 from .resource import Resource
@@ -221,7 +221,9 @@ def apply(plan_: WritePlan) -> None:
         for change in plan_.changes:
             if change.new is not None:
                 stager.submit(change.path, change.new)
-        stager.commit([c.path for c in plan_.changes if c.new is None])
+        with journal.package_lock(plan_.root):
+            journal.check_unchanged(plan_.root, [(c.path, c.old) for c in plan_.changes])
+            stager.commit([c.path for c in plan_.changes if c.new is None])
     except BaseException:
         stager.rollback()
         raise
@@ -288,7 +290,9 @@ class StreamWriter:
                 result.changes.append(change)
         deletions = _deletions(self.original, set(self._groups), self._check)
         result.changes.extend(deletions)
-        self._stager.commit([c.path for c in deletions])
+        with journal.package_lock(self.root):
+            journal.check_unchanged(self.root, [(c.path, c.old) for c in result.changes])
+            self._stager.commit([c.path for c in deletions])
         return result
 
     def abort(self) -> None:
