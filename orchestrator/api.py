@@ -79,6 +79,7 @@ class RunRequest:
     image_pull_policy: str = "ifNotPresent"
     timeout: float = 300.0
     max_output: str = "256M"  # stdout cap per function (k/M/G suffixes)
+    cache: bool = True  # the result cache (also off with FNRUN_CACHE=0)
     memory: str = "512m"
     pids_limit: int = 256
     cpus: float = 1.0
@@ -197,6 +198,7 @@ def _pipeline_inputs(request: RunRequest, root: Path | None) -> tuple["RunOption
     from .runtimes import Sandbox
     from .runtimes.base import PULL_POLICIES
 
+    from .runtimes.cache import enabled_by_environment
     from .runtimes.streams import parse_size
 
     try:
@@ -225,6 +227,7 @@ def _pipeline_inputs(request: RunRequest, root: Path | None) -> tuple["RunOption
         env=request.env,
         mounts=tuple(parse_mount_flag(m) for m in request.mounts),
         results_dir=request.results_dir,
+        cache=request.cache and enabled_by_environment(),
     )
     if request.image or request.exec_path:
         return options, [adhoc(root, request.image, request.exec_path, request.fn_config, request.arguments)]

@@ -143,6 +143,7 @@ def run(
     env: Optional[list[str]] = typer.Option(None, "--env", "-e", help="KEY=VALUE, or KEY to pass yours through; repeatable, wins over declared envs."),
     image_pull_policy: str = typer.Option("ifNotPresent", "--image-pull-policy", help="always | ifNotPresent | never."),
     timeout: float = typer.Option(300.0, "--timeout", help="Seconds before a function is killed and the run fails."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Run every container function even when an identical run's result is cached (FNRUN_CACHE=0 does the same)."),
     max_output: str = typer.Option("256M", "--max-output", help="Most a function may write on stdout (k/M/G) before it is killed and the run fails."),
     memory: str = typer.Option("512m", "--memory", help="Memory limit per function container."),
     pids_limit: int = typer.Option(256, "--pids-limit", help="Process limit per function container."),
@@ -192,6 +193,7 @@ def run(
         image_pull_policy=image_pull_policy,
         timeout=timeout,
         max_output=max_output,
+        cache=not no_cache,
         memory=memory,
         pids_limit=pids_limit,
         cpus=cpus,
@@ -241,6 +243,29 @@ def explain(
         quiet=quiet,
     )
     sys.stdout.write(api.explain(request, resource))
+
+
+cache_app = typer.Typer(help="The result cache of container functions (see `fnrun run --help`, --no-cache).", no_args_is_help=True)
+app.add_typer(cache_app, name="cache")
+
+
+@cache_app.command("info", epilog="Example:  fnrun cache info")
+def cache_info() -> None:
+    """Where the cache is, how many results it holds, and its size against its bound."""
+    from .runtimes.cache import ResultCache
+    from .runtimes.streams import human_size
+
+    info = ResultCache().info()
+    print(f"location: {info.location}\nentries:  {info.entries}\nsize:     {info.size} bytes (bound {human_size(info.bound)}, FNRUN_CACHE_SIZE)")
+
+
+@cache_app.command("prune", epilog="Example:  fnrun cache prune --all")
+def cache_prune(everything: bool = typer.Option(False, "--all", help="Remove every entry, not just what is over the bound.")) -> None:
+    """Remove least recently used results until the cache fits its bound (or all of them)."""
+    from .runtimes.cache import ResultCache
+
+    removed = ResultCache().prune(0 if everything else None)
+    print(f"fnrun cache: removed {removed} entr{'y' if removed == 1 else 'ies'}", file=sys.stderr)
 
 
 def run_app(args: list[str]) -> int:

@@ -31,6 +31,7 @@ class RunOptions:
     env: tuple[str, ...] = ()  # --env KEY[=VALUE], applied after the declared envs
     mounts: tuple[MountSpec, ...] = ()  # --mount, sources relative to the package root
     results_dir: Path | None = None
+    cache: bool = False  # reuse results of identical container runs (orchestrator.runtimes.cache)
 
 
 @dataclass
@@ -47,6 +48,7 @@ class FunctionReport:
     changed: int = 0
     removed: int = 0
     error: str | None = None
+    cached: bool = False  # its output came from the result cache; no container started
 
     def as_dict(self) -> dict:
         return {
@@ -56,6 +58,7 @@ class FunctionReport:
             "duration": round(self.duration, 3),
             "results": self.results,
             "changes": {"added": self.added, "changed": self.changed, "removed": self.removed},
+            **({"cached": True} if self.cached else {}),
             **({"error": self.error} if self.error else {}),
         }
 
@@ -208,12 +211,15 @@ def _run_one(
     events.started(spec)
     started = time.monotonic()
     try:
-        output = runtime_for(spec.kind).run(invocation(spec, options, root), stdin, lambda line: events.stderr(spec, line))
+        runtime = runtime_for(spec.kind)
+        if options.cache and spec.kind == "container":
+            runtime = _caching(runtime)
+        output = runtime.run(invocation(spec, options, root), stdin, lambda line: events.stderr(spec, line))
     except FunctionError as err:
         report.duration, report.exit_code, report.error = time.monotonic() - started, -1, str(err)
         events.finished(spec, report)
         return resources, report, err
-    report.duration, report.exit_code = output.duration, output.exit_code
+    report.duration, report.exit_code, report.cached = output.duration, output.exit_code, output.cached
     try:
         decoded = _decode(spec, output.stdout, output.exit_code)
         report.results = results.normalise(decoded.results, spec.name) if decoded else []
@@ -234,6 +240,18 @@ def _run_one(
     events.transformed(spec, changes)
     events.finished(spec, report)
     return scope.merge_back(resources, positions, new_items), report, None
+
+
+def _caching(runtime: Runtime) -> Runtime:
+    from .runtimes.cache import CachingRuntime, ResultCache
+
+    global _cache
+    if _cache is None:
+        _cache = ResultCache()
+    return CachingRuntime(runtime, _cache)
+
+
+_cache = None
 
 
 def _decode(spec: FunctionSpec, stdout: bytes, exit_code: int) -> resourcelist.Decoded | None:

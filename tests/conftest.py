@@ -4,3 +4,5 @@ reachable, so the suite runs without it (every container it starts is removed by
 import os
 
 os.environ.setdefault("TESTCONTAINERS_RYUK_DISABLED", "true")
+# Every test sees its functions really run; the result cache has tests of its own (test_cache.py).
+os.environ["FNRUN_CACHE"] = "0"

@@ -64,7 +64,8 @@ def status_line(name: str, report: "FunctionReport") -> str:
     """`[ok] IMAGE (0.52s, 2 changed)` or `[failed] IMAGE (0.10s): why`."""
     if report.error:
         return f"[failed] {name} ({report.duration:.2f}s): {report.error}"
-    return f"[ok] {name} ({report.duration:.2f}s, {changes_text(report)})"
+    cached = "cached, " if report.cached else ""
+    return f"[ok] {name} ({report.duration:.2f}s, {cached}{changes_text(report)})"
 
 
 def file_lines(summary: RunSummary) -> list[str]:

@@ -65,6 +65,7 @@ class RunOutput:
     stderr: str
     exit_code: int
     duration: float
+    cached: bool = False  # replayed from the result cache (orchestrator.runtimes.cache)
 
 
 StderrSink = Callable[[str], None]

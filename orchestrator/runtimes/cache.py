@@ -1,0 +1,233 @@
+"""A content-addressed cache of function results, so a re-run that changes nothing starts nothing.
+
+The determinism assumption: a container function's output depends only on what fnrun gives it —
+the image (by the ID the engine resolved, never the tag), its arguments and environment, the
+sandbox it runs in, the exact ResourceList bytes on stdin, and the files it can read at /local. A
+function that reads the clock, random numbers or anything else must be run with --no-cache or be
+marked `dev.fnrun.cacheable=false` (an image label). Never cached: exec functions, functions with
+network or mounts, runs under the `always` pull policy, and any run that did not exit 0.
+
+An entry is one file `<dir>/v1/<key[:2]>/<key>`: a header line (the payload's SHA-256 and size),
+then the payload (exit code, stderr and duration as JSON, a newline, the stdout bytes). It is
+written to a temp file and renamed into place; a corrupt, partial or unreadable entry is a miss
+and is removed. A hit refreshes the entry's mtime; after a store, entries are pruned oldest first
+while the cache is over its size bound.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import time
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+
+from orchestrator.errors import InputError
+from orchestrator.runtimes.base import Invocation, Runtime, RunOutput, StderrSink
+
+DEFAULT_MAX_BYTES = 512 * 1024 * 1024
+LABEL_CACHEABLE = "dev.fnrun.cacheable"
+_VERSION = "v1"
+# What never changes a successful run's output: how long it may take and how much it may say.
+_SANDBOX_IGNORED = ("timeout", "image_pull_policy", "max_output")
+
+
+def cache_dir() -> Path:
+    """$FNRUN_CACHE_DIR, else $XDG_CACHE_HOME/fnrun, else ~/.cache/fnrun."""
+    explicit = os.environ.get("FNRUN_CACHE_DIR")
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "fnrun"
+
+
+def enabled_by_environment() -> bool:
+    """FNRUN_CACHE=0 (or false/no/off) turns the cache off like --no-cache, e.g. for a CI job."""
+    return os.environ.get("FNRUN_CACHE", "1").strip().lower() not in ("0", "false", "no", "off")
+
+
+def max_bytes() -> int:
+    from orchestrator.runtimes.streams import parse_size
+
+    text = os.environ.get("FNRUN_CACHE_SIZE")
+    if not text:
+        return DEFAULT_MAX_BYTES
+    try:
+        return parse_size(text)
+    except ValueError:
+        raise InputError(f"FNRUN_CACHE_SIZE={text!r}: use a size such as 512M or 2G") from None
+
+
+@dataclass
+class CacheInfo:
+    location: Path
+    entries: int
+    size: int
+    bound: int
+
+
+class ResultCache:
+    def __init__(self, root: Path | None = None, bound: int | None = None) -> None:
+        self.root = (root or cache_dir()) / _VERSION
+        self.bound = max_bytes() if bound is None else bound
+
+    def key(self, inv: Invocation, image_id: str, stdin: bytes) -> str:
+        """The entry's name: a digest of everything the output may depend on (module docstring)."""
+        sandbox = {k: v for k, v in asdict(inv.sandbox).items() if k not in _SANDBOX_IGNORED}
+        identity = {
+            "image": image_id,
+            "args": list(inv.args),
+            "env": sorted(inv.env.items()),
+            "sandbox": sandbox,
+            "user": [os.getuid(), os.getgid()] if inv.sandbox.as_current_user else None,
+            "local": _tree_digest(inv.local_dir) if inv.local_dir is not None else None,
+        }
+        digest = hashlib.sha256(json.dumps(identity, sort_keys=True, default=str).encode())
+        digest.update(b"\0")
+        digest.update(stdin)
+        return digest.hexdigest()
+
+    def _path(self, key: str) -> Path:
+        return self.root / key[:2] / key
+
+    def get(self, key: str) -> RunOutput | None:
+        path = self._path(key)
+        try:
+            raw = path.read_bytes()
+        except OSError:
+            return None
+        output = _decode(raw)
+        if output is None:
+            with contextlib.suppress(OSError):
+                path.unlink()
+            return None
+        with contextlib.suppress(OSError):
+            os.utime(path)  # least recently used goes first
+        return output
+
+    def put(self, key: str, output: RunOutput) -> None:
+        """Store a successful run; any failure to store is silent (the cache is an optimisation)."""
+        path = self._path(key)
+        temp = path.with_name(f".{key}.{os.getpid()}.tmp")
+        meta = json.dumps({"exit_code": output.exit_code, "stderr": output.stderr, "duration": output.duration}).encode()
+        payload = meta + b"\n" + output.stdout
+        header = json.dumps({"sha256": hashlib.sha256(payload).hexdigest(), "size": len(payload)}).encode()
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with open(temp, "wb") as handle:
+                handle.write(header + b"\n" + payload)
+            os.replace(temp, path)
+        except OSError:
+            with contextlib.suppress(OSError):
+                temp.unlink()
+            return
+        self.prune()
+
+    def _entries(self) -> list[tuple[float, int, Path]]:
+        found = []
+        with contextlib.suppress(OSError):
+            for shard in os.scandir(self.root):
+                if not shard.is_dir():
+                    continue
+                for entry in os.scandir(shard.path):
+                    with contextlib.suppress(OSError):
+                        info = entry.stat()
+                        found.append((info.st_mtime, info.st_size, Path(entry.path)))
+        return found
+
+    def prune(self, bound: int | None = None) -> int:
+        """Remove least recently used entries until the cache fits `bound`; returns how many."""
+        limit = self.bound if bound is None else bound
+        entries = sorted(self._entries())
+        total = sum(size for _, size, _ in entries)
+        removed = 0
+        for _, size, path in entries:
+            if total <= limit:
+                break
+            with contextlib.suppress(OSError):
+                path.unlink()
+                removed += 1
+            total -= size
+        return removed
+
+    def info(self) -> CacheInfo:
+        entries = self._entries()
+        return CacheInfo(self.root.parent, len(entries), sum(size for _, size, _ in entries), self.bound)
+
+
+def _decode(raw: bytes) -> RunOutput | None:
+    """An entry's run, or None when anything about it is off (partial, corrupt, foreign)."""
+    try:
+        header_line, payload = raw.split(b"\n", 1)
+        header = json.loads(header_line)
+        if header.get("size") != len(payload) or header.get("sha256") != hashlib.sha256(payload).hexdigest():
+            return None
+        meta_line, stdout = payload.split(b"\n", 1)
+        meta = json.loads(meta_line)
+        return RunOutput(stdout=stdout, stderr=str(meta["stderr"]), exit_code=int(meta["exit_code"]), duration=float(meta["duration"]), cached=True)
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def _tree_digest(directory: Path) -> str:
+    """What a function could read at /local, by name, size, mode and mtime (as make judges files)."""
+    digest = hashlib.sha256()
+    for current, dirs, files in os.walk(directory):
+        dirs.sort()
+        for name in sorted(files):
+            path = os.path.join(current, name)
+            with contextlib.suppress(OSError):
+                info = os.lstat(path)
+                digest.update(f"{os.path.relpath(path, directory)}\0{info.st_size}\0{info.st_mode}\0{info.st_mtime_ns}\n".encode())
+    return digest.hexdigest()
+
+
+class CachingRuntime:
+    """A container runtime with the cache in front: a hit replays the stored stderr and output
+    without starting a container; a successful miss is stored."""
+
+    def __init__(self, inner: Runtime, cache: ResultCache) -> None:
+        self.inner = inner
+        self.cache = cache
+
+    def run(self, invocation: Invocation, stdin: bytes, on_stderr: StderrSink | None = None) -> RunOutput:
+        started = time.monotonic()
+        key = self._key(invocation, stdin)
+        if key is not None:
+            hit = self.cache.get(key)
+            if hit is not None:
+                if on_stderr is not None:
+                    for line in hit.stderr.splitlines():
+                        on_stderr(line)
+                return replace(hit, duration=time.monotonic() - started)
+        output = self.inner.run(invocation, stdin, on_stderr)
+        if key is not None and output.exit_code == 0:
+            self.cache.put(key, output)
+        return output
+
+    def _key(self, inv: Invocation, stdin: bytes) -> str | None:
+        """None when this run must not be cached (module docstring), or the image is not here."""
+        if inv.image is None or inv.exec_path is not None or inv.mounts or inv.sandbox.image_pull_policy == "always":
+            return None
+        if inv.sandbox.network and inv.network is not False:
+            return None
+        image_id, labels = _image_identity(inv.image)
+        if image_id is None or str(labels.get(LABEL_CACHEABLE, "true")).lower() == "false":
+            return None
+        return self.cache.key(inv, image_id, stdin)
+
+
+def _image_identity(image: str) -> tuple[str | None, dict]:
+    """The engine's ID for the image as present locally (never the tag), and its labels."""
+    import docker.errors
+    import requests.exceptions
+
+    from orchestrator.runtimes.container import api_client
+
+    try:
+        info = api_client().inspect_image(image)
+    except (docker.errors.APIError, requests.exceptions.RequestException):
+        return None, {}
+    return info.get("Id"), (info.get("Config") or {}).get("Labels") or {}
