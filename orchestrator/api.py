@@ -80,6 +80,8 @@ class RunRequest:
     timeout: float = 300.0
     max_output: str = "256M"  # stdout cap per function (k/M/G suffixes)
     cache: bool = True  # the result cache (also off with FNRUN_CACHE=0)
+    kpt: bool = False  # `fnrun render`: the functions are the package's Kptfile pipelines
+    image_prefix: str | None = None  # render: where short image names live (KPT_IMAGE_PREFIX)
     memory: str = "512m"
     pids_limit: int = 256
     cpus: float = 1.0
@@ -113,7 +115,7 @@ def run(request: RunRequest, events: "Events | None" = None, stdout: IO[str] | N
     from_stdin = request.directory == "-"
     root = None if from_stdin else Path(request.directory)
     display = events if events is not None else choose(sys.stderr, request.quiet, request.verbose, root)
-    summary = RunSummary(check=request.check, root=root)
+    summary = RunSummary(check=request.check, root=root, command="render" if request.kpt else "run")
     annotating = request.origin_annotations or request.transformer_annotations
     tracker = origin.Tracker() if annotating else None
     recorder = Recorder(display, summary, tracker)  # type: ignore[arg-type]
@@ -127,7 +129,12 @@ def run(request: RunRequest, events: "Events | None" = None, stdout: IO[str] | N
             _, outcome = run_stream(read_stdin(), functions, options, recorder)
         else:
             assert root is not None
-            outcome = run_package(root, functions, options, recorder, write=False)
+            if request.kpt:
+                from .render.package import render_package
+
+                outcome = render_package(root, options, recorder, request.image_prefix)  # type: ignore[arg-type]
+            else:
+                outcome = run_package(root, functions, options, recorder, write=False)
             summary.plan = None if request.to_stdout else outcome.plan
         resources = outcome.resources
         if tracker is not None:
@@ -146,7 +153,7 @@ def run(request: RunRequest, events: "Events | None" = None, stdout: IO[str] | N
                 resources = [r for r in resources if str(ann.annotations_of(r.data).get(ann.LOCAL_CONFIG)).lower() != "true"]
             out.write(resourcelist.encode(resources))
         if request.check and summary.plan is not None and summary.plan.changes:
-            raise diff.Drift(diff.drift_message(request.directory, summary.plan))
+            raise diff.Drift(diff.drift_message(request.directory, summary.plan, summary.command))
     except FnrunError as err:
         error = err
         raise
@@ -177,6 +184,8 @@ def _validate(request: RunRequest) -> None:
     shows_diff = request.check or request.diff
     if request.exclude_local_config and not (stdin or request.to_stdout):
         raise InputError("--exclude-local-config goes with --output - (or a package on stdin): files always keep local-config resources")
+    if request.kpt and (stdin or request.image or request.exec_path or request.arguments or request.fn_config):
+        raise InputError("fnrun render runs the package's Kptfile pipelines: give it a package directory, no --image/--exec (use fnrun run for those)")
     if request.quiet and request.verbose:
         raise InputError("--quiet and --verbose contradict each other; choose one")
     if request.results_format is not None and request.results_format not in FORMATS:

@@ -245,6 +245,61 @@ def explain(
     sys.stdout.write(api.explain(request, resource))
 
 
+@app.command(
+    epilog="Examples:\n\n"
+    "  fnrun render samples/kpt-package                # render in place, like kpt fn render\n\n"
+    "  fnrun render app/ --check                        # CI: exit 1 and a diff when app/ is not rendered\n\n"
+    "  fnrun render app/ -o stdout --image-pull-policy never",
+)
+def render(
+    directory: str = typer.Argument(..., help="kpt package directory (a Kptfile at its root)."),
+    allow_exec: bool = typer.Option(False, "--allow-exec", help="Allow `exec:` steps (they run unsandboxed on this machine)."),
+    allow_network: bool = typer.Option(False, "--allow-network", help="Give functions network access."),
+    image_pull_policy: str = typer.Option("ifNotPresent", "--image-pull-policy", help="always | ifNotPresent | never."),
+    image_prefix: Optional[str] = typer.Option(None, "--image-prefix", help="Registry path for short image names (default: $KPT_IMAGE_PREFIX, else ghcr.io/kptdev/krm-functions-catalog/)."),
+    output: Optional[str] = typer.Option(None, "--output", "-o", help="stdout (or -): print the rendered package as a ResourceList instead of writing it."),
+    results_dir: Optional[Path] = typer.Option(None, "--results-dir", help="Write every function's results to DIR/results.yaml."),
+    check: bool = typer.Option(False, "--check", help="Write nothing; print a unified diff and exit 1 if anything would change."),
+    diff: bool = typer.Option(False, "--diff", help="Write, and print a unified diff of what was written."),
+    results_format: Optional[str] = typer.Option(None, "--results-format", help="text | json | yaml: the results as one document on stdout."),
+    as_current_user: bool = typer.Option(False, "--as-current-user", help="Run containers as your uid/gid instead of nobody (65534)."),
+    timeout: float = typer.Option(300.0, "--timeout", help="Seconds before a function is killed and the render fails."),
+    max_output: str = typer.Option("256M", "--max-output", help="Most a function may write on stdout (k/M/G)."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Run every container function even when an identical run's result is cached."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Only print failures and the final error."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Also print each function's stderr in full and every file written."),
+) -> None:
+    """Render a kpt package: run its Kptfile pipelines (mutators, then validators) depth-first,
+    subpackages before their parents, and write back only what changed, all or nothing.
+
+    Steps take `image` (short names get the catalog prefix, no tag means :latest) or `exec`,
+    `configPath` or `configMap`, and `selectors`/`exclude`. A validator that changes anything fails."""
+    from . import api
+
+    if output not in (None, "-", "stdout"):
+        raise typer.BadParameter("only stdout (or -) is supported", param_hint="--output")
+    request = api.RunRequest(
+        directory=directory,
+        kpt=True,
+        image_prefix=image_prefix,
+        enable_exec=allow_exec,
+        network=allow_network,
+        as_current_user=as_current_user,
+        image_pull_policy=image_pull_policy,
+        timeout=timeout,
+        max_output=max_output,
+        cache=not no_cache,
+        results_dir=results_dir,
+        to_stdout=output is not None,
+        quiet=quiet,
+        verbose=verbose,
+        check=check,
+        diff=diff,
+        results_format=results_format,
+    )
+    api.run(request)
+
+
 cache_app = typer.Typer(help="The result cache of container functions (see `fnrun run --help`, --no-cache).", no_args_is_help=True)
 app.add_typer(cache_app, name="cache")
 

@@ -70,11 +70,11 @@ class Drift(FnrunError):
     exit_code = 1
 
 
-def drift_message(directory: str, plan: WritePlan) -> str:
+def drift_message(directory: str, plan: WritePlan, command: str = "run") -> str:
     files = len(plan.changes)
     created = sum(1 for c in plan.changes if c.old is None)
     deleted = sum(1 for c in plan.changes if c.new is None)
     return (
         f"{directory}: {files} file{'s' if files != 1 else ''} would change "
-        f"({created} created, {files - created - deleted} updated, {deleted} deleted); run `fnrun run {directory}` to write them"
+        f"({created} created, {files - created - deleted} updated, {deleted} deleted); run `fnrun {command} {directory}` to write them"
     )

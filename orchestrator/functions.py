@@ -45,6 +45,11 @@ class FunctionSpec:
     declared_in: str | None = None  # package-relative path of the declaring file
     declared_index: int = 0
     global_scope: bool = False
+    # kpt pipelines: which in-scope resources the function is given (orchestrator.selectors), and
+    # whether it is a validator (changing anything fails the run).
+    selectors: tuple[Any, ...] = field(default=(), compare=False)
+    exclude: tuple[Any, ...] = field(default=(), compare=False)
+    validator: bool = False
 
     @property
     def name(self) -> str:

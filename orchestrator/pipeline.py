@@ -237,9 +237,17 @@ def _run_one(
         return resources, report, err
     changes = compare(items, new_items)
     report.added, report.changed, report.removed = len(changes.added), changes.changed, len(changes.removed)
+    if spec.validator and (changes.added or changes.changed or changes.removed):
+        report.error = f"validator {spec.name} changed the package ({changes_summary(report)}); validators must not change anything"
+        events.finished(spec, report)
+        return resources, report, FunctionError(report.error)
     events.transformed(spec, changes)
     events.finished(spec, report)
     return scope.merge_back(resources, positions, new_items), report, None
+
+
+def changes_summary(report: FunctionReport) -> str:
+    return f"{report.added} added, {report.changed} changed, {report.removed} removed"
 
 
 def _caching(runtime: Runtime) -> Runtime:

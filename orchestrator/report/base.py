@@ -29,6 +29,7 @@ class RunSummary:
     check: bool = False
     elapsed: float = 0.0
     root: Path | None = None
+    command: str = "run"  # what the summary line calls itself: run | render
 
     @property
     def resources_changed(self) -> int:

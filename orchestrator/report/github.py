@@ -82,10 +82,10 @@ class GitHubDisplay(PlainEvents):
             return
         for change in summary.plan.changes:
             if change.old is None:
-                self.say(command("error", f"fnrun run would create {self.relative(change.path)}"))
+                self.say(command("error", f"fnrun {summary.command} would create {self.relative(change.path)}"))
             else:
                 what = "delete this file" if change.new is None else "change this file"
-                self.say(command("error", f"fnrun run would {what}", file=self.relative(change.path), line=first_changed_line(change)))
+                self.say(command("error", f"fnrun {summary.command} would {what}", file=self.relative(change.path), line=first_changed_line(change)))
 
     def close(self) -> None:
         self._end_group()

@@ -115,7 +115,7 @@ class LiveDisplay(Display):
     def summary(self, summary: RunSummary) -> None:
         self._stop()
         style = "bold yellow" if summary.check and summary.plan and summary.plan.changes else "bold"
-        self.console.print(Text(f"fnrun run{' --check' if summary.check else ''}: {summary.line()}", style=style))
+        self.console.print(Text(f"fnrun {summary.command}{' --check' if summary.check else ''}: {summary.line()}", style=style))
         if self.verbose:
             for line in file_lines(summary):
                 self.console.print(Text(f"  {line}"))

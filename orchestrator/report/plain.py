@@ -54,7 +54,7 @@ class PlainEvents(Display):
     def summary(self, summary: RunSummary) -> None:
         if self.quiet:
             return
-        self.say(f"fnrun run{' --check' if summary.check else ''}: {summary.line()}")
+        self.say(f"fnrun {summary.command}{' --check' if summary.check else ''}: {summary.line()}")
         if self.verbose:
             for line in file_lines(summary):
                 self.say(f"  {line}")
