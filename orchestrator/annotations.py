@@ -72,11 +72,16 @@ LAYOUT_KEYS = (PREFIX, SUFFIX, FILE_FORMAT, ORIGINAL)
 CRLF = "crlf"
 NO_FINAL_NEWLINE = "no-final-newline"
 
+#: kyaml's note of a file's block sequence style (`compact`: dashes at their key's column, `wide`:
+#: indented), which `kpt fn source` stamps on every item. fnrun never stamps it; a sink honours
+#: `wide` for a file it writes from an item's own text, and strips it like its own notes.
+SEQINDENT = "internal.config.kubernetes.io/seqindent"
+
 #: The order fnrun stamps its annotations in.
 STAMP_ORDER = ORCHESTRATION_KEYS + LAYOUT_KEYS
 
 #: Everything stripped on write.
-STRIPPED_KEYS = frozenset(ORCHESTRATION_KEYS + LAYOUT_KEYS)
+STRIPPED_KEYS = frozenset(ORCHESTRATION_KEYS + LAYOUT_KEYS + (SEQINDENT,))
 
 DEFAULT_SEPARATOR = "---\n"
 

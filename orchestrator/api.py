@@ -47,7 +47,7 @@ def sink(root: Path | str, content: str | IO[bytes], source_name: str = "stdin")
     chunks = [content] if isinstance(content, str) else read_chunks(content, source_name)
     streaming = writer.StreamWriter(root, original)
     try:
-        decoded = resourcelist.decode_stream(chunks, source_name, streaming)
+        decoded = resourcelist.decode_stream(chunks, source_name, streaming, other_documents=True)
         if decoded.kind == "stream" and not decoded.items:
             raise InputError(f"{source_name}: no resources in the input (an empty ResourceList says `items: []`); nothing written")
         return streaming.finish()

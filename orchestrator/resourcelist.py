@@ -61,10 +61,13 @@ class ItemSink(Protocol):
     def reset(self) -> None: ...
 
 
-def decode_stream(chunks: Iterable[str], source: str, sink: ItemSink | None = None) -> Decoded:
+def decode_stream(chunks: Iterable[str], source: str, sink: ItemSink | None = None, other_documents: bool = False) -> Decoded:
     """`decode` for text arriving in chunks (a pipe): a list in fnrun's own layout is decoded item
     by item as it arrives, each item handed to `sink` at once; anything else is decoded once all
-    of it is there (the sink is then reset and given every item)."""
+    of it is there (the sink is then reset and given every item).
+
+    other_documents: also accept list items that are not resources but carry a path annotation, the
+    other documents of a package file, as `kpt fn source` prints them (for `fnrun sink`)."""
     chunks = iter(chunks)
     seen: list[str] = []
 
@@ -81,14 +84,14 @@ def decode_stream(chunks: Iterable[str], source: str, sink: ItemSink | None = No
             pass
         if sink is not None:
             sink.reset()
-        decoded = decode_whole("".join(seen) + "".join(chunks), source)
+        decoded = decode_whole("".join(seen) + "".join(chunks), source, other_documents)
         if sink is not None:
             for item in decoded.items:
                 sink.add(item)
         return decoded
 
 
-def decode_whole(content: str, source: str) -> Decoded:
+def decode_whole(content: str, source: str, other_documents: bool = False) -> Decoded:
     content = content.replace("\r\n", "\n")
     if content and not content.endswith("\n"):
         content += "\n"
@@ -98,7 +101,7 @@ def decode_whole(content: str, source: str) -> Decoded:
         segment = documents[0]
         node, data = fast.parse(segment.text, source, segment.start_line)
         if isinstance(data, dict) and _is_list(data, node, source, segment.start_line):
-            return _decode_list(segment.text, node, data, source, segment.start_line)
+            return _decode_list(segment.text, node, data, source, segment.start_line, other_documents)
         if data is None:
             return Decoded([], kind="stream")
     items = parse_stream(content, source)
@@ -129,7 +132,7 @@ def _field_node(node: Node | None, name: str) -> Node | None:
     return None
 
 
-def _decode_list(content: str, node: Node, data: dict, source: str, line_offset: int) -> Decoded:
+def _decode_list(content: str, node: Node, data: dict, source: str, line_offset: int, other_documents: bool = False) -> Decoded:
     kind = data.get("kind")
     items_data = data.get("items")
     if items_data is None:
@@ -148,7 +151,7 @@ def _decode_list(content: str, node: Node, data: dict, source: str, line_offset:
     lines = content.splitlines(keepends=True)
     resources = []
     for position, item in enumerate(items_data):
-        if not ann.is_resource(item):
+        if not ann.is_resource(item) and not (other_documents and isinstance(item, dict) and ann.get_path(item) is not None):
             what = "a mapping without apiVersion or kind" if isinstance(item, dict) else f"a {_type_name(item)}"
             item_node = items_node.value[position] if isinstance(items_node, SequenceNode) else None
             raise InputError(f"{_where(source, item_node, line_offset)}: items[{position}] is {what}, not a resource")

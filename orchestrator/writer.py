@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import posixpath
+import re
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -180,6 +181,9 @@ def _without_separator(prefix: str) -> str:
     return "".join(lines)
 
 
+_COMPACT_DASH = re.compile(r"^( *)[^\s#-][^#\n]*:[ \t]*\n\1- ", re.M)  # a block sequence at its key's column
+
+
 def resolve_body(resource: Resource, base: Resource | None) -> str:
     """The text a resource is written as: the original bytes when it did not change, the original
     edited line by line when it did, and its own text when it is new."""
@@ -197,10 +201,18 @@ def resolve_body(resource: Resource, base: Resource | None) -> str:
         new_text = (body if body is not None else _unstamped(resource)) if resource.fresh else None
         return _ensure_newline(roundtrip.edit(base.body, new_text, value))
     if body is not None:
-        return _ensure_newline(body)
+        return _ensure_newline(_noted_sequence_style(resource, body))
     if resource.fresh and resource._text is not None:
-        return _ensure_newline(_unstamped(resource))
+        return _ensure_newline(_noted_sequence_style(resource, _unstamped(resource)))
     return _ensure_newline(roundtrip.render(resource.body, resource.value) if resource.body else fast.dump(resource.value))
+
+
+def _noted_sequence_style(resource: Resource, own: str) -> str:
+    """A new document's own text, with its block sequences indented when kyaml noted the file's as
+    `wide` and the text has them compact (`kpt fn source` prints every item compact)."""
+    if ann.annotations_of(resource.data).get(ann.SEQINDENT) != "wide" or not _COMPACT_DASH.search(own):
+        return own
+    return roundtrip.reindent(own, roundtrip.WIDE)
 
 
 def _unstamped(resource: Resource) -> str:

@@ -109,6 +109,18 @@ def dump(tree: Any, style: Style) -> str:
     return out.getvalue()
 
 
+#: kyaml's `wide` sequence style: dashes two columns in from their key, content four.
+WIDE = Style(mapping=2, sequence=4, offset=2)
+
+
+def reindent(text: str, style: Style) -> str:
+    """text dumped again in another block style (comments kept); text itself when the round trip
+    would not mean the same."""
+    tree = load(text)
+    out = dump(tree, style)
+    return out if _means(out, fast.load(text, "reindent")) else text
+
+
 def same(a: Any, b: Any) -> bool:
     """Equality that tells `true` from `1` and `"1"` from `1`, across plain and ruamel types."""
     if isinstance(a, dict) and isinstance(b, dict):
