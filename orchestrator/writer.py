@@ -97,12 +97,26 @@ def plan(root: Path | str, resources: list[Resource], original: Package | None =
         check(path)
         source = original.files.get(path) if original else None
         new = _render_file(path, by_path[path], original, source)
-        if source is not None and new == source.raw:
+        old = _on_disk(root, path, source)
+        if old is not None and new == old:
             result.unchanged.append(path)
         else:
-            result.changes.append(FileChange(path, new, source.raw if source else None))
+            result.changes.append(FileChange(path, new, old))
     result.changes.extend(_deletions(original, set(by_path), check))
     return result
+
+
+def _on_disk(root: Path, path: str, source: SourceFile | None) -> bytes | None:
+    """What the file holds now, as read: the package's own read, or for a path the reader does
+    not read (a Kptfile, a file a sink lands on) its bytes now, so it is updated, not clobbered."""
+    if source is not None:
+        return source.raw
+    try:
+        return (root / path).read_bytes()
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        return None
+    except OSError as err:
+        raise InputError(f"{path}: cannot read: {err.strerror}") from None
 
 
 def _deletions(original: Package | None, kept: set[str], check: PathChecker) -> list[FileChange]:
@@ -271,13 +285,14 @@ class StreamWriter:
     def _render(self, path: str) -> None:
         source = self.original.files.get(path) if self.original else None
         new = _render_file(path, self._groups[path], self.original, source)
-        if source is not None and new == source.raw:
+        old = _on_disk(self.root, path, source)
+        if old is not None and new == old:
             if path in self._staged:  # staged before more of its resources came
                 self._stager.submit(path, None)
                 self._staged.discard(path)
             self._done[path] = None
         else:
-            self._done[path] = FileChange(path, new, source.raw if source else None)
+            self._done[path] = FileChange(path, new, old)
             self._stager.submit(path, new)
             self._staged.add(path)
 
