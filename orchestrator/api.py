@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
-from . import annotations as ann, pipes, resourcelist, writer
+from . import annotations as ann, pipes, resourcelist, save, writer
 from .pipes import read_chunks, source_chunks
 from .reader import Package, read_package
 from .writer import WritePlan
@@ -94,6 +94,8 @@ class RunRequest:
     results_format: str | None = None  # text | json | yaml: the run's results as one document on stdout
     origin_annotations: bool = False
     transformer_annotations: bool = False
+    save: bool = False  # record the --image function in the package's Kptfile pipeline (kpt fn eval --save)
+    function_type: str = "mutator"  # which list --save adds to: mutator | validator
 
 
 def run(request: RunRequest, events: "Events | None" = None, stdout: IO[str] | None = None) -> "RunSummary":
@@ -121,6 +123,7 @@ def run(request: RunRequest, events: "Events | None" = None, stdout: IO[str] | N
     diff_text: str | None = None
     try:
         options, functions = _pipeline_inputs(request, root)
+        saving = _save_request(request, root)
         if from_stdin:
             _, outcome = run_stream(read_stdin(), functions, options, recorder)
         else:
@@ -130,11 +133,15 @@ def run(request: RunRequest, events: "Events | None" = None, stdout: IO[str] | N
         resources = outcome.resources
         if tracker is not None:
             resources = origin.annotate(resources, tracker, request.origin_annotations, request.transformer_annotations)
+        if saving is not None and summary.plan is not None:
+            saved_note = saving.describe(save.add_to_plan(summary.plan, saving))
         if summary.plan is not None and (request.check or request.diff):
             diff_text = diff.unified(summary.plan)
         if summary.plan is not None and not (request.check or request.to_stdout):
             writer.apply(summary.plan)
             summary.written = True
+            if saving is not None and not request.quiet:
+                print(f"fnrun: {saved_note}", file=sys.stderr)
         summary.elapsed = time.monotonic() - started
         _call(display, "summary", summary)
         if document is None and diff_text is not None:
@@ -158,6 +165,15 @@ def run(request: RunRequest, events: "Events | None" = None, stdout: IO[str] | N
             out.write(formats.render(document, summary, error, diff_text))
         out.flush()
     return summary
+
+
+def _save_request(request: RunRequest, root: Path | None) -> "save.SaveRequest | None":
+    """What --save will record, checked before anything runs."""
+    if not request.save:
+        return None
+    if root is None or request.to_stdout or request.check:
+        raise InputError("--save edits the package's Kptfile; it does not go with a package on stdin, --output - or --check")
+    return save.prepare(root, request.function_type, request.image, request.fn_config, request.arguments, [], [])
 
 
 def _call(display: object, method: str, *args: object) -> None:

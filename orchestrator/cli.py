@@ -104,6 +104,7 @@ def merge3(
     "  fnrun run app/ --check --results-format json > results.json   # the diff travels inside the JSON\n\n"
     "  fnrun run app/ --output - --origin-annotations --transformer-annotations\n\n"
     "  fnrun run app/ --image fnrun/set-namespace:v1 -- namespace=prod\n\n"
+    "  fnrun run app/ --image fnrun/set-labels:v1 --save -- team=web   # and record it in app/Kptfile\n\n"
     "  fnrun source app/ | fnrun run - --image fnrun/set-labels:v1 -- team=web",
 )
 def run(
@@ -136,6 +137,8 @@ def run(
     transformer_annotations: bool = typer.Option(False, "--transformer-annotations", help="With --output -: list the functions that changed each resource (config.kubernetes.io/transformations)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Only print failures and the final error."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Also print what each function ran on, its stderr in full, and every file written."),
+    save: bool = typer.Option(False, "--save", "-s", help="Also add the --image function (its config and selectors) to the package's Kptfile pipeline, as kpt fn eval --save does."),
+    function_type: str = typer.Option("mutator", "--type", "-t", help="With --save: mutator (pipeline.mutators) or validator (pipeline.validators)."),
 ) -> None:
     """Run functions over a package and write back only what they changed.
 
@@ -183,6 +186,8 @@ def run(
         results_format=results_format,
         origin_annotations=origin_annotations,
         transformer_annotations=transformer_annotations,
+        save=save,
+        function_type=function_type,
     )
     api.run(request)
 
