@@ -96,6 +96,8 @@ class RunRequest:
     transformer_annotations: bool = False
     save: bool = False  # record the --image function in the package's Kptfile pipeline (kpt fn eval --save)
     function_type: str = "mutator"  # which list --save adds to: mutator | validator
+    match: tuple[tuple[str, str], ...] = ()  # --match-* flags as (selector field, value): the function sees only resources matching all
+    exclude: tuple[tuple[str, str], ...] = ()  # --exclude-* flags: resources matching all of them are not sent
 
 
 def run(request: RunRequest, events: "Events | None" = None, stdout: IO[str] | None = None) -> "RunSummary":
@@ -173,7 +175,16 @@ def _save_request(request: RunRequest, root: Path | None) -> "save.SaveRequest |
         return None
     if root is None or request.to_stdout or request.check:
         raise InputError("--save edits the package's Kptfile; it does not go with a package on stdin, --output - or --check")
-    return save.prepare(root, request.function_type, request.image, request.fn_config, request.arguments, [], [])
+    selectors, exclude = _selections(request)
+    return save.prepare(root, request.function_type, request.image, request.fn_config, request.arguments, selectors, exclude)
+
+
+def _selections(request: RunRequest) -> tuple[list[dict], list[dict]]:
+    """The match and exclude flags as Kptfile selector lists (empty, or one selector each)."""
+    from .select.flags import selector_dict
+
+    selector, exclude = selector_dict(request.match, "match"), selector_dict(request.exclude, "exclude")
+    return ([selector] if selector else []), ([exclude] if exclude else [])
 
 
 def _call(display: object, method: str, *args: object) -> None:
@@ -235,10 +246,24 @@ def _pipeline_inputs(request: RunRequest, root: Path | None) -> tuple["RunOption
         results_dir=request.results_dir,
     )
     if request.image or request.exec_path:
-        return options, [adhoc(root, request.image, request.exec_path, request.fn_config, request.arguments)]
+        return options, [_selecting(adhoc(root, request.image, request.exec_path, request.fn_config, request.arguments), request)]
     if request.arguments or request.fn_config:
         raise InputError("key=value arguments and --fn-config go with --image or --exec")
+    if request.match or request.exclude:
+        raise InputError("--match-* and --exclude-* choose what the function given with --image or --exec sees; give one")
     return options, None
+
+
+def _selecting(spec: "FunctionSpec", request: RunRequest) -> "FunctionSpec":
+    """The ad-hoc function with the match/exclude flags as its selectors."""
+    from dataclasses import replace
+
+    from .select.selectors import Selector
+
+    selectors, exclude = _selections(request)
+    if not (selectors or exclude):
+        return spec
+    return replace(spec, selectors=tuple(map(Selector.from_dict, selectors)), exclude=tuple(map(Selector.from_dict, exclude)))
 
 
 def explain(request: RunRequest, selector: str, events: "Events | None" = None) -> str:

@@ -45,6 +45,8 @@ class FunctionSpec:
     declared_in: str | None = None  # package-relative path of the declaring file
     declared_index: int = 0
     global_scope: bool = False
+    selectors: tuple[Any, ...] = ()  # select.selectors.Selector: the function sees resources matching any
+    exclude: tuple[Any, ...] = ()  # ... and none of these
 
     @property
     def name(self) -> str:

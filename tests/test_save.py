@@ -50,6 +50,10 @@ CASES = {
     "config-path": ("--image", LABEL, "--fn-config", "{root}/cfg/labels.yaml"),
     "validator": ("--image", LABEL, "-t", "validator", "--", "env=prod"),
     "same-image-replaced": ("--image", "fnrun/set-namespace:v1", "--", "namespace=staging"),
+    "selectors": (
+        "--image", LABEL, "--match-kind", "Deployment", "--match-labels", "app=web", "--match-labels", "x=y",
+        "--match-annotations", "a=b", "--exclude-name", "cm", "--exclude-namespace", "kube-system", "--", "env=prod",
+    ),
 }
 
 
@@ -70,9 +74,15 @@ def test_save_adds_only_the_entry_lines(tmp_path: Path, case: str) -> None:
         "config-map": ("mutators", {"image": LABEL, "configMap": {"env": "prod", "tier": "web"}}),
         "config-path": ("mutators", {"image": LABEL, "configPath": "cfg/labels.yaml"}),
         "validator": ("validators", {"image": LABEL, "configMap": {"env": "prod"}}),
+        "selectors": ("mutators", {
+            "image": LABEL, "configMap": {"env": "prod"},
+            "selectors": [{"kind": "Deployment", "labels": {"app": "web", "x": "y"}, "annotations": {"a": "b"}}],
+            "exclude": [{"name": "cm", "namespace": "kube-system"}],
+        }),
     }[case]
     assert pipeline[added[0]][-1] == added[1]
-    assert load(root / "web.yaml")["metadata"]["labels"]  # the function also ran
+    if case != "selectors":  # (web.yaml has no `app: web` label: not selected)
+        assert load(root / "web.yaml")["metadata"]["labels"]  # the function also ran
 
 
 @pytest.mark.skipif(shutil.which("kpt") is None, reason="kpt is not installed")
