@@ -11,6 +11,7 @@ from typing import Any
 from . import annotations as ann
 from .errors import InputError
 from .resource import Resource
+from .select.selectors import Selector
 from .yamlio import fast
 
 _TOP_KEYS = {"container", "exec", "deferFailure"}
@@ -45,8 +46,8 @@ class FunctionSpec:
     declared_in: str | None = None  # package-relative path of the declaring file
     declared_index: int = 0
     global_scope: bool = False
-    selectors: tuple[Any, ...] = ()  # select.selectors.Selector: the function sees resources matching any
-    exclude: tuple[Any, ...] = ()  # ... and none of these
+    selectors: tuple[Selector, ...] = ()  # the function sees the resources any of these match
+    exclude: tuple[Selector, ...] = ()  # ... and none of these matches
 
     @property
     def name(self) -> str:

@@ -1,7 +1,8 @@
 """Between the runtime and the package: what a function sees, and how its output is folded back.
 
-Out-of-scope and unselected resources pass through untouched; the declaring resource travels as functionConfig;
-path/index twins are reconciled; new resources get the default path of the function's directory."""
+Out-of-scope and unselected resources pass through untouched; the declaring resource travels as
+functionConfig; path/index twins are reconciled; new resources get the default path of the
+function's directory."""
 
 from __future__ import annotations
 

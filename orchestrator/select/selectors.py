@@ -41,22 +41,27 @@ class Selector:
             if key in ("labels", "annotations"):
                 if not isinstance(value, dict):
                     raise InputError(f"{where}: {key} must be a mapping")
-                values[attribute] = {str(k): str(v) for k, v in value.items()}
+                values[attribute] = {str(k): _text(v) for k, v in value.items()}
             else:
-                values[attribute] = str(value)
+                values[attribute] = _text(value)
         return cls(**values)
 
     def matches(self, resource: Resource | dict) -> bool:
         data = resource.data if isinstance(resource, Resource) else resource
         meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
         for wanted, actual in ((self.api_version, data.get("apiVersion")), (self.kind, data.get("kind")), (self.name, meta.get("name")), (self.namespace, meta.get("namespace"))):
-            if wanted is not None and (actual is None or str(actual) != wanted):
+            if wanted is not None and (actual is None or _text(actual) != wanted):
                 return False
         for wanted_map, key in ((self.labels, "labels"), (self.annotations, "annotations")):
             actual_map = meta.get(key) if isinstance(meta.get(key), dict) else {}
-            if any(k not in actual_map or str(actual_map[k]) != v for k, v in wanted_map.items()):
+            if any(k not in actual_map or _text(actual_map[k]) != v for k, v in wanted_map.items()):
                 return False
         return True
+
+
+def _text(value: Any) -> str:
+    """A scalar as YAML wrote it (`true`, not Python's `True`): kpt compares the written text."""
+    return ("true" if value else "false") if isinstance(value, bool) else str(value)
 
 
 def selected(resource: Resource | dict, selectors: Iterable[Selector], exclude: Iterable[Selector] = ()) -> bool:
