@@ -78,7 +78,9 @@ def add_to_plan(plan: WritePlan, request: SaveRequest) -> bool:
             updated = True
     if not updated:
         entries.append(copy.deepcopy(request.entry))
-    new = roundtrip.edit(current, None, data).encode("utf-8")
+    crlf = "\r\n" in current
+    edited = roundtrip.edit(current.replace("\r\n", "\n"), None, data)
+    new = (edited.replace("\n", "\r\n") if crlf else edited).encode("utf-8")
     if earlier is not None:
         plan.changes.remove(earlier)
     if KPTFILE in plan.unchanged:

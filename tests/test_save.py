@@ -147,3 +147,12 @@ def test_diff_shows_the_kptfile_lines(tmp_path: Path) -> None:
     result = fnrun("run", str(root), "--image", LABEL, "--save", "--diff", "--", "env=prod")
     assert result.code == 0, result
     assert "+++ b/Kptfile" in result.stdout and f"+    - image: {LABEL}" in result.stdout
+
+
+def test_crlf_kptfile_stays_crlf(tmp_path: Path) -> None:
+    kptfile = "apiVersion: kpt.dev/v1\r\nkind: Kptfile\r\nmetadata:\r\n  name: crlf\r\n"
+    root = _package(tmp_path, kptfile)
+    (root / "Kptfile").write_bytes(kptfile.encode())
+    assert fnrun("run", str(root), "--image", LABEL, "--save", "--", "env=prod").code == 0
+    after = (root / "Kptfile").read_bytes()
+    assert after.startswith(kptfile.encode()) and after.count(b"\n") == after.count(b"\r\n")
