@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
-from . import annotations as ann, pipes, resourcelist, writer
+from . import annotations as ann, pipes, resourcelist, save, writer
 from .pipes import read_chunks, source_chunks
 from .reader import Package, read_package
 from .writer import WritePlan
@@ -98,6 +98,10 @@ class RunRequest:
     results_format: str | None = None  # text | json | yaml: the run's results as one document on stdout
     origin_annotations: bool = False
     transformer_annotations: bool = False
+    save: bool = False  # record the --image function in the package's Kptfile pipeline (kpt fn eval --save)
+    function_type: str = "mutator"  # which list --save adds to: mutator | validator
+    match: tuple[tuple[str, str], ...] = ()  # --match-* flags as (selector field, value): the function sees only resources matching all
+    exclude: tuple[tuple[str, str], ...] = ()  # --exclude-* flags: resources matching all of them are not sent
 
 
 def run(request: RunRequest, events: "Events | None" = None, stdout: IO[str] | None = None) -> "RunSummary":
@@ -125,6 +129,7 @@ def run(request: RunRequest, events: "Events | None" = None, stdout: IO[str] | N
     diff_text: str | None = None
     try:
         options, functions = _pipeline_inputs(request, root)
+        saving = _save_request(request, root)
         if from_stdin:
             _, outcome = run_stream(read_stdin(), functions, options, recorder)
         else:
@@ -139,11 +144,15 @@ def run(request: RunRequest, events: "Events | None" = None, stdout: IO[str] | N
         resources = outcome.resources
         if tracker is not None:
             resources = origin.annotate(resources, tracker, request.origin_annotations, request.transformer_annotations)
+        if saving is not None and summary.plan is not None:
+            saved_note = saving.describe(save.add_to_plan(summary.plan, saving))
         if summary.plan is not None and (request.check or request.diff):
             diff_text = diff.unified(summary.plan)
         if summary.plan is not None and not (request.check or request.to_stdout):
             writer.apply(summary.plan)
             summary.written = True
+            if saving is not None and not request.quiet:
+                print(f"fnrun: {saved_note}", file=sys.stderr)
         summary.elapsed = time.monotonic() - started
         _call(display, "summary", summary)
         if document is None and diff_text is not None:
@@ -167,6 +176,24 @@ def run(request: RunRequest, events: "Events | None" = None, stdout: IO[str] | N
             out.write(formats.render(document, summary, error, diff_text))
         out.flush()
     return summary
+
+
+def _save_request(request: RunRequest, root: Path | None) -> "save.SaveRequest | None":
+    """What --save will record, checked before anything runs."""
+    if not request.save:
+        return None
+    if root is None or request.to_stdout or request.check:
+        raise InputError("--save edits the package's Kptfile; it does not go with a package on stdin, --output - or --check")
+    selectors, exclude = _selections(request)
+    return save.prepare(root, request.function_type, request.image, request.fn_config, request.arguments, selectors, exclude)
+
+
+def _selections(request: RunRequest) -> tuple[list[dict], list[dict]]:
+    """The match and exclude flags as Kptfile selector lists (empty, or one selector each)."""
+    from .select.flags import selector_dict
+
+    selector, exclude = selector_dict(request.match, "match"), selector_dict(request.exclude, "exclude")
+    return ([selector] if selector else []), ([exclude] if exclude else [])
 
 
 def _call(display: object, method: str, *args: object) -> None:
@@ -239,10 +266,24 @@ def _pipeline_inputs(request: RunRequest, root: Path | None) -> tuple["RunOption
         cache=request.cache and enabled_by_environment(),
     )
     if request.image or request.exec_path:
-        return options, [adhoc(root, request.image, request.exec_path, request.fn_config, request.arguments)]
+        return options, [_selecting(adhoc(root, request.image, request.exec_path, request.fn_config, request.arguments), request)]
     if request.arguments or request.fn_config:
         raise InputError("key=value arguments and --fn-config go with --image or --exec")
+    if request.match or request.exclude:
+        raise InputError("--match-* and --exclude-* choose what the function given with --image or --exec sees; give one")
     return options, None
+
+
+def _selecting(spec: "FunctionSpec", request: RunRequest) -> "FunctionSpec":
+    """The ad-hoc function with the match/exclude flags as its selectors."""
+    from dataclasses import replace
+
+    from .select.selectors import Selector
+
+    selectors, exclude = _selections(request)
+    if not (selectors or exclude):
+        return spec
+    return replace(spec, selectors=tuple(map(Selector.from_dict, selectors)), exclude=tuple(map(Selector.from_dict, exclude)))
 
 
 def explain(request: RunRequest, selector: str, events: "Events | None" = None) -> str:

@@ -127,6 +127,8 @@ def merge3(
     "  fnrun run app/ --check --results-format json > results.json   # the diff travels inside the JSON\n\n"
     "  fnrun run app/ --output - --origin-annotations --transformer-annotations\n\n"
     "  fnrun run app/ --image fnrun/set-namespace:v1 -- namespace=prod\n\n"
+    "  fnrun run app/ --image fnrun/set-labels:v1 --save -- team=web   # and record it in app/Kptfile\n\n"
+    "  fnrun run app/ --image fnrun/set-namespace:v1 --match-kind Deployment --exclude-labels tier=db -- namespace=prod\n\n"
     "  fnrun source app/ | fnrun run - --image fnrun/set-labels:v1 -- team=web",
 )
 def run(
@@ -161,6 +163,20 @@ def run(
     transformer_annotations: bool = typer.Option(False, "--transformer-annotations", help="With --output -: list the functions that changed each resource (config.kubernetes.io/transformations)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Only print failures and the final error."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Also print what each function ran on, its stderr in full, and every file written."),
+    save: bool = typer.Option(False, "--save", "-s", help="Also add the --image function (its config and selectors) to the package's Kptfile pipeline, as kpt fn eval --save does."),
+    function_type: str = typer.Option("mutator", "--type", "-t", help="With --save: mutator (pipeline.mutators) or validator (pipeline.validators)."),
+    match_api_version: Optional[str] = typer.Option(None, "--match-api-version", help="Send the function only resources with this apiVersion."),
+    match_kind: Optional[str] = typer.Option(None, "--match-kind", help="Send the function only resources of this kind."),
+    match_name: Optional[str] = typer.Option(None, "--match-name", help="Send the function only resources with this metadata.name."),
+    match_namespace: Optional[str] = typer.Option(None, "--match-namespace", help="Send the function only resources in this namespace."),
+    match_labels: Optional[list[str]] = typer.Option(None, "--match-labels", help="KEY=VALUE: send the function only resources with this label; repeatable."),
+    match_annotations: Optional[list[str]] = typer.Option(None, "--match-annotations", help="KEY=VALUE: send the function only resources with this annotation; repeatable."),
+    exclude_api_version: Optional[str] = typer.Option(None, "--exclude-api-version", help="Do not send the function resources with this apiVersion."),
+    exclude_kind: Optional[str] = typer.Option(None, "--exclude-kind", help="Do not send the function resources of this kind."),
+    exclude_name: Optional[str] = typer.Option(None, "--exclude-name", help="Do not send the function resources with this metadata.name."),
+    exclude_namespace: Optional[str] = typer.Option(None, "--exclude-namespace", help="Do not send the function resources in this namespace."),
+    exclude_labels: Optional[list[str]] = typer.Option(None, "--exclude-labels", help="KEY=VALUE: do not send the function resources with this label; repeatable."),
+    exclude_annotations: Optional[list[str]] = typer.Option(None, "--exclude-annotations", help="KEY=VALUE: do not send the function resources with this annotation; repeatable."),
 ) -> None:
     """Run functions over a package and write back only what they changed.
 
@@ -210,8 +226,20 @@ def run(
         results_format=results_format,
         origin_annotations=origin_annotations,
         transformer_annotations=transformer_annotations,
+        save=save,
+        function_type=function_type,
+        match=_selection(match_api_version, match_kind, match_name, match_namespace, match_labels, match_annotations),
+        exclude=_selection(exclude_api_version, exclude_kind, exclude_name, exclude_namespace, exclude_labels, exclude_annotations),
     )
     api.run(request)
+
+
+def _selection(
+    api_version: Optional[str], kind: Optional[str], name: Optional[str], namespace: Optional[str], labels: Optional[list[str]], annotations: Optional[list[str]]
+) -> tuple[tuple[str, str], ...]:
+    """The --match-*/--exclude-* flags as (selector field, value) pairs; all of them must hold."""
+    single = (("apiVersion", api_version), ("kind", kind), ("name", name), ("namespace", namespace))
+    return tuple((f, v) for f, v in single if v is not None) + tuple(("labels", v) for v in labels or ()) + tuple(("annotations", v) for v in annotations or ())
 
 
 @app.command(epilog="Examples:\n\n  fnrun explain samples/nginx Deployment/my-instance\n\n  fnrun explain app/ apps/v1/Deployment/prod/web")

@@ -11,6 +11,7 @@ from typing import Any
 from . import annotations as ann
 from .errors import InputError
 from .resource import Resource
+from .select.selectors import Selector
 from .yamlio import fast
 
 _TOP_KEYS = {"container", "exec", "deferFailure"}
@@ -45,11 +46,9 @@ class FunctionSpec:
     declared_in: str | None = None  # package-relative path of the declaring file
     declared_index: int = 0
     global_scope: bool = False
-    # kpt pipelines: which in-scope resources the function is given (orchestrator.selectors), and
-    # whether it is a validator (changing anything fails the run).
-    selectors: tuple[Any, ...] = field(default=(), compare=False)
-    exclude: tuple[Any, ...] = field(default=(), compare=False)
-    validator: bool = False
+    selectors: tuple[Selector, ...] = ()  # the function sees the resources any of these match
+    exclude: tuple[Selector, ...] = ()  # ... and none of these matches
+    validator: bool = False  # a kpt pipeline validator: changing anything fails the run
 
     @property
     def name(self) -> str:

@@ -278,9 +278,10 @@ def _decode(spec: FunctionSpec, stdout: bytes, exit_code: int) -> resourcelist.D
 def _check_item_paths(spec: FunctionSpec, root: Path, items: list[Resource]) -> None:
     """Every output path stays in the package; each distinct path is checked once (a file holds
     many resources, and each check resolves symlinks on disk: 0.5 s for 10,000 items otherwise)."""
+    check = writer.PathChecker(root)
     for path in dict.fromkeys(item.path or "" for item in items):
         try:
-            writer.check_path(root, path)
+            check(path)
         except InputError as err:
             raise FunctionError(f"function {spec.name}: {err}") from None
 

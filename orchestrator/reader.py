@@ -10,6 +10,7 @@ from typing import Iterator
 
 from . import annotations as ann, journal
 from .errors import InputError
+from .krmignore import KrmIgnore
 from .resource import Resource, set_annotations
 from .yamlio import fast, roundtrip, text
 
@@ -54,10 +55,12 @@ class Package:
 
 def package_files(root: Path) -> list[str]:
     """YAML files under root (slash-separated, relative, sorted), hidden directories skipped and
-    symlinked directories not entered; a symlink that leaves the package is refused, and so is a
-    `*.yaml` that is not a regular file (a FIFO would block the read forever)."""
+    symlinked directories not entered, paths `.krmignore` excludes left out; a symlink that leaves
+    the package is refused, and so is a `*.yaml` that is not a regular file (a FIFO would block the
+    read forever)."""
     journal.recover(Path(root))
     real_root = os.path.realpath(root)
+    ignore = KrmIgnore(root)
     found: list[str] = []
     strays: list[str] = []
     pending = [("", os.fspath(root))]
@@ -69,6 +72,8 @@ def package_files(root: Path) -> list[str]:
             raise InputError(f"{rel_dir or './'}: cannot read directory: {err.strerror}") from None
         for entry in entries:
             rel = f"{rel_dir}{entry.name}"
+            if ignore.excluded_entry(rel_dir, entry.name, entry.is_dir(follow_symlinks=False)):
+                continue
             if entry.is_symlink() and not _inside(os.path.realpath(entry.path), real_root):
                 raise InputError(f"{rel}: symlink points outside the package")
             if entry.is_dir(follow_symlinks=False):

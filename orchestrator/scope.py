@@ -1,7 +1,8 @@
 """Between the runtime and the package: what a function sees, and how its output is folded back.
 
-Out-of-scope resources pass through untouched; the declaring resource travels as functionConfig;
-path/index twins are reconciled; new resources get the default path of the function's directory."""
+Out-of-scope and unselected resources pass through untouched; the declaring resource travels as
+functionConfig; path/index twins are reconciled; new resources get the default path of the
+function's directory."""
 
 from __future__ import annotations
 
@@ -11,13 +12,15 @@ from . import annotations as ann
 from .errors import FunctionError
 from .functions import FunctionSpec, in_scope
 from .reader import stamped
+from .select.selectors import selected
 from .resource import Resource
-from .selectors import selected
 from .yamlio import fast, roundtrip
 
 
 def split(spec: FunctionSpec, resources: list[Resource]) -> tuple[list[Resource], list[int]]:
-    """The items a function receives and their positions in `resources` (its own config excluded)."""
+    """The items a function receives and their positions in `resources`: those in its scope and
+    chosen by its selectors (kpt's `selectors`/`exclude`, `run --match-*/--exclude-*`), its own
+    config excluded. The others pass through untouched."""
     items, positions = [], []
     config = spec.config
     config_at = (config.path, config.index) if config is not None and config.path is not None else None

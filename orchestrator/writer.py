@@ -14,6 +14,7 @@ from pathlib import Path, PurePosixPath
 
 from . import annotations as ann, journal
 from .errors import InputError
+from .krmignore import KrmIgnore
 from .reader import Package, SourceFile
 from .resource import Resource
 from .staging import Stager, stager_for
@@ -47,14 +48,19 @@ class PathChecker:
         self.root = root
         self.real_root = os.path.realpath(root)
         self._real_dirs: dict[str, str] = {"": self.real_root}
+        self._ignore = KrmIgnore(root)
 
     def __call__(self, path: str) -> Path:
-        """The file a resource path names, refusing absolute paths, `..` and symlink escapes."""
+        """The file a resource path names, refusing absolute paths, `..`, symlink escapes and
+        paths `.krmignore` excludes (they are not part of the package, so never written)."""
         pure = PurePosixPath(path)
         if not path or pure.is_absolute() or "\\" in path or ":" in pure.parts[0]:
             raise InputError(f"resource path {path!r} must be relative to the package")
         if ".." in pure.parts:
             raise InputError(f"resource path {path!r} leaves the package (contains '..')")
+        excluded_by = self._ignore.excluded(pure.as_posix())
+        if excluded_by is not None:
+            raise InputError(f"resource path {path!r} is excluded by {excluded_by}; fnrun does not write excluded files")
         target = self.root / pure
         parent = pure.parent.as_posix()
         real = self._real_dir("" if parent == "." else parent)

@@ -145,7 +145,7 @@ def test_a_failing_step_writes_nothing(tmp_path: Path, test_images: None) -> Non
     ({"Kptfile": kptfile("p", mutators="  - image: x\n    exec: ./y\n")}, ("Kptfile: pipeline.mutators[0]", "exactly one of image and exec")),
     ({"Kptfile": kptfile("p", mutators="  - image: x\n    configPath: nowhere.yaml\n")}, ("configPath nowhere.yaml", "no resource")),
     ({"sub/Kptfile": kptfile("s", mutators="  - exec: ./fn.sh\n"), "Kptfile": kptfile("p")}, ("exec function ./fn.sh needs --enable-exec",)),
-    ({"Kptfile": kptfile("p", mutators="  - image: x\n    selectors:\n    - kinds: [A]\n")}, ("selectors[0]", "unknown selector field 'kinds'")),
+    ({"Kptfile": kptfile("p", mutators="  - image: x\n    selectors:\n    - kinds: [A]\n")}, ("selectors[0]", "unknown selector field", "kinds")),
 ])
 def test_bad_packages_are_one_line_errors_before_anything_runs(files: dict[str, str], needles: tuple[str, ...], tmp_path: Path) -> None:
     package = write_package(tmp_path / "pkg", files)

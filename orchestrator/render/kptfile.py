@@ -9,7 +9,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..resource import Resource
-from ..selectors import Selector, parse_list
+from ..select.selectors import Selector, parse_list
 
 KPTFILE = "Kptfile"
 DEFAULT_IMAGE_PREFIX = "ghcr.io/kptdev/krm-functions-catalog/"
