@@ -1,0 +1,125 @@
+"""`fnrun render` side by side with `kpt fn render`, in one run (issue 13's table, the rows fnrun
+can run today):
+
+1. a 10-function Kptfile pipeline over a small package;
+2. a root package with 20 subpackages, one function each;
+3. the same again with nothing changed and the result cache warm: the rendered package rendered
+   once more to fill the cache with what it sends, then timed (a CI gate re-rendering an
+   unchanged repository on every push); kpt has no cache and renders again in full.
+
+Both tools render fresh copies of the same package with the same local image
+(`fnrun/set-labels:v1`, a different label per step, so every step changes something) and
+`--image-pull-policy never`; runs are interleaved. Medians of --runs; peak RSS from wait4. The
+goals are issue 13's; this bench exits 1 when one is missed, 2 when a run fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_run import BenchError, fnrun_command, timed  # noqa: E402  (sibling script)
+
+IMAGE = "fnrun/set-labels:v1"
+GOALS = {"pipeline": 0.5, "subpackages": 0.45, "warm": 0.1}
+RESOURCE = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\ndata:\n  k: v\n"
+
+
+def kptfile(name: str, steps: list[str]) -> str:
+    text = f"apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: {name}\n"
+    if steps:
+        text += "pipeline:\n  mutators:\n" + "".join(f"  - image: {IMAGE}\n    configMap:\n      {s}: \"yes\"\n" for s in steps)
+    return text
+
+
+def pipeline_package(root: Path) -> None:
+    root.mkdir(parents=True)
+    (root / "Kptfile").write_text(kptfile("pipeline", [f"step{n}" for n in range(10)]))
+    for n in range(4):
+        (root / f"r{n}.yaml").write_text(RESOURCE.format(name=f"r{n}"))
+
+
+def subpackages_package(root: Path) -> None:
+    root.mkdir(parents=True)
+    (root / "Kptfile").write_text(kptfile("root", []))
+    for n in range(20):
+        sub = root / f"sub{n:02d}"
+        sub.mkdir()
+        (sub / "Kptfile").write_text(kptfile(f"sub{n:02d}", [f"in-sub{n:02d}"]))
+        (sub / "cm.yaml").write_text(RESOURCE.format(name=f"cm{n}"))
+
+
+def render(tool: str, template: Path, work: Path, cache_dir: Path, keep: bool = False) -> tuple[float, int, Path]:
+    target = work / f"{tool}-{template.name}"
+    if not keep:
+        shutil.rmtree(target, ignore_errors=True)
+        shutil.copytree(template, target)
+    if tool == "kpt":
+        finished = timed(["kpt", "fn", "render", str(target), "--image-pull-policy", "never"], work)
+    else:
+        os.environ["FNRUN_CACHE_DIR"] = str(cache_dir)
+        finished = timed([*fnrun_command(), "render", str(target), "--image-pull-policy", "never", "-q"], work)
+    return finished.seconds, finished.rss_kib, target
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args(argv)
+    if shutil.which("kpt") is None:
+        print("bench_render: kpt is not installed", file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory(prefix="fnrun-bench-render-") as tmp:
+        work = Path(tmp)
+        try:
+            return bench(work, args.runs)
+        except BenchError as err:
+            print(f"bench_render: a run failed: {err}", file=sys.stderr)
+            return 2
+
+
+def bench(work: Path, runs: int) -> int:
+    templates = {"pipeline": work / "t" / "pipeline", "subpackages": work / "t" / "subpackages"}
+    pipeline_package(templates["pipeline"])
+    subpackages_package(templates["subpackages"])
+    times: dict[tuple[str, str], list[float]] = {}
+    rss: dict[tuple[str, str], list[int]] = {}
+    for run in range(runs):
+        for case, template in templates.items():
+            cold_cache = work / f"cache-{case}-{run}"
+            for tool in ("fnrun", "kpt"):
+                seconds, kib, target = render(tool, template, work, cold_cache)
+                times.setdefault((case, tool), []).append(seconds)
+                rss.setdefault((case, tool), []).append(kib)
+            if case == "subpackages":  # the same again, nothing changed: fnrun's cache is warm
+                render("fnrun", template, work, cold_cache, keep=True)  # what a rendered package sends is now cached
+                for tool in ("fnrun", "kpt"):
+                    seconds, kib, _ = render(tool, template, work, cold_cache, keep=True)
+                    times.setdefault(("warm", tool), []).append(seconds)
+                    rss.setdefault(("warm", tool), []).append(kib)
+    print(f"{'case':<46} {'fnrun':>8} {'kpt':>8} {'ratio':>7} {'goal':>6}  peak RSS fnrun/kpt")
+    missed = 0
+    labels = {
+        "pipeline": "10 functions, one Kptfile, 4 resources",
+        "subpackages": "root + 20 subpackages, one function each",
+        "warm": "the same again, nothing changed (cache warm)",
+    }
+    for case, label in labels.items():
+        ours, theirs = statistics.median(times[(case, "fnrun")]), statistics.median(times[(case, "kpt")])
+        ratio = ours / theirs
+        goal = GOALS[case]
+        status = "PASS" if ratio <= goal else "MISS"
+        missed += status == "MISS"
+        print(f"{label:<46} {ours:>7.2f}s {theirs:>7.2f}s {ratio:>6.2f}x {goal:>5.2f}x  "
+              f"{max(rss[(case, 'fnrun')]) // 1024} MB / {max(rss[(case, 'kpt')]) // 1024} MB  {status}")
+    return 1 if missed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
