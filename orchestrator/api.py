@@ -82,6 +82,7 @@ class RunRequest:
     cache: bool = True  # the result cache (also off with FNRUN_CACHE=0)
     kpt: bool = False  # `fnrun render`: the functions are the package's Kptfile pipelines
     image_prefix: str | None = None  # render: where short image names live (KPT_IMAGE_PREFIX)
+    shard: str | None = None  # render: "I/N", this CI job's share of the independent packages
     memory: str = "512m"
     pids_limit: int = 256
     cpus: float = 1.0
@@ -137,7 +138,10 @@ def run(request: RunRequest, events: "Events | None" = None, stdout: IO[str] | N
             if request.kpt:
                 from .render.package import render_package
 
-                outcome = render_package(root, options, recorder, request.image_prefix)  # type: ignore[arg-type]
+                from .render.shard import parse as parse_shard
+
+                shard = parse_shard(request.shard) if request.shard else None
+                outcome = render_package(root, options, recorder, request.image_prefix, shard=shard)  # type: ignore[arg-type]
             else:
                 outcome = run_package(root, functions, options, recorder, write=False)
             summary.plan = None if request.to_stdout else outcome.plan

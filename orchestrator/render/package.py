@@ -31,11 +31,13 @@ def image_prefix(flag: str | None) -> str:
 
 
 def read_kpt_package(root: Path) -> Package:
-    """The package as `run` reads it, plus every Kptfile (the root's is required)."""
-    if not (root / KPTFILE).is_file():
-        raise InputError(f"{root}: not a kpt package (no {KPTFILE} at its root)")
+    """The package as `run` reads it, plus every Kptfile. DIR is a kpt package (a Kptfile at its
+    root) or a repository of them (every top-level package below it renders)."""
+    kptfiles = _kptfiles(root) if root.is_dir() else []
+    if not kptfiles:
+        raise InputError(f"{root}: not a kpt package (no {KPTFILE} at its root or below)")
     package = read_package(root)
-    for rel in _kptfiles(root):
+    for rel in kptfiles:
         source, resources = read_file(rel, (root / rel).read_bytes())
         package.files[rel] = source
         package.resources.extend(resources)
@@ -61,9 +63,11 @@ def pipelines(package: Package) -> dict[str, Pipeline]:
 
 
 def depth_first(directories: list[str]) -> list[str]:
-    """Children before parents, siblings in name order (kpt's default render order)."""
-    children: dict[str, list[str]] = {d: [] for d in directories}
-    for directory in directories:
+    """Children before parents, siblings in name order (kpt's default render order). Without a
+    root package ('' absent: a repository of packages), the top-level ones are siblings."""
+    packages = set(directories)
+    children: dict[str, list[str]] = {d: [] for d in packages | {""}}
+    for directory in packages:
         if directory:
             children[_parent(directory, children)].append(directory)
     order: list[str] = []
@@ -74,7 +78,7 @@ def depth_first(directories: list[str]) -> list[str]:
         order.append(directory)
 
     visit("")
-    return order
+    return [d for d in order if d in packages]
 
 
 def _parent(directory: str, packages: dict[str, list[str]]) -> str:
@@ -84,10 +88,18 @@ def _parent(directory: str, packages: dict[str, list[str]]) -> str:
     return parent
 
 
-def specs(package: Package, prefix: str, allow_network: bool) -> list[FunctionSpec]:
-    """Every step of every pipeline, in render order, as the functions `run` knows how to run."""
+def specs(package: Package, prefix: str, allow_network: bool, shard: tuple[int, int] | None = None) -> list[FunctionSpec]:
+    """Every step of every pipeline (of the shard's packages), in render order, as the functions
+    `run` knows how to run."""
     by_directory = pipelines(package)
     order = depth_first(sorted(by_directory))
+    if shard is not None:
+        from . import shard as sharding
+
+        tops = sharding.top_level(list(by_directory))
+        weights = {top: sum(1 for path in package.files if sharding.owner(posixpath.dirname(path), [top])) for top in tops}
+        mine = sharding.share(tops, weights, *shard)
+        order = [d for d in order if sharding.owner(d, tops) in mine]
     return [
         _spec(step, package, prefix, allow_network)
         for directory in order
@@ -129,14 +141,21 @@ def _config(step: Step, package: Package) -> Resource | None:
     return found[0]
 
 
-def render_package(root: Path, options: "RunOptions", events: "Events", prefix: str | None = None, runtime_for: "RuntimeFor | None" = None) -> "Outcome":
+def render_package(
+    root: Path,
+    options: "RunOptions",
+    events: "Events",
+    prefix: str | None = None,
+    runtime_for: "RuntimeFor | None" = None,
+    shard: tuple[int, int] | None = None,
+) -> "Outcome":
     """Read the kpt package, run every pipeline depth-first, and plan the write (not applied)."""
     from .. import writer
     from ..pipeline import check_policy, run_functions
     from ..runtimes import get_runtime
 
     package = read_kpt_package(root)
-    steps = specs(package, image_prefix(prefix), options.sandbox.network)
+    steps = specs(package, image_prefix(prefix), options.sandbox.network, shard)
     check_policy(steps, options, root)
     outcome = run_functions(steps, package.resources, options, root, events, runtime_for or get_runtime)
     outcome.package = package
