@@ -13,10 +13,12 @@ import os
 import posixpath
 from dataclasses import dataclass
 from pathlib import Path
-
-import pathspec
+from typing import TYPE_CHECKING
 
 from .errors import InputError
+
+if TYPE_CHECKING:
+    import pathspec
 
 IGNORE_FILE = ".krmignore"
 PACKAGE_FILE = "Kptfile"
@@ -27,7 +29,7 @@ class _Rules:
     """The patterns in force inside one directory: those of the package root `base`."""
 
     base: str  # slash-separated directory, "" for the root, else ending in "/"
-    spec: pathspec.PathSpec | None
+    spec: "pathspec.PathSpec | None"
 
 
 class KrmIgnore:
@@ -70,7 +72,9 @@ class KrmIgnore:
         return rules
 
 
-def _load(path: str, shown: str) -> pathspec.PathSpec | None:
+def _load(path: str, shown: str) -> "pathspec.PathSpec | None":
+    """A `.krmignore` file's patterns (pathspec is imported only here: the reader also runs inside
+    function images as part of `fnrun wrap`, which have no pathspec and no `.krmignore` to read)."""
     try:
         with open(path, encoding="utf-8") as handle:
             lines = handle.read().splitlines()
@@ -79,6 +83,8 @@ def _load(path: str, shown: str) -> pathspec.PathSpec | None:
     except (OSError, UnicodeDecodeError) as err:
         reason = getattr(err, "strerror", None) or "not UTF-8 text"
         raise InputError(f"{shown}: cannot read: {reason}") from None
+    import pathspec
+
     try:
         return pathspec.GitIgnoreSpec.from_lines(lines)
     except ValueError as err:
