@@ -19,7 +19,7 @@ from .yamlio import fast
 
 if TYPE_CHECKING:
     from .functions import FunctionSpec
-    from .pipeline import Events, RunOptions
+    from .pipeline import Events, Outcome, RunOptions
     from .report import RunSummary
 
 
@@ -96,6 +96,17 @@ class RunRequest:
     transformer_annotations: bool = False
 
 
+@dataclass(frozen=True)
+class RenderRequest(RunRequest):
+    """`fnrun render`: the package's Kptfile pipelines instead of annotation-declared functions.
+    `enable_exec`/`network` are what render's --allow-exec/--allow-network set."""
+
+    image_prefix: str | None = None
+    record_status: bool = True  # status.conditions/renderStatus in the root Kptfile (in place only)
+    output_dir: Path | None = None  # -o DIR: write the rendered package there, the source untouched
+    unwrap: bool = False  # -o unwrap: the resources as a plain YAML stream on stdout
+
+
 def run(request: RunRequest, events: "Events | None" = None, stdout: IO[str] | None = None) -> "RunSummary":
     """Run functions over a package (or stdin). stdout gets data only: the rendered ResourceList
     (`--output -`, stdin), the diff (`--check`, `--diff`) or the results document; the display
@@ -121,7 +132,11 @@ def run(request: RunRequest, events: "Events | None" = None, stdout: IO[str] | N
     diff_text: str | None = None
     try:
         options, functions = _pipeline_inputs(request, root)
-        if from_stdin:
+        if isinstance(request, RenderRequest):
+            assert root is not None
+            outcome = _render(request, root, options, recorder)
+            summary.plan = outcome.plan
+        elif from_stdin:
             _, outcome = run_stream(read_stdin(), functions, options, recorder)
         else:
             assert root is not None
@@ -142,7 +157,7 @@ def run(request: RunRequest, events: "Events | None" = None, stdout: IO[str] | N
         elif document is None and (from_stdin or request.to_stdout):
             if request.exclude_local_config:
                 resources = [r for r in resources if str(ann.annotations_of(r.data).get(ann.LOCAL_CONFIG)).lower() != "true"]
-            out.write(resourcelist.encode(resources))
+            out.write(resourcelist.encode_stream(resources) if getattr(request, "unwrap", False) else resourcelist.encode(resources))
         if request.check and summary.plan is not None and summary.plan.changes:
             raise diff.Drift(diff.drift_message(request.directory, summary.plan))
     except FnrunError as err:
@@ -158,6 +173,26 @@ def run(request: RunRequest, events: "Events | None" = None, stdout: IO[str] | N
             out.write(formats.render(document, summary, error, diff_text))
         out.flush()
     return summary
+
+
+def _render(request: RenderRequest, root: Path, options: "RunOptions", events: "Events") -> "Outcome":
+    """Render in memory; a failed in-place render still writes the root Kptfile's status (and,
+    with kpt.dev/save-on-render-failure, what rendered) before its error is raised."""
+    from .render.runner import RenderOptions, render_package
+
+    in_place = not (request.to_stdout or request.output_dir is not None)
+    record = request.record_status and in_place and not request.check
+    outcome = render_package(root, RenderOptions(options, request.image_prefix, record), events, in_place=in_place)
+    if outcome.failure is not None:
+        if outcome.plan is not None and not request.check:
+            writer.apply(outcome.plan)
+        raise outcome.failure
+    if request.output_dir is not None:
+        target = request.output_dir
+        if target.exists() and (not target.is_dir() or any(target.iterdir())):
+            raise InputError(f"{target}: -o DIR must be a new or empty directory")
+        outcome.plan = writer.plan(target, outcome.resources)
+    return outcome
 
 
 def _call(display: object, method: str, *args: object) -> None:

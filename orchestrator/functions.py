@@ -45,6 +45,8 @@ class FunctionSpec:
     declared_in: str | None = None  # package-relative path of the declaring file
     declared_index: int = 0
     global_scope: bool = False
+    selectors: tuple = ()  # orchestrator.select.Selector: OR'd; none means every in-scope resource
+    exclude: tuple = ()
 
     @property
     def name(self) -> str:

@@ -168,7 +168,7 @@ def run_functions(
     events.planned(specs)
     try:
         for spec in specs:
-            resources, report, failure = _run_one(spec, resources, options, root, events, runtime_for)
+            resources, report, failure = run_one(spec, resources, options, root, events, runtime_for)
             reports.append(report)
             if failure is not None:
                 if not spec.defer_failure:
@@ -183,7 +183,7 @@ def run_functions(
     return Outcome(resources, reports)
 
 
-def _run_one(
+def run_one(
     spec: FunctionSpec,
     resources: list[Resource],
     options: RunOptions,

@@ -12,6 +12,7 @@ from .errors import FunctionError
 from .functions import FunctionSpec, in_scope
 from .reader import stamped
 from .resource import Resource
+from .select import selected
 from .yamlio import fast, roundtrip
 
 
@@ -23,7 +24,7 @@ def split(spec: FunctionSpec, resources: list[Resource]) -> tuple[list[Resource]
     for position, resource in enumerate(resources):
         if resource is config or (config_at is not None and (resource.path, resource.index) == config_at):
             continue
-        if in_scope(spec, resource.path):
+        if in_scope(spec, resource.path) and (not (spec.selectors or spec.exclude) or selected(resource, spec.selectors, spec.exclude)):
             items.append(resource)
             positions.append(position)
     return items, positions

@@ -1,0 +1,108 @@
+"""`fnrun render` as a library: read the package → every Kptfile pipeline in kpt's order, each
+step through fnrun's per-function path (scope → runtime → reconcile → merge back) → one write
+plan. A failed render plans nothing but the root Kptfile's status, unless the root Kptfile asks
+for `kpt.dev/save-on-render-failure`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .. import results, scope, writer
+from ..errors import FnrunError, FunctionError, InputError
+from ..functions import FunctionSpec
+from ..pipeline import Events, FunctionReport, Outcome, RunOptions, RuntimeFor, check_policy, run_one
+from ..reader import read_package
+from ..report.plain import PlainEvents
+from ..resource import Resource
+from ..runtimes import get_runtime
+from . import kptfile as kf, packages, status as render_status
+from .images import image_prefix
+from .kptfile import Step
+
+KPTFILE_NAMES = ("Kptfile",)
+from .when import holds
+
+
+@dataclass(frozen=True)
+class RenderOptions:
+    run: RunOptions = RunOptions()
+    image_prefix: str | None = None  # --image-prefix; else $KPT_IMAGE_PREFIX; else kpt's catalog
+    record_status: bool = True  # write status into the root Kptfile (in-place renders only)
+
+
+@dataclass
+class RenderOutcome(Outcome):
+    failure: FnrunError | None = None
+    steps: list[tuple[Step, FunctionReport]] = field(default_factory=list)
+
+
+def plan_steps(root: Path, resources: list[Resource], options: RenderOptions) -> list[tuple[Step, FunctionSpec]]:
+    """Every step of every pipeline, in run order, as the spec it runs; refused before anything runs."""
+    found = packages.kptfiles(resources)
+    prefix = image_prefix(options.image_prefix)
+    from .steps import to_spec
+
+    planned = [(step, to_spec(step, owner, resources, prefix)) for owner in packages.order(found) for step in owner.steps]
+    for step, spec in planned:
+        if spec.kind == "exec" and not options.run.enable_exec:
+            raise InputError(f"{step.where}: exec {step.exec} needs --allow-exec")
+    check_policy([spec for _, spec in planned], options.run, root)
+    return planned
+
+
+def render_package(
+    root: Path | str,
+    options: RenderOptions = RenderOptions(),
+    events: Events | None = None,
+    runtime_for: RuntimeFor = get_runtime,
+    in_place: bool = True,
+) -> RenderOutcome:
+    """Render the package in memory; `outcome.plan` is what an in-place render writes (None with
+    `in_place=False`), `outcome.failure` the error a caller raises after writing that plan."""
+    root = Path(root)
+    package = read_package(root, KPTFILE_NAMES)
+    planned = plan_steps(root, package.resources, options)
+    events = events or PlainEvents()
+    outcome = RenderOutcome(package.resources, [], package=package)
+    events.planned([spec for _, spec in planned])
+    resources = package.resources
+    try:
+        for step, spec in planned:
+            if step.when is not None:
+                items, _ = scope.split(spec, resources)
+                if not holds(step.when, items, step.where):
+                    events.stderr(spec, f"skipped: when {step.when!r} is false")
+                    continue
+            after, report, failure = run_one(spec, resources, options.run, root, events, runtime_for)
+            outcome.reports.append(report)
+            outcome.steps.append((step, report))
+            if failure is not None:
+                raise failure
+            if step.validator and (report.added or report.changed or report.removed):
+                report.error = f"{step.where}: validator {spec.name} changed the package ({report.added} added, {report.changed} changed, {report.removed} removed); validators must not"
+                raise FunctionError(report.error)
+            resources = after
+    except FnrunError as err:
+        outcome.failure = err
+    finally:
+        if options.run.results_dir is not None:
+            results.write_results_dir(options.run.results_dir, [r.as_dict() for r in outcome.reports])
+    save = outcome.failure is None or found_flag(package.resources, kf.SAVE_ON_FAILURE)
+    outcome.resources = resources if save else package.resources
+    if in_place:
+        written = outcome.resources
+        if options.record_status:
+            written = _with_root_status(written, outcome)
+        outcome.plan = writer.plan(root, written, package)
+    return outcome
+
+
+def found_flag(resources: list[Resource], key: str) -> bool:
+    root = next((r for r in resources if r.path == "Kptfile" and kf.is_kptfile(r)), None)
+    return root is not None and kf.parse(root).flag(key)
+
+
+def _with_root_status(resources: list[Resource], outcome: RenderOutcome) -> list[Resource]:
+    error = str(outcome.failure) if outcome.failure is not None else None
+    return [render_status.with_status(r, outcome.steps, error) if r.path == "Kptfile" and kf.is_kptfile(r) else r for r in resources]
