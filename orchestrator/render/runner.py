@@ -12,10 +12,11 @@ from .. import results, scope, writer
 from ..errors import FnrunError, FunctionError, InputError
 from ..functions import FunctionSpec
 from ..pipeline import Events, FunctionReport, Outcome, RunOptions, RuntimeFor, check_policy, run_one
-from ..reader import read_package
+from ..reader import Package, read_package
 from ..report.plain import PlainEvents
 from ..resource import Resource
 from ..runtimes import get_runtime
+from ..yamlio import text
 from . import kptfile as kf, packages, status as render_status
 from .images import image_prefix
 from .kptfile import Step
@@ -62,6 +63,7 @@ def render_package(
     `in_place=False`), `outcome.failure` the error a caller raises after writing that plan."""
     root = Path(root)
     package = read_package(root, KPTFILE_NAMES)
+    _check_krm(package)
     planned = plan_steps(root, package.resources, options)
     events = events or PlainEvents()
     outcome = RenderOutcome(package.resources, [], package=package)
@@ -96,6 +98,19 @@ def render_package(
             written = _with_root_status(written, outcome)
         outcome.plan = writer.plan(root, written, package)
     return outcome
+
+
+def _check_krm(package: Package) -> None:
+    """kpt renders KRM only: a YAML document without apiVersion or kind is the package's mistake
+    (the reader keeps such documents as layout, which `fnrun run` allows)."""
+    for path, source in package.files.items():
+        documents = [s for s in text.split_documents(source.raw.decode("utf-8", "replace").replace("\r\n", "\n")) if not s.separator and _has_content(s.text)]
+        if len(documents) > len(package.in_file(path)):
+            raise InputError(f"{path}: holds a YAML document that is not a KRM resource (no apiVersion or kind); fnrun render reads only KRM resources")
+
+
+def _has_content(document: str) -> bool:
+    return any(line.strip() and not line.lstrip().startswith("#") for line in document.splitlines())
 
 
 def found_flag(resources: list[Resource], key: str) -> bool:

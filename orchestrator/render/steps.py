@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import posixpath
 import shlex
+import shutil
+from pathlib import Path
 
 from ..errors import InputError
 from ..functions import FunctionSpec
@@ -29,7 +31,17 @@ def to_spec(step: Step, owner: Kptfile, resources: list[Resource], prefix: str) 
         raise InputError(f"{step.where}: exec {step.exec!r}: {err}") from None
     if not words:
         raise InputError(f"{step.where}: exec is empty")
-    return FunctionSpec(kind="exec", exec_path=words[0], args=tuple(words[1:]), **common)
+    return FunctionSpec(kind="exec", exec_path=_executable(words[0], step.where), args=tuple(words[1:]), **common)
+
+
+def _executable(word: str, where: str) -> str:
+    """As kpt runs `exec:`: a path is relative to where fnrun runs, a bare name is looked up on PATH."""
+    if "/" in word:
+        return str(Path(word).absolute())
+    found = shutil.which(word)
+    if found is None:
+        raise InputError(f"{where}: exec {word!r} is not on PATH")
+    return found
 
 
 def _config(step: Step, owner: Kptfile, resources: list[Resource]) -> Resource | None:
