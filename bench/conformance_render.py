@@ -46,10 +46,11 @@ def main() -> int:
     if not cases_dir.is_dir():
         parser.error(f"{cases_dir}: not found (pass the root of a kpt checkout)")
     verdicts = []
-    for case in sorted(p for p in cases_dir.iterdir() if p.is_dir()):
-        if args.only and args.only not in case.name:
+    for case in _cases(cases_dir):
+        name = case.relative_to(cases_dir).as_posix()
+        if args.only and args.only not in name:
             continue
-        verdict = run_case(case, args.fnrun)
+        verdict = run_case(case, name, args.fnrun, args.kpt / "e2e")
         verdicts.append(verdict)
         print(f"{verdict.outcome:4}  {verdict.case}  {verdict.why}", flush=True)
     ran = [v for v in verdicts if v.outcome != "skip"]
@@ -58,17 +59,29 @@ def main() -> int:
     return 0 if passed == len(ran) else 1
 
 
-def run_case(case: Path, fnrun: str) -> Verdict:
+def _cases(cases_dir: Path) -> list[Path]:
+    """Each directory holding a Kptfile or .expected/ is a case (no .expected/: exit 0, no change);
+    a directory holding neither groups cases (selectors/)."""
+    found = []
+    for entry in sorted(p for p in cases_dir.iterdir() if p.is_dir()):
+        if (entry / "Kptfile").exists() or (entry / ".expected").is_dir():
+            found.append(entry)
+        else:
+            found += _cases(entry)
+    return found
+
+
+def run_case(case: Path, name: str, fnrun: str, e2e: Path) -> Verdict:
     expected_dir = case / ".expected"
     config = _load(expected_dir / "config.yaml") or {}
     if (expected_dir / "exec.sh").exists():
-        return Verdict(case.name, "skip", "exec.sh drives its own command line")
+        return Verdict(name, "skip", "exec.sh drives its own command line")
     if config.get("allowWasm"):
-        return Verdict(case.name, "skip", "WASM functions are not supported")
+        return Verdict(name, "skip", "WASM functions are not supported")
     missing = _missing_images(case)
     if missing:
         starlark = any("starlark" in m for m in missing)
-        return Verdict(case.name, "skip", ("needs Starlark: " if starlark else "needs ") + ", ".join(sorted(missing)) + " (not in the local engine)")
+        return Verdict(name, "skip", ("needs Starlark: " if starlark else "needs ") + ", ".join(sorted(missing)) + " (not in the local engine)")
     with tempfile.TemporaryDirectory(prefix="fnrun-conformance-") as tmp:
         actual, expected = Path(tmp) / "actual" / case.name, Path(tmp) / "expected" / case.name
         for target in (actual, expected):
@@ -77,19 +90,19 @@ def run_case(case: Path, fnrun: str) -> Verdict:
         if patch.exists() and patch.stat().st_size:
             applied = subprocess.run(["git", "apply", "--unsafe-paths", f"--directory={expected}", str(patch)], cwd=tmp, capture_output=True, text=True)
             if applied.returncode:
-                return Verdict(case.name, "skip", f"diff.patch does not apply: {applied.stderr.strip().splitlines()[0]}")
+                return Verdict(name, "skip", f"diff.patch does not apply: {applied.stderr.strip().splitlines()[0]}")
         command = [fnrun, "render", str(actual), "--image-pull-policy", "never", "--quiet"]
         command += ["--allow-exec"] if config.get("allowExec") else []
         command += ["--allow-network"] if config.get("allowNetwork") else []
         # kpt's suite runs from e2e/: its exec steps name paths relative to that directory
-        done = subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=case.parents[2])
+        done = subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=e2e)
         want_failure = int(config.get("exitCode", 0)) != 0
         if (done.returncode != 0) != want_failure:
-            return Verdict(case.name, "fail", f"exit {done.returncode}, kpt expects {config.get('exitCode', 0)}: {done.stderr.strip()[-300:]}")
+            return Verdict(name, "fail", f"exit {done.returncode}, kpt expects {config.get('exitCode', 0)}: {done.stderr.strip()[-300:]}")
         difference = _compare(actual, expected)
         if difference:
-            return Verdict(case.name, "fail", difference)
-        return Verdict(case.name, "pass")
+            return Verdict(name, "fail", difference)
+        return Verdict(name, "pass")
 
 
 def _missing_images(case: Path) -> set[str]:

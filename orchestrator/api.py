@@ -306,3 +306,10 @@ def list_functions(root: Path | str, global_scope: bool = False) -> list["Functi
 
     specs = discover(read_package(root).resources)
     return [replace(s, global_scope=True) for s in specs] if global_scope else specs
+
+
+def list_pipeline(root: Path | str, image_prefix: str | None = None) -> list[tuple[str, "FunctionSpec"]]:
+    """A kpt package's Kptfile steps in the order `fnrun render` runs them, each with where it is declared."""
+    from .render.runner import KPTFILE_NAMES, pipeline_steps
+
+    return [(step.where, spec) for step, spec in pipeline_steps(read_package(root, KPTFILE_NAMES).resources, image_prefix)]

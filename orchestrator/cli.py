@@ -57,9 +57,15 @@ def list_(
 ) -> None:
     """Print the package's function pipeline in run order, without running anything.
 
-    Order: deepest directory first, then file path, then position in the file."""
+    Order: deepest directory first, then file path, then position in the file. For a kpt package
+    (a Kptfile at its root): the Kptfile pipelines in the order `fnrun render` runs them."""
     from . import api
 
+    if (directory / "Kptfile").is_file():  # a kpt package: its pipelines, as `fnrun render` runs them
+        for number, (where, spec) in enumerate(api.list_pipeline(directory), 1):
+            what = spec.image if spec.kind == "container" else f"exec {spec.exec_path}"
+            print(f"{number}. {what}  scope: {spec.scope}  declared in: {where}")
+        return
     specs = api.list_functions(directory, global_scope)
     if not specs:
         print(f"{directory}: no functions declared", file=sys.stderr)

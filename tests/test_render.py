@@ -287,3 +287,33 @@ def test_bad_packages_are_one_line_errors(tmp_path: Path) -> None:
     assert_one_line_error(fnrun("render", str(tmp_path / "sel")), "selectors[0]", "kinds", code=2)
     write_package(tmp_path / "cfg", {"Kptfile": kptfile("root", f"- image: {LABEL}\n  configPath: missing.yaml")})
     assert_one_line_error(fnrun("render", str(tmp_path / "cfg")), "configPath missing.yaml", code=2)
+
+
+def test_the_kpt_package_sample_renders_and_is_then_stable(tmp_path: Path, test_images: None) -> None:
+    shutil.copytree(Path(__file__).resolve().parents[1] / "samples" / "kpt-package", tmp_path / "shop")
+    first = fnrun("render", str(tmp_path / "shop"), "--image-prefix", "fnrun", "-q")
+    assert first.code == 0, first.stderr
+    data = as_data(tmp_path / "shop")
+    db = data["backend/db.yaml"][0]["metadata"]
+    assert db["namespace"] == "shop-api" and db["labels"] == {"stateful": "true", "app.kubernetes.io/part-of": "shop"}
+    web, service = data["frontend/web.yaml"]
+    assert web["metadata"]["namespace"] == service["metadata"]["namespace"] == "shop-web"
+    assert "namespace" not in data["frontend/set-namespace.yaml"][0]["metadata"]
+    assert data["backend/api.yaml"][0]["metadata"]["labels"] == {"app.kubernetes.io/part-of": "shop"}
+    again = fnrun("render", str(tmp_path / "shop"), "--image-prefix", "fnrun", "--check", "-q")
+    assert again.code == 0, again.stdout
+
+
+def test_list_shows_a_kpt_packages_pipelines_in_render_order() -> None:
+    result = fnrun("list", str(Path(__file__).resolve().parents[1] / "samples" / "kpt-package"), env={"KPT_IMAGE_PREFIX": "fnrun"})
+    assert result.code == 0, result.stderr
+    declared = [line.split("declared in: ")[1] for line in result.stdout.splitlines()]
+    assert declared == [
+        "backend/Kptfile: pipeline.mutators[0]",
+        "backend/Kptfile: pipeline.mutators[1]",
+        "frontend/Kptfile: pipeline.mutators[0]",
+        "frontend/Kptfile: pipeline.mutators[1]",
+        "Kptfile: pipeline.mutators[0]",
+        "Kptfile: pipeline.validators[0]",
+    ]
+    assert "fnrun/set-namespace:v1" in result.stdout

@@ -38,13 +38,18 @@ class RenderOutcome(Outcome):
     steps: list[tuple[Step, FunctionReport]] = field(default_factory=list)
 
 
-def plan_steps(root: Path, resources: list[Resource], options: RenderOptions) -> list[tuple[Step, FunctionSpec]]:
-    """Every step of every pipeline, in run order, as the spec it runs; refused before anything runs."""
-    found = packages.kptfiles(resources)
-    prefix = image_prefix(options.image_prefix)
+def pipeline_steps(resources: list[Resource], prefix: str | None = None) -> list[tuple[Step, FunctionSpec]]:
+    """Every step of every pipeline, in run order, as the spec it runs (what `fnrun list` shows)."""
     from .steps import to_spec
 
-    planned = [(step, to_spec(step, owner, resources, prefix)) for owner in packages.order(found) for step in owner.steps]
+    found = packages.kptfiles(resources)
+    resolved = image_prefix(prefix)
+    return [(step, to_spec(step, owner, resources, resolved)) for owner in packages.order(found) for step in owner.steps]
+
+
+def plan_steps(root: Path, resources: list[Resource], options: RenderOptions) -> list[tuple[Step, FunctionSpec]]:
+    """The steps to run; what the user has not allowed is refused before anything runs."""
+    planned = pipeline_steps(resources, options.image_prefix)
     for step, spec in planned:
         if spec.kind == "exec" and not options.run.enable_exec:
             raise InputError(f"{step.where}: exec {step.exec} needs --allow-exec")
