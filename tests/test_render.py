@@ -317,3 +317,18 @@ def test_list_shows_a_kpt_packages_pipelines_in_render_order() -> None:
         "Kptfile: pipeline.validators[0]",
     ]
     assert "fnrun/set-namespace:v1" in result.stdout
+
+
+@pytest.mark.skipif(KPT is None, reason="kpt is not installed")
+def test_a_resource_two_selectors_match_is_sent_once_where_kpt_sends_it_twice(tmp_path: Path, test_images: None) -> None:
+    """kpt's SelectInput appends a resource once per matching selector: beta.56 runs the function
+    "on 2 resource(s)" for one ConfigMap, then fails (`resource at path "a.yaml" and index "0"
+    already exists`). fnrun selects it once."""
+    files = {
+        "Kptfile": kptfile("root", f"- image: {GENERATE}\n  configMap: {{name: extra}}\n  selectors:\n  - kind: ConfigMap\n  - name: a"),
+        "a.yaml": cm("a"),
+    }
+    by_kpt, by_fnrun, _, fnrun_dir = render_both(tmp_path, files)
+    assert by_kpt.returncode != 0 and "already exists" in by_kpt.stderr
+    assert by_fnrun.code == 0, by_fnrun.stderr
+    assert sorted(as_data(fnrun_dir)) == ["Kptfile", "a.yaml", "extra_configmap.yaml"]
