@@ -287,6 +287,10 @@ def test_bad_packages_are_one_line_errors(tmp_path: Path) -> None:
     assert_one_line_error(fnrun("render", str(tmp_path / "sel")), "selectors[0]", "kinds", code=2)
     write_package(tmp_path / "cfg", {"Kptfile": kptfile("root", f"- image: {LABEL}\n  configPath: missing.yaml")})
     assert_one_line_error(fnrun("render", str(tmp_path / "cfg")), "configPath missing.yaml", code=2)
+    write_package(tmp_path / "out", {"Kptfile": kptfile("root", f"- image: {LABEL}\n  configPath: a/../../x.yaml")})
+    assert_one_line_error(fnrun("render", str(tmp_path / "out")), "outside the package", code=2)
+    write_package(tmp_path / "subcfg", {"Kptfile": kptfile("root", f"- image: {LABEL}\n  configPath: db/c.yaml"), "db/Kptfile": kptfile("db"), "db/c.yaml": cm("c")})
+    assert_one_line_error(fnrun("render", str(tmp_path / "subcfg")), "configPath db/c.yaml is in a subpackage", code=2)
 
 
 def test_the_kpt_package_sample_renders_and_is_then_stable(tmp_path: Path, test_images: None) -> None:

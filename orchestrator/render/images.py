@@ -36,12 +36,12 @@ def split_tag(image: str) -> tuple[str, str | None]:
 
 def resolve(image: str, tag: str | None, prefix: str, where: str) -> str:
     """The full image reference a step runs."""
-    if "/" not in image.split(":")[0]:
+    if "/" not in image:  # a short name (a registry with a port has a `/` after it too)
         image = prefix + image
     repo, own_tag = split_tag(image)
     if tag is None:
         return image if own_tag is not None or "@" in image else f"{image}:latest"
-    if not is_constraint(tag):
+    if not is_constraint(tag) or not parses(tag):  # as kpt: what is no constraint is a literal tag
         if not _TAG.match(tag):
             raise InputError(f"{where}: tag {tag!r} is neither a semver constraint nor a valid image tag")
         return f"{repo}:{tag}"
@@ -54,6 +54,14 @@ def resolve(image: str, tag: str | None, prefix: str, where: str) -> str:
 def is_constraint(tag: str) -> bool:
     """As kpt decides: a tag that reads as a version (`v0.4`, `1.2.3`) is used literally."""
     return _VERSION.match(tag) is None and bool(re.search(r"[\^~<>=*x, |]", tag))
+
+
+def parses(constraint: str) -> bool:
+    try:
+        best_match(constraint, [], "")
+    except InputError:
+        return False
+    return True
 
 
 def local_tags(repo: str) -> list[str]:

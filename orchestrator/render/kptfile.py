@@ -90,8 +90,10 @@ def _step(entry: Any, where: str, validator: bool) -> Step:
     if len(configs) > 1:
         raise InputError(f"{where}: give only one of configPath, configMap or configRef, not {' and '.join(configs)}")
     config_path = _opt_str(entry, "configPath", where)
-    if config_path is not None and (posixpath.isabs(config_path) or ".." in config_path.split("/")):
-        raise InputError(f"{where}: configPath {config_path!r} must be a path inside the package directory")
+    if config_path is not None and posixpath.isabs(config_path):
+        raise InputError(f"{where}: configPath {config_path!r} must be relative to the Kptfile's directory")
+    if config_path is not None and posixpath.normpath(config_path).split("/")[0] == "..":
+        raise InputError(f"{where}: configPath {config_path!r} points outside the package")
     return Step(
         where=where,
         validator=validator,

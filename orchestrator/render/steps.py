@@ -12,7 +12,7 @@ from ..errors import InputError
 from ..functions import FunctionSpec
 from ..resource import Resource
 from .images import resolve
-from .kptfile import Kptfile, Step
+from .kptfile import Kptfile, Step, is_kptfile
 
 
 def to_spec(step: Step, owner: Kptfile, resources: list[Resource], prefix: str) -> FunctionSpec:
@@ -49,6 +49,8 @@ def _config(step: Step, owner: Kptfile, resources: list[Resource]) -> Resource |
         return Resource({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "function-input"}, "data": dict(step.config_map)})
     if step.config_path is not None:
         path = posixpath.normpath(posixpath.join(owner.directory, step.config_path))
+        if _in_subpackage(path, owner, resources):
+            raise InputError(f"{step.where}: configPath {step.config_path} is in a subpackage; a step's config must belong to its own package")
         found = [r for r in resources if r.path == path]
         if len(found) != 1:
             what = "no resource" if not found else f"{len(found)} resources"
@@ -57,6 +59,17 @@ def _config(step: Step, owner: Kptfile, resources: list[Resource]) -> Resource |
     if step.config_ref is not None:
         return _referenced(step, owner, resources)
     return None
+
+
+def _in_subpackage(path: str, owner: Kptfile, resources: list[Resource]) -> bool:
+    """Whether `path` lies under a directory, below the owner's, that holds its own Kptfile."""
+    directories = {posixpath.dirname(r.path or "") for r in resources if is_kptfile(r)} - {owner.directory}
+    parent = posixpath.dirname(path)
+    while parent and parent != owner.directory:
+        if parent in directories:
+            return True
+        parent = posixpath.dirname(parent)
+    return False
 
 
 def _referenced(step: Step, owner: Kptfile, resources: list[Resource]) -> Resource:
