@@ -79,7 +79,7 @@ def render_package(
             if step.when is not None:
                 items, _ = scope.split(spec, resources)
                 if not holds(step.when, items, step.where):
-                    events.stderr(spec, f"skipped: when {step.when!r} is false")
+                    outcome.reports.append(_skipped(spec, step, events))
                     continue
             after, report, failure = run_one(spec, resources, options.run, root, events, runtime_for)
             outcome.reports.append(report)
@@ -103,6 +103,16 @@ def render_package(
             written = _with_root_status(written, outcome)
         outcome.plan = writer.plan(root, written, package)
     return outcome
+
+
+def _skipped(spec: FunctionSpec, step: Step, events: Events) -> FunctionReport:
+    """A step whose `when` is false: displayed and reported as run, with nothing done."""
+    message = f"skipped: when {step.when!r} is false"
+    report = FunctionReport(spec.name, spec.kind, spec.declared_in, results=results.normalise([{"message": message, "severity": "info"}], spec.name))
+    events.started(spec)
+    events.stderr(spec, message)
+    events.finished(spec, report)
+    return report
 
 
 def _check_krm(package: Package) -> None:
