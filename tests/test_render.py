@@ -336,3 +336,15 @@ def test_a_resource_two_selectors_match_is_sent_once_where_kpt_sends_it_twice(tm
     assert by_kpt.returncode != 0 and "already exists" in by_kpt.stderr
     assert by_fnrun.code == 0, by_fnrun.stderr
     assert sorted(as_data(fnrun_dir)) == ["Kptfile", "a.yaml", "extra_configmap.yaml"]
+
+
+def test_exec_steps_results_dir_and_results_format(tmp_path: Path) -> None:
+    steps = "- exec: cat\n- exec: cat\n  when: size(resources) > 100"
+    write_package(tmp_path / "pkg", {"Kptfile": kptfile("root", steps, validators="- exec: cat"), "a.yaml": cm("a")})
+    result = fnrun("render", str(tmp_path / "pkg"), "--allow-exec", "--results-dir", str(tmp_path / "results"), "--results-format", "json", "--no-status")
+    assert result.code == 0, result.stderr
+    assert json.loads(result.stdout)
+    written = YAML(typ="safe", pure=True).load((tmp_path / "results" / "results.yaml").read_text())["items"]
+    assert [(item["exec"], item["exitCode"]) for item in written] == [(shutil.which("cat"), 0)] * 3
+    assert written[1]["results"] == [{"message": "skipped: when 'size(resources) > 100' is false", "severity": "info"}]
+    assert (tmp_path / "pkg" / "a.yaml").read_text() == cm("a")
