@@ -19,7 +19,7 @@ from .yamlio import fast
 
 if TYPE_CHECKING:
     from .functions import FunctionSpec
-    from .pipeline import Events, RunOptions
+    from .pipeline import Events, Outcome, RunOptions
     from .report import RunSummary
 
 
@@ -80,9 +80,6 @@ class RunRequest:
     timeout: float = 300.0
     max_output: str = "256M"  # stdout cap per function (k/M/G suffixes)
     cache: bool = True  # the result cache (also off with FNRUN_CACHE=0)
-    kpt: bool = False  # `fnrun render`: the functions are the package's Kptfile pipelines
-    image_prefix: str | None = None  # render: where short image names live (KPT_IMAGE_PREFIX)
-    shard: str | None = None  # render: "I/N", this CI job's share of the independent packages
     memory: str = "512m"
     pids_limit: int = 256
     cpus: float = 1.0
@@ -105,6 +102,18 @@ class RunRequest:
     exclude: tuple[tuple[str, str], ...] = ()  # --exclude-* flags: resources matching all of them are not sent
 
 
+@dataclass(frozen=True)
+class RenderRequest(RunRequest):
+    """`fnrun render`: the package's Kptfile pipelines instead of annotation-declared functions.
+    `enable_exec`/`network` are what render's --allow-exec/--allow-network set."""
+
+    image_prefix: str | None = None
+    record_status: bool = True  # status.conditions/renderStatus in the root Kptfile (in place only)
+    output_dir: Path | None = None  # -o DIR: write the rendered package there, the source untouched
+    unwrap: bool = False  # -o unwrap: the resources as a plain YAML stream on stdout
+    shard: str | None = None  # "I/N": this CI job's share of the independent packages (render.shard)
+
+
 def run(request: RunRequest, events: "Events | None" = None, stdout: IO[str] | None = None) -> "RunSummary":
     """Run functions over a package (or stdin). stdout gets data only: the rendered ResourceList
     (`--output -`, stdin), the diff (`--check`, `--diff`) or the results document; the display
@@ -120,7 +129,7 @@ def run(request: RunRequest, events: "Events | None" = None, stdout: IO[str] | N
     from_stdin = request.directory == "-"
     root = None if from_stdin else Path(request.directory)
     display = events if events is not None else choose(sys.stderr, request.quiet, request.verbose, root)
-    summary = RunSummary(check=request.check, root=root, command="render" if request.kpt else "run")
+    summary = RunSummary(check=request.check, root=root, command="render" if isinstance(request, RenderRequest) else "run")
     annotating = request.origin_annotations or request.transformer_annotations
     tracker = origin.Tracker() if annotating else None
     recorder = Recorder(display, summary, tracker)  # type: ignore[arg-type]
@@ -131,19 +140,15 @@ def run(request: RunRequest, events: "Events | None" = None, stdout: IO[str] | N
     try:
         options, functions = _pipeline_inputs(request, root)
         saving = _save_request(request, root)
-        if from_stdin:
+        if isinstance(request, RenderRequest):
+            assert root is not None
+            outcome = _render(request, root, options, recorder)
+            summary.plan = outcome.plan
+        elif from_stdin:
             _, outcome = run_stream(read_stdin(), functions, options, recorder)
         else:
             assert root is not None
-            if request.kpt:
-                from .render.package import render_package
-
-                from .render.shard import parse as parse_shard
-
-                shard = parse_shard(request.shard) if request.shard else None
-                outcome = render_package(root, options, recorder, request.image_prefix, shard=shard)  # type: ignore[arg-type]
-            else:
-                outcome = run_package(root, functions, options, recorder, write=False)
+            outcome = run_package(root, functions, options, recorder, write=False)
             summary.plan = None if request.to_stdout else outcome.plan
         resources = outcome.resources
         if tracker is not None:
@@ -164,7 +169,7 @@ def run(request: RunRequest, events: "Events | None" = None, stdout: IO[str] | N
         elif document is None and (from_stdin or request.to_stdout):
             if request.exclude_local_config:
                 resources = [r for r in resources if str(ann.annotations_of(r.data).get(ann.LOCAL_CONFIG)).lower() != "true"]
-            out.write(resourcelist.encode(resources))
+            out.write(resourcelist.encode_stream(resources) if getattr(request, "unwrap", False) else resourcelist.encode(resources))
         if request.check and summary.plan is not None and summary.plan.changes:
             raise diff.Drift(diff.drift_message(request.directory, summary.plan, summary.command))
     except FnrunError as err:
@@ -200,6 +205,29 @@ def _selections(request: RunRequest) -> tuple[list[dict], list[dict]]:
     return ([selector] if selector else []), ([exclude] if exclude else [])
 
 
+def _render(request: RenderRequest, root: Path, options: "RunOptions", events: "Events") -> "Outcome":
+    """Render in memory; a failed in-place render still writes the root Kptfile's status (and,
+    with kpt.dev/save-on-render-failure, what rendered) before its error is raised."""
+    from .render.runner import RenderOptions, render_package
+
+    in_place = not (request.to_stdout or request.output_dir is not None)
+    record = request.record_status and in_place and not request.check
+    from .render.shard import parse as parse_shard
+
+    shard = parse_shard(request.shard) if request.shard else None
+    outcome = render_package(root, RenderOptions(options, request.image_prefix, record, shard), events, in_place=in_place)
+    if outcome.failure is not None:
+        if outcome.plan is not None and not request.check:
+            writer.apply(outcome.plan)
+        raise outcome.failure
+    if request.output_dir is not None:
+        target = request.output_dir
+        if target.exists() and (not target.is_dir() or any(target.iterdir())):
+            raise InputError(f"{target}: -o DIR must be a new or empty directory")
+        outcome.plan = writer.plan(target, outcome.resources)
+    return outcome
+
+
 def _call(display: object, method: str, *args: object) -> None:
     """Displays do more than the pipeline's Events; a caller's own events object may not."""
     handler = getattr(display, method, None)
@@ -215,8 +243,6 @@ def _validate(request: RunRequest) -> None:
     shows_diff = request.check or request.diff
     if request.exclude_local_config and not (stdin or request.to_stdout):
         raise InputError("--exclude-local-config goes with --output - (or a package on stdin): files always keep local-config resources")
-    if request.kpt and (stdin or request.image or request.exec_path or request.arguments or request.fn_config):
-        raise InputError("fnrun render runs the package's Kptfile pipelines: give it a package directory, no --image/--exec (use fnrun run for those)")
     if request.quiet and request.verbose:
         raise InputError("--quiet and --verbose contradict each other; choose one")
     if request.results_format is not None and request.results_format not in FORMATS:
@@ -287,7 +313,11 @@ def _selecting(spec: "FunctionSpec", request: RunRequest) -> "FunctionSpec":
     selectors, exclude = _selections(request)
     if not (selectors or exclude):
         return spec
-    return replace(spec, selectors=tuple(map(Selector.from_dict, selectors)), exclude=tuple(map(Selector.from_dict, exclude)))
+    return replace(
+        spec,
+        selectors=tuple(Selector.from_dict(s, "--match-* flags") for s in selectors),
+        exclude=tuple(Selector.from_dict(s, "--exclude-* flags") for s in exclude),
+    )
 
 
 def explain(request: RunRequest, selector: str, events: "Events | None" = None) -> str:
@@ -336,3 +366,10 @@ def list_functions(root: Path | str, global_scope: bool = False) -> list["Functi
 
     specs = discover(read_package(root).resources)
     return [replace(s, global_scope=True) for s in specs] if global_scope else specs
+
+
+def list_pipeline(root: Path | str, image_prefix: str | None = None) -> list[tuple[str, "FunctionSpec"]]:
+    """A kpt package's Kptfile steps in the order `fnrun render` runs them, each with where it is declared."""
+    from .render.runner import KPTFILE_NAMES, pipeline_steps
+
+    return [(step.where, spec) for step, spec in pipeline_steps(read_package(root, KPTFILE_NAMES).resources, image_prefix)]

@@ -80,9 +80,15 @@ def list_(
 ) -> None:
     """Print the package's function pipeline in run order, without running anything.
 
-    Order: deepest directory first, then file path, then position in the file."""
+    Order: deepest directory first, then file path, then position in the file. For a kpt package
+    (a Kptfile at its root): the Kptfile pipelines in the order `fnrun render` runs them."""
     from . import api
 
+    if (directory / "Kptfile").is_file():  # a kpt package: its pipelines, as `fnrun render` runs them
+        for number, (where, spec) in enumerate(api.list_pipeline(directory), 1):
+            what = spec.image if spec.kind == "container" else f"exec {spec.exec_path}"
+            print(f"{number}. {what}  scope: {spec.scope}  declared in: {where}")
+        return
     specs = api.list_functions(directory, global_scope)
     if not specs:
         print(f"{directory}: no functions declared", file=sys.stderr)
@@ -242,6 +248,78 @@ def _selection(
     return tuple((f, v) for f, v in single if v is not None) + tuple(("labels", v) for v in labels or ()) + tuple(("annotations", v) for v in annotations or ())
 
 
+@app.command(
+    epilog="Examples:\n\n"
+    "  fnrun render samples/kpt-package                 # in place, like kpt fn render\n\n"
+    "  fnrun render app/ --check                        # CI: exit 1 and a diff when app/ is not rendered\n\n"
+    "  fnrun render app/ -o unwrap | kubectl apply -f -",
+)
+def render(
+    directory: str = typer.Argument(..., help="kpt package directory (its root holds a Kptfile)."),
+    allow_exec: bool = typer.Option(False, "--allow-exec", help="Allow `exec:` steps (they run unsandboxed on this machine)."),
+    allow_network: bool = typer.Option(False, "--allow-network", help="Give every function container the network."),
+    image_prefix: Optional[str] = typer.Option(None, "--image-prefix", help="Registry prefix for short image names (default: $KPT_IMAGE_PREFIX, else ghcr.io/kptdev/krm-functions-catalog/)."),
+    image_pull_policy: str = typer.Option("ifNotPresent", "--image-pull-policy", help="always | ifNotPresent | never."),
+    no_status: bool = typer.Option(False, "--no-status", help="Do not record status.conditions/renderStatus in the root Kptfile."),
+    as_current_user: bool = typer.Option(False, "--as-current-user", help="Run containers as your uid/gid instead of nobody (65534)."),
+    env: Optional[list[str]] = typer.Option(None, "--env", "-e", help="KEY=VALUE, or KEY to pass yours through; repeatable."),
+    timeout: float = typer.Option(300.0, "--timeout", help="Seconds before a function is killed and the render fails."),
+    memory: str = typer.Option("512m", "--memory", help="Memory limit per function container."),
+    pids_limit: int = typer.Option(256, "--pids-limit", help="Process limit per function container."),
+    cpus: float = typer.Option(1.0, "--cpus", help="CPU limit per function container."),
+    tmpfs_size: str = typer.Option("64m", "--tmpfs-size", help="Size of the writable tmpfs at /tmp."),
+    writable_root: bool = typer.Option(False, "--writable-root", help="Do not make the container's root filesystem read-only."),
+    keep_capabilities: bool = typer.Option(False, "--keep-capabilities", help="Do not drop all Linux capabilities."),
+    check: bool = typer.Option(False, "--check", help="Write nothing; print a unified diff of every file that would change and exit 1 if any would."),
+    diff: bool = typer.Option(False, "--diff", help="Write, and print a unified diff of what was written."),
+    results_format: Optional[str] = typer.Option(None, "--results-format", help="text | json | yaml: every step's results as one document on stdout."),
+    results_dir: Optional[Path] = typer.Option(None, "--results-dir", help="Write every step's results to DIR/results.yaml."),
+    output: Optional[str] = typer.Option(None, "--output", "-o", help="stdout (a ResourceList), unwrap (a plain YAML stream) or a new DIR to write to; the package is left as it is."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Only print failures and the final error."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Also print each function's stderr in full and every file written."),
+    shard: Optional[str] = typer.Option(None, "--shard", help="I/N: render only this CI job's share of the independent packages (N jobs together render them all)."),
+    max_output: str = typer.Option("256M", "--max-output", help="Most a function may write on stdout (k/M/G) before it is killed and the render fails."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Run every container function even when an identical run's result is cached (FNRUN_CACHE=0 does the same)."),
+) -> None:
+    """Render a kpt package: run every Kptfile pipeline (subpackages first) and write back only what changed.
+
+    Short image names get the catalog prefix; `tag:` may be a semver constraint, resolved against the
+    images the local engine has. Nothing is written unless every step succeeds, except the root
+    Kptfile's status (kpt 1.0's Rendered condition and renderStatus; --no-status turns it off)."""
+    from . import api
+
+    request = api.RenderRequest(
+        directory=directory,
+        enable_exec=allow_exec,
+        network=allow_network,
+        image_prefix=image_prefix,
+        image_pull_policy=image_pull_policy,
+        record_status=not no_status,
+        as_current_user=as_current_user,
+        env=tuple(env or ()),
+        timeout=timeout,
+        memory=memory,
+        pids_limit=pids_limit,
+        cpus=cpus,
+        tmpfs_size=tmpfs_size,
+        read_only_root=not writable_root,
+        drop_capabilities=not keep_capabilities,
+        check=check,
+        diff=diff,
+        results_format=results_format,
+        results_dir=results_dir,
+        to_stdout=output in ("stdout", "-", "unwrap"),
+        unwrap=output == "unwrap",
+        output_dir=Path(output) if output not in (None, "stdout", "-", "unwrap") else None,
+        quiet=quiet,
+        verbose=verbose,
+        shard=shard,
+        max_output=max_output,
+        cache=not no_cache,
+    )
+    api.run(request)
+
+
 @app.command(epilog="Examples:\n\n  fnrun explain samples/nginx Deployment/my-instance\n\n  fnrun explain app/ apps/v1/Deployment/prod/web")
 def explain(
     directory: str = typer.Argument(..., help="Package directory."),
@@ -271,63 +349,6 @@ def explain(
         quiet=quiet,
     )
     sys.stdout.write(api.explain(request, resource))
-
-
-@app.command(
-    epilog="Examples:\n\n"
-    "  fnrun render samples/kpt-package                # render in place, like kpt fn render\n\n"
-    "  fnrun render app/ --check                        # CI: exit 1 and a diff when app/ is not rendered\n\n"
-    "  fnrun render app/ -o stdout --image-pull-policy never",
-)
-def render(
-    directory: str = typer.Argument(..., help="kpt package directory (a Kptfile at its root)."),
-    allow_exec: bool = typer.Option(False, "--allow-exec", help="Allow `exec:` steps (they run unsandboxed on this machine)."),
-    allow_network: bool = typer.Option(False, "--allow-network", help="Give functions network access."),
-    image_pull_policy: str = typer.Option("ifNotPresent", "--image-pull-policy", help="always | ifNotPresent | never."),
-    image_prefix: Optional[str] = typer.Option(None, "--image-prefix", help="Registry path for short image names (default: $KPT_IMAGE_PREFIX, else ghcr.io/kptdev/krm-functions-catalog/)."),
-    output: Optional[str] = typer.Option(None, "--output", "-o", help="stdout (or -): print the rendered package as a ResourceList instead of writing it."),
-    shard: Optional[str] = typer.Option(None, "--shard", help="I/N: render only this CI job's share of the independent packages (N jobs together render them all)."),
-    results_dir: Optional[Path] = typer.Option(None, "--results-dir", help="Write every function's results to DIR/results.yaml."),
-    check: bool = typer.Option(False, "--check", help="Write nothing; print a unified diff and exit 1 if anything would change."),
-    diff: bool = typer.Option(False, "--diff", help="Write, and print a unified diff of what was written."),
-    results_format: Optional[str] = typer.Option(None, "--results-format", help="text | json | yaml: the results as one document on stdout."),
-    as_current_user: bool = typer.Option(False, "--as-current-user", help="Run containers as your uid/gid instead of nobody (65534)."),
-    timeout: float = typer.Option(300.0, "--timeout", help="Seconds before a function is killed and the render fails."),
-    max_output: str = typer.Option("256M", "--max-output", help="Most a function may write on stdout (k/M/G)."),
-    no_cache: bool = typer.Option(False, "--no-cache", help="Run every container function even when an identical run's result is cached."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="Only print failures and the final error."),
-    verbose: bool = typer.Option(False, "--verbose", "-v", help="Also print each function's stderr in full and every file written."),
-) -> None:
-    """Render a kpt package: run its Kptfile pipelines (mutators, then validators) depth-first,
-    subpackages before their parents, and write back only what changed, all or nothing.
-
-    Steps take `image` (short names get the catalog prefix, no tag means :latest) or `exec`,
-    `configPath` or `configMap`, and `selectors`/`exclude`. A validator that changes anything fails."""
-    from . import api
-
-    if output not in (None, "-", "stdout"):
-        raise typer.BadParameter("only stdout (or -) is supported", param_hint="--output")
-    request = api.RunRequest(
-        directory=directory,
-        kpt=True,
-        image_prefix=image_prefix,
-        shard=shard,
-        enable_exec=allow_exec,
-        network=allow_network,
-        as_current_user=as_current_user,
-        image_pull_policy=image_pull_policy,
-        timeout=timeout,
-        max_output=max_output,
-        cache=not no_cache,
-        results_dir=results_dir,
-        to_stdout=output is not None,
-        quiet=quiet,
-        verbose=verbose,
-        check=check,
-        diff=diff,
-        results_format=results_format,
-    )
-    api.run(request)
 
 
 cache_app = typer.Typer(help="The result cache of container functions (see `fnrun run --help`, --no-cache).", no_args_is_help=True)

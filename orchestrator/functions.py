@@ -48,7 +48,6 @@ class FunctionSpec:
     global_scope: bool = False
     selectors: tuple[Selector, ...] = ()  # the function sees the resources any of these match
     exclude: tuple[Selector, ...] = ()  # ... and none of these matches
-    validator: bool = False  # a kpt pipeline validator: changing anything fails the run
 
     @property
     def name(self) -> str:

@@ -181,7 +181,7 @@ def run_functions(
     events.planned(specs)
     try:
         for spec in specs:
-            resources, report, failure = _run_one(spec, resources, options, root, events, runtime_for)
+            resources, report, failure = run_one(spec, resources, options, root, events, runtime_for)
             reports.append(report)
             if failure is not None:
                 if not spec.defer_failure:
@@ -196,7 +196,7 @@ def run_functions(
     return Outcome(resources, reports)
 
 
-def _run_one(
+def run_one(
     spec: FunctionSpec,
     resources: list[Resource],
     options: RunOptions,
@@ -237,17 +237,9 @@ def _run_one(
         return resources, report, err
     changes = compare(items, new_items)
     report.added, report.changed, report.removed = len(changes.added), changes.changed, len(changes.removed)
-    if spec.validator and (changes.added or changes.changed or changes.removed):
-        report.error = f"validator {spec.name} changed the package ({changes_summary(report)}); validators must not change anything"
-        events.finished(spec, report)
-        return resources, report, FunctionError(report.error)
     events.transformed(spec, changes)
     events.finished(spec, report)
     return scope.merge_back(resources, positions, new_items), report, None
-
-
-def changes_summary(report: FunctionReport) -> str:
-    return f"{report.added} added, {report.changed} changed, {report.removed} removed"
 
 
 def _caching(runtime: Runtime) -> Runtime:

@@ -53,7 +53,7 @@ class Package:
         return cache
 
 
-def package_files(root: Path) -> list[str]:
+def package_files(root: Path, names: tuple[str, ...] = ()) -> list[str]:
     """YAML files under root (slash-separated, relative, sorted), hidden directories skipped and
     symlinked directories not entered, paths `.krmignore` excludes left out; a symlink that leaves
     the package is refused, and so is a `*.yaml` that is not a regular file (a FIFO would block the
@@ -79,7 +79,7 @@ def package_files(root: Path) -> list[str]:
             if entry.is_dir(follow_symlinks=False):
                 if not entry.name.startswith("."):
                     pending.append((rel + "/", entry.path))
-            elif entry.name.endswith(YAML_SUFFIXES) and not entry.is_dir():
+            elif (entry.name.endswith(YAML_SUFFIXES) or entry.name in names) and not entry.is_dir():
                 if not entry.is_file():
                     broken = entry.is_symlink() and not os.path.exists(entry.path)
                     raise InputError(f"{rel}: cannot read: {'a broken symlink' if broken else 'not a regular file'}")
@@ -94,23 +94,24 @@ def _inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
-def read_package(root: Path | str) -> Package:
-    """Every resource under root, in file order then document order."""
+def read_package(root: Path | str, names: tuple[str, ...] = ()) -> Package:
+    """Every resource under root, in file order then document order; `names` are extra file
+    names read as YAML (`fnrun render` reads each `Kptfile`)."""
     package = Package(Path(root))
     with fast.gc_paused():
-        for source, resources in iter_files(root):
+        for source, resources in iter_files(root, names):
             package.files[source.path] = source
             package.resources.extend(resources)
     return package
 
 
-def iter_files(root: Path | str) -> Iterator[tuple[SourceFile, list[Resource]]]:
+def iter_files(root: Path | str, names: tuple[str, ...] = ()) -> Iterator[tuple[SourceFile, list[Resource]]]:
     """The package file by file, so `fnrun source` can send a file's items while it reads the
     next. Callers pause the cyclic GC around the whole loop (`fast.gc_paused`)."""
     root = Path(root)
     if not root.is_dir():
         raise InputError(f"{root}: not a directory")
-    for rel in package_files(root):
+    for rel in package_files(root, names):
         yield read_path(root, rel)
 
 

@@ -43,6 +43,11 @@ def encode(items: list[Resource], function_config: Resource | dict | None = None
     return "".join(parts)
 
 
+def encode_stream(items: list[Resource]) -> str:
+    """The resources as a plain multi-document YAML stream (kpt's `-o unwrap`), comments kept."""
+    return "---\n".join(item.text if item.text.endswith("\n") else item.text + "\n" for item in items)
+
+
 def encode_items(items: list[Resource]) -> str:
     """The `items:` entries for some resources: what `fnrun source` sends file by file."""
     return "".join(text.indent_item(item.text) for item in items)

@@ -14,6 +14,7 @@ from .functions import FunctionSpec, in_scope
 from .reader import stamped
 from .select.selectors import selected
 from .resource import Resource
+from .select import selected
 from .yamlio import fast, roundtrip
 
 

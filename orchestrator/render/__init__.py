@@ -1,1 +1,1 @@
-"""`fnrun render`: kpt packages (Kptfile pipelines) through fnrun's runtimes and write-back."""
+"""`fnrun render`: kpt packages (Kptfile pipelines) run through fnrun's own read → run → write."""

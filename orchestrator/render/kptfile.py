@@ -1,127 +1,139 @@
-"""A kpt package's Kptfile pipeline, read strictly: every mistake is one line naming the Kptfile."""
+"""The Kptfile's pipeline as plain values: every mistake is one line naming the Kptfile and step."""
 
 from __future__ import annotations
 
-import os
-import shlex
-from dataclasses import dataclass
+import posixpath
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import InputError
 from ..resource import Resource
-from ..select.selectors import Selector, parse_list
+from ..select import Selector
 
-KPTFILE = "Kptfile"
-DEFAULT_IMAGE_PREFIX = "ghcr.io/kptdev/krm-functions-catalog/"
+API_VERSION = "kpt.dev/v1"
+BFS = "kpt.dev/bfs-rendering"
+SAVE_ON_FAILURE = "kpt.dev/save-on-render-failure"
 _STEP_KEYS = {"name", "image", "exec", "tag", "configPath", "configMap", "configRef", "selectors", "exclude", "when"}
-_SUPPORTED_API = ("kpt.dev/v1",)
 
 
 @dataclass(frozen=True)
 class Step:
-    """One function of a pipeline, as written (images not yet expanded)."""
+    """One pipeline entry (kpt's `Function`)."""
 
-    kptfile: str  # package-relative path of the Kptfile
+    where: str  # e.g. "app/Kptfile: pipeline.mutators[0]"
     validator: bool
-    position: int
-    name: str | None = None
     image: str | None = None
-    exec_argv: tuple[str, ...] = ()
+    exec: str | None = None
+    tag: str | None = None
+    name: str | None = None
     config_path: str | None = None
-    config_map: dict | None = None
+    config_map: dict[str, str] | None = None
+    config_ref: dict[str, str] | None = None
     selectors: tuple[Selector, ...] = ()
     exclude: tuple[Selector, ...] = ()
-
-    @property
-    def where(self) -> str:
-        section = "validators" if self.validator else "mutators"
-        return f"{self.kptfile}: pipeline.{section}[{self.position}]"
+    when: str | None = None
 
 
 @dataclass(frozen=True)
-class Pipeline:
-    kptfile: str
-    mutators: tuple[Step, ...]
-    validators: tuple[Step, ...]
+class Kptfile:
+    path: str  # package-relative path of the Kptfile
+    resource: Resource
+    steps: tuple[Step, ...] = ()
+    annotations: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def directory(self) -> str:
+        return posixpath.dirname(self.path)
+
+    def flag(self, key: str) -> bool:
+        return str(self.annotations.get(key, "")).lower() == "true"
 
 
-def parse(resource: Resource) -> Pipeline:
+def is_kptfile(resource: Resource) -> bool:
+    path = resource.path or ""
+    return resource.data.get("kind") == "Kptfile" and posixpath.basename(path) == "Kptfile"
+
+
+def parse(resource: Resource) -> Kptfile:
+    path = resource.path or "Kptfile"
     data = resource.data
-    path = resource.path or KPTFILE
-    if data.get("apiVersion") not in _SUPPORTED_API:
-        raise InputError(f"{path}: Kptfile apiVersion {data.get('apiVersion')!r} is not supported (use {', '.join(_SUPPORTED_API)})")
+    if data.get("apiVersion") != API_VERSION:
+        raise InputError(f"{path}: apiVersion must be {API_VERSION}, not {data.get('apiVersion')!r}")
+    meta = data.get("metadata")
+    annotations = meta.get("annotations") if isinstance(meta, dict) else None
+    annotations = {str(k): str(v) for k, v in annotations.items()} if isinstance(annotations, dict) else {}
     pipeline = data.get("pipeline") or {}
     if not isinstance(pipeline, dict):
-        raise InputError(f"{path}: pipeline must be a mapping")
-    unknown = sorted(set(map(str, pipeline)) - {"mutators", "validators"})
+        raise InputError(f"{path}: pipeline must be a mapping with mutators and validators")
+    unknown = sorted(set(pipeline) - {"mutators", "validators"})
     if unknown:
-        raise InputError(f"{path}: pipeline: unknown field {unknown[0]!r} (allowed: mutators, validators)")
-    return Pipeline(path, _steps(pipeline.get("mutators"), path, False), _steps(pipeline.get("validators"), path, True))
+        raise InputError(f"{path}: pipeline: unknown key {unknown[0]!r} (known: mutators, validators)")
+    steps: list[Step] = []
+    for section in ("mutators", "validators"):
+        entries = pipeline.get(section) or []
+        if not isinstance(entries, list):
+            raise InputError(f"{path}: pipeline.{section} must be a list")
+        steps += [_step(entry, f"{path}: pipeline.{section}[{i}]", section == "validators") for i, entry in enumerate(entries)]
+    return Kptfile(path, resource, tuple(steps), annotations)
 
 
-def _steps(value: Any, path: str, validator: bool) -> tuple[Step, ...]:
-    section = "validators" if validator else "mutators"
-    if value is None:
-        return ()
-    if not isinstance(value, list):
-        raise InputError(f"{path}: pipeline.{section} must be a list")
-    return tuple(_step(entry, path, validator, position) for position, entry in enumerate(value))
-
-
-def _step(entry: Any, path: str, validator: bool, position: int) -> Step:
-    where = f"{path}: pipeline.{'validators' if validator else 'mutators'}[{position}]"
+def _step(entry: Any, where: str, validator: bool) -> Step:
     if not isinstance(entry, dict):
-        raise InputError(f"{where}: must be a mapping")
-    unknown = sorted(set(map(str, entry)) - _STEP_KEYS)
+        raise InputError(f"{where} must be a mapping")
+    unknown = sorted(str(k) for k in entry if k not in _STEP_KEYS)
     if unknown:
-        raise InputError(f"{where}: unknown field {unknown[0]!r} (allowed: {', '.join(sorted(_STEP_KEYS))})")
-    for unsupported in ("tag", "configRef", "when"):
-        if unsupported in entry:
-            raise InputError(f"{where}: {unsupported!r} (kpt 1.0) is not supported by fnrun render yet")
-    image, exec_ = entry.get("image"), entry.get("exec")
+        raise InputError(f"{where}: unknown key {unknown[0]!r} (known: {', '.join(sorted(_STEP_KEYS))})")
+    image, exec_ = _opt_str(entry, "image", where), _opt_str(entry, "exec", where)
     if bool(image) == bool(exec_):
-        raise InputError(f"{where}: give exactly one of image and exec")
-    sources = [k for k in ("configPath", "configMap") if entry.get(k) is not None]
-    if len(sources) > 1:
-        raise InputError(f"{where}: give at most one of configPath and configMap")
-    config_path = entry.get("configPath")
-    if config_path is not None:
-        config_path = str(config_path)
-        if os.path.isabs(config_path) or ".." in config_path.split("/"):
-            raise InputError(f"{where}: configPath {config_path!r} must be a path inside the package")
-    config_map = entry.get("configMap")
-    if config_map is not None and not isinstance(config_map, dict):
-        raise InputError(f"{where}: configMap must be a mapping")
-    try:
-        argv = tuple(shlex.split(str(exec_))) if exec_ else ()
-    except ValueError as err:
-        raise InputError(f"{where}: exec: {err}") from None
+        raise InputError(f"{where}: give exactly one of image or exec")
+    configs = [k for k in ("configPath", "configMap", "configRef") if entry.get(k) is not None]
+    if len(configs) > 1:
+        raise InputError(f"{where}: give only one of configPath, configMap or configRef, not {' and '.join(configs)}")
+    config_path = _opt_str(entry, "configPath", where)
+    if config_path is not None and posixpath.isabs(config_path):
+        raise InputError(f"{where}: configPath {config_path!r} must be relative to the Kptfile's directory")
+    if config_path is not None and posixpath.normpath(config_path).split("/")[0] == "..":
+        raise InputError(f"{where}: configPath {config_path!r} points outside the package")
     return Step(
-        kptfile=path,
+        where=where,
         validator=validator,
-        position=position,
-        name=None if entry.get("name") is None else str(entry["name"]),
-        image=None if not image else str(image),
-        exec_argv=argv,
+        image=image,
+        exec=exec_,
+        tag=_opt_str(entry, "tag", where),
+        name=_opt_str(entry, "name", where),
         config_path=config_path,
-        config_map=None if config_map is None else {str(k): _string(v) for k, v in config_map.items()},
-        selectors=parse_list(entry.get("selectors"), f"{where}.selectors"),
-        exclude=parse_list(entry.get("exclude"), f"{where}.exclude"),
+        config_map=_str_map(entry.get("configMap"), f"{where}: configMap"),
+        config_ref=_str_map(entry.get("configRef"), f"{where}: configRef"),
+        selectors=tuple(Selector.from_dict(s, f"{where}: selectors[{i}]") for i, s in enumerate(_list(entry, "selectors", where))),
+        exclude=tuple(Selector.from_dict(s, f"{where}: exclude[{i}]") for i, s in enumerate(_list(entry, "exclude", where))),
+        when=_opt_str(entry, "when", where),
     )
 
 
-def _string(value: Any) -> str:
-    from ..envvars import scalar_text
+def _opt_str(entry: dict, key: str, where: str) -> str | None:
+    value = entry.get(key)
+    if value is None:
+        return None
+    if isinstance(value, (dict, list)) or isinstance(value, bool):
+        raise InputError(f"{where}: {key} must be a string")
+    return str(value)
 
-    return scalar_text(value)
+
+def _list(entry: dict, key: str, where: str) -> list:
+    value = entry.get(key) or []
+    if not isinstance(value, list):
+        raise InputError(f"{where}: {key} must be a list")
+    return value
 
 
-def expand_image(image: str, prefix: str) -> str:
-    """kpt's short names: an image without `/` is a catalog function under `prefix`; no tag or
-    digest means `:latest`."""
-    if "/" not in image:
-        image = prefix.rstrip("/") + "/" + image
-    last = image.rsplit("/", 1)[-1]
-    if ":" not in last and "@" not in last:
-        image += ":latest"
-    return image
+def _str_map(value: Any, where: str) -> dict[str, str] | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise InputError(f"{where} must be a mapping")
+    out = {}
+    for k, v in value.items():
+        if isinstance(v, (dict, list)):
+            raise InputError(f"{where}.{k} must be a string")
+        out[str(k)] = "true" if v is True else "false" if v is False else "" if v is None else str(v)
+    return out

@@ -1,0 +1,160 @@
+"""Score `fnrun render` against kpt's own conformance cases (e2e/testdata/fn-render).
+
+    .venv/bin/python bench/conformance_render.py /path/to/kpt-checkout [--fnrun .venv/bin/fnrun] [-k NAME]
+
+Each case is a package plus `.expected/` (config.yaml: exitCode, allowExec, allowNetwork,
+imagePullPolicy...; diff.patch: what the render changes; sometimes exec.sh). The case is copied
+twice: one copy gets `git apply diff.patch` (the expectation), the other `fnrun render
+--image-pull-policy never`. A case passes when the exit code agrees (zero or not) and every
+resource file agrees as data, Kptfile `status` left aside (it holds the functions' messages).
+Cases that cannot run here say why: an exec.sh drives its own command line, or an image is not
+in the local engine (there is no registry on this machine; catalog images are not stand-ins for
+one another). Nothing from the kpt checkout is copied into this repository."""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from orchestrator.render.images import DEFAULT_PREFIX, resolve  # noqa: E402
+
+
+@dataclass
+class Verdict:
+    case: str
+    outcome: str  # pass | fail | skip
+    why: str = ""
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("kpt", type=Path, help="a kpt checkout (its e2e/testdata/fn-render is read)")
+    parser.add_argument("--fnrun", default=str(ROOT / ".venv/bin/fnrun"))
+    parser.add_argument("-k", dest="only", help="run only cases whose name contains this")
+    args = parser.parse_args()
+    cases_dir = args.kpt / "e2e/testdata/fn-render"
+    if not cases_dir.is_dir():
+        parser.error(f"{cases_dir}: not found (pass the root of a kpt checkout)")
+    verdicts = []
+    for case in _cases(cases_dir):
+        name = case.relative_to(cases_dir).as_posix()
+        if args.only and args.only not in name:
+            continue
+        verdict = run_case(case, name, args.fnrun, args.kpt / "e2e")
+        verdicts.append(verdict)
+        print(f"{verdict.outcome:4}  {verdict.case}  {verdict.why}", flush=True)
+    ran = [v for v in verdicts if v.outcome != "skip"]
+    passed = sum(v.outcome == "pass" for v in ran)
+    print(f"\n{passed}/{len(ran)} runnable cases pass; {len(verdicts) - len(ran)} of {len(verdicts)} cannot run here")
+    return 0 if passed == len(ran) else 1
+
+
+def _cases(cases_dir: Path) -> list[Path]:
+    """Each directory holding a Kptfile or .expected/ is a case (no .expected/: exit 0, no change);
+    a directory holding neither groups cases (selectors/)."""
+    found = []
+    for entry in sorted(p for p in cases_dir.iterdir() if p.is_dir()):
+        if (entry / "Kptfile").exists() or (entry / ".expected").is_dir():
+            found.append(entry)
+        else:
+            found += _cases(entry)
+    return found
+
+
+def run_case(case: Path, name: str, fnrun: str, e2e: Path) -> Verdict:
+    expected_dir = case / ".expected"
+    config = _load(expected_dir / "config.yaml") or {}
+    if (expected_dir / "exec.sh").exists():
+        return Verdict(name, "skip", "exec.sh drives its own command line")
+    if config.get("allowWasm"):
+        return Verdict(name, "skip", "WASM functions are not supported")
+    missing = _missing_images(case)
+    if missing:
+        starlark = any("starlark" in m for m in missing)
+        return Verdict(name, "skip", ("needs Starlark: " if starlark else "needs ") + ", ".join(sorted(missing)) + " (not in the local engine)")
+    with tempfile.TemporaryDirectory(prefix="fnrun-conformance-") as tmp:
+        actual, expected = Path(tmp) / "actual" / case.name, Path(tmp) / "expected" / case.name
+        for target in (actual, expected):
+            shutil.copytree(case, target, symlinks=True, ignore=shutil.ignore_patterns(".expected"))
+        patch = expected_dir / "diff.patch"
+        if patch.exists() and patch.stat().st_size:
+            applied = subprocess.run(["git", "apply", "--unsafe-paths", f"--directory={expected}", str(patch)], cwd=tmp, capture_output=True, text=True)
+            if applied.returncode:
+                return Verdict(name, "skip", f"diff.patch does not apply: {applied.stderr.strip().splitlines()[0]}")
+        command = [fnrun, "render", str(actual), "--image-pull-policy", "never", "--quiet"]
+        command += ["--allow-exec"] if config.get("allowExec") else []
+        command += ["--allow-network"] if config.get("allowNetwork") else []
+        # kpt's suite runs from e2e/: its exec steps name paths relative to that directory
+        done = subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=e2e)
+        want_failure = int(config.get("exitCode", 0)) != 0
+        if (done.returncode != 0) != want_failure:
+            return Verdict(name, "fail", f"exit {done.returncode}, kpt expects {config.get('exitCode', 0)}: {done.stderr.strip()[-300:]}")
+        difference = _compare(actual, expected)
+        if difference:
+            return Verdict(name, "fail", difference)
+        return Verdict(name, "pass")
+
+
+def _missing_images(case: Path) -> set[str]:
+    images = set()
+    for kptfile in case.rglob("Kptfile"):
+        data = _load(kptfile) or {}
+        pipeline = data.get("pipeline") if isinstance(data, dict) else None
+        for section in ("mutators", "validators"):
+            for step in (pipeline or {}).get(section) or []:
+                if isinstance(step, dict) and isinstance(step.get("image"), str):
+                    try:
+                        images.add(resolve(step["image"], step.get("tag"), DEFAULT_PREFIX, str(kptfile)))
+                    except Exception:  # a tag constraint no local tag satisfies: missing too
+                        images.add(f"{step['image']}@{step.get('tag')}")
+    return {image for image in images if subprocess.run(["docker", "image", "inspect", image], capture_output=True).returncode}
+
+
+def _compare(actual: Path, expected: Path) -> str:
+    """'' when every resource file holds the same data (Kptfile status aside)."""
+    files = {p.relative_to(actual).as_posix() for p in _resource_files(actual)} | {p.relative_to(expected).as_posix() for p in _resource_files(expected)}
+    for rel in sorted(files):
+        a, e = _documents(actual / rel), _documents(expected / rel)
+        if a != e:
+            if a is None or e is None:
+                return f"{rel}: {'missing' if a is None else 'unexpected'}"
+            return f"{rel}: differs"
+    return ""
+
+
+def _resource_files(root: Path) -> list[Path]:
+    return [p for p in root.rglob("*") if p.is_file() and (p.suffix in (".yaml", ".yml") or p.name == "Kptfile") and ".expected" not in p.parts and "results" not in p.parts]
+
+
+def _documents(path: Path) -> list | None:
+    if not path.exists():
+        return None
+    try:
+        docs = [d for d in yaml.safe_load_all(path.read_text()) if d is not None]
+    except yaml.YAMLError:
+        return [path.read_text()]
+    for doc in docs:
+        if isinstance(doc, dict) and doc.get("kind") == "Kptfile":
+            doc.pop("status", None)
+    return docs
+
+
+def _load(path: Path):
+    try:
+        return yaml.safe_load(path.read_text())
+    except (OSError, yaml.YAMLError):
+        return None
+
+
+if __name__ == "__main__":
+    sys.exit(main())

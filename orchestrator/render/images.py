@@ -1,0 +1,129 @@
+"""Which image a step names: kpt's short names, default prefix, `:latest` and `tag:`.
+
+There is no registry lookup: a `tag:` semver constraint is resolved against the tags of that
+image the local engine already has (so `--image-pull-policy never` works offline)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+
+from ..errors import InputError
+
+DEFAULT_PREFIX = "ghcr.io/kptdev/krm-functions-catalog/"
+_VERSION = re.compile(r"^v?(\d+)(?:\.(\d+))?(?:\.(\d+))?(?:-([0-9A-Za-z.-]+))?$")
+_TAG = re.compile(r"^[\w][\w.-]{0,127}$")
+_CONSTRAINT = re.compile(r"^\s*(\^|~|>=|<=|>|<|!=|=)?\s*(v?[\w.*-]+)\s*$")
+
+
+def image_prefix(flag: str | None) -> str:
+    """--image-prefix, then $KPT_IMAGE_PREFIX, then kpt's catalog; always ends with `/`."""
+    prefix = flag or os.environ.get("KPT_IMAGE_PREFIX") or DEFAULT_PREFIX
+    return prefix if prefix.endswith("/") else prefix + "/"
+
+
+def split_tag(image: str) -> tuple[str, str | None]:
+    """(repository, tag or None); a digest stays on the repository."""
+    if "@" in image:
+        return image, None
+    name, sep, tag = image.rpartition(":")
+    if sep and "/" not in tag:
+        return name, tag
+    return image, None
+
+
+def resolve(image: str, tag: str | None, prefix: str, where: str) -> str:
+    """The full image reference a step runs."""
+    if "/" not in image:  # a short name (a registry with a port has a `/` after it too)
+        image = prefix + image
+    repo, own_tag = split_tag(image)
+    if tag is None:
+        return image if own_tag is not None or "@" in image else f"{image}:latest"
+    if not is_constraint(tag) or not parses(tag):  # as kpt: what is no constraint is a literal tag
+        if not _TAG.match(tag):
+            raise InputError(f"{where}: tag {tag!r} is neither a semver constraint nor a valid image tag")
+        return f"{repo}:{tag}"
+    best = best_match(tag, local_tags(repo), where)
+    if best is None:
+        raise InputError(f"{where}: no local tag of {repo} satisfies {tag!r} (fnrun resolves tag constraints against the engine's images only)")
+    return f"{repo}:{best}"
+
+
+def is_constraint(tag: str) -> bool:
+    """As kpt decides: a tag that reads as a version (`v0.4`, `1.2.3`) is used literally."""
+    return _VERSION.match(tag) is None and bool(re.search(r"[\^~<>=*x, |]", tag))
+
+
+def parses(constraint: str) -> bool:
+    try:
+        best_match(constraint, [], "")
+    except InputError:
+        return False
+    return True
+
+
+def local_tags(repo: str) -> list[str]:
+    try:
+        done = subprocess.run(["docker", "image", "ls", "--format", "{{json .}}", repo], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as err:
+        raise InputError(f"cannot list local tags of {repo}: {err}") from None
+    tags = []
+    for line in done.stdout.splitlines():
+        try:
+            tags.append(json.loads(line).get("Tag", ""))
+        except json.JSONDecodeError:
+            continue
+    return [t for t in tags if t and t != "<none>"]
+
+
+def best_match(constraint: str, tags: list[str], where: str) -> str | None:
+    """The highest tag satisfying a Masterminds-style constraint (`||` of comma/space AND'd terms)."""
+    alternatives = [_terms(alt, where) for alt in constraint.split("||")]
+    candidates = [(v, t) for t in tags if (v := _version(t)) is not None and v[3] is None]
+    fitting = [(v, t) for v, t in candidates if any(all(ok(v) for ok in alt) for alt in alternatives)]
+    return max(fitting)[1] if fitting else None
+
+
+def _version(text: str) -> tuple[int, int, int, str | None] | None:
+    m = _VERSION.match(text)
+    if not m:
+        return None
+    return int(m.group(1)), int(m.group(2) or 0), int(m.group(3) or 0), m.group(4)
+
+
+def _terms(text: str, where: str) -> list:
+    parts = [p for p in re.split(r"[,\s]+", text.strip()) if p]
+    merged: list[str] = []
+    for part in parts:  # ">= 1.2" written with a space
+        if merged and merged[-1] in ("^", "~", ">=", "<=", ">", "<", "!=", "="):
+            merged[-1] += part
+        else:
+            merged.append(part)
+    return [_term(p, where) for p in merged]
+
+
+def _term(text: str, where: str):
+    m = _CONSTRAINT.match(text)
+    if not m:
+        raise InputError(f"{where}: tag constraint {text!r} is not a semver constraint")
+    op, ver = m.group(1) or "=", m.group(2).rstrip(".x*").rstrip(".")
+    parts = ver.lstrip("v").split(".") if ver not in ("", "v") else []
+    if not all(p.isdigit() for p in parts) or len(parts) > 3:
+        raise InputError(f"{where}: tag constraint {text!r} is not a semver constraint")
+    nums = [int(p) for p in parts]
+    low = tuple(nums + [0] * (3 - len(nums)))
+    if op == "=" and len(nums) < 3:  # 1.2 or 1.2.x: that minor series
+        op = "~" if nums else ">="
+    if op == "^":
+        first = next((i for i, n in enumerate(nums) if n != 0), max(len(nums) - 1, 0))
+        high = tuple(nums[:first] + [nums[first] + 1] + [0] * (2 - first)) if nums else (1 << 30, 0, 0)
+        return lambda v: low <= v[:3] < high
+    if op == "~":
+        keep = 1 if len(nums) == 1 else 2
+        high = tuple(nums[: keep - 1] + [nums[keep - 1] + 1] + [0] * (3 - keep)) if nums else (1 << 30, 0, 0)
+        return lambda v: low <= v[:3] < high
+    compare = {">=": lambda a: a >= low, "<=": lambda a: a <= low, ">": lambda a: a > low,
+               "<": lambda a: a < low, "!=": lambda a: a != low, "=": lambda a: a == low}[op]
+    return lambda v: compare(v[:3])

@@ -1,0 +1,155 @@
+"""`fnrun render` as a library: read the package → every Kptfile pipeline in kpt's order, each
+step through fnrun's per-function path (scope → runtime → reconcile → merge back) → one write
+plan. A failed render plans nothing but the root Kptfile's status, unless the root Kptfile asks
+for `kpt.dev/save-on-render-failure`."""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .. import results, scope, writer
+from ..errors import FnrunError, FunctionError, InputError
+from ..functions import FunctionSpec
+from ..pipeline import Events, FunctionReport, Outcome, RunOptions, RuntimeFor, check_policy, run_one
+from ..reader import Package, read_package
+from ..report.plain import PlainEvents
+from ..resource import Resource
+from ..runtimes import get_runtime
+from ..yamlio import text
+from . import kptfile as kf, packages, status as render_status
+from .images import image_prefix
+from .kptfile import Step
+
+KPTFILE_NAMES = ("Kptfile",)
+from .when import holds
+
+
+@dataclass(frozen=True)
+class RenderOptions:
+    run: RunOptions = RunOptions()
+    image_prefix: str | None = None  # --image-prefix; else $KPT_IMAGE_PREFIX; else kpt's catalog
+    record_status: bool = True  # write status into the root Kptfile (in-place renders only)
+    shard: tuple[int, int] | None = None  # --shard I/N: only this share of the top-level packages
+
+
+@dataclass
+class RenderOutcome(Outcome):
+    failure: FnrunError | None = None
+    steps: list[tuple[Step, FunctionReport]] = field(default_factory=list)
+
+
+def pipeline_steps(resources: list[Resource], prefix: str | None = None, shard: tuple[int, int] | None = None) -> list[tuple[Step, FunctionSpec]]:
+    """Every step of every pipeline (of this shard's packages), in run order, as the spec it runs
+    (what `fnrun list` shows)."""
+    from .steps import to_spec
+
+    found = packages.kptfiles(resources)
+    owners = packages.order(found)
+    if shard is not None:
+        owners = [owner for owner in owners if owner.directory in _shard_share(found, resources, shard)]
+    resolved = image_prefix(prefix)
+    return [(step, to_spec(step, owner, resources, resolved)) for owner in owners for step in owner.steps]
+
+
+def _shard_share(found: dict[str, "kf.Kptfile"], resources: list[Resource], shard: tuple[int, int]) -> set[str]:
+    """The package directories that belong to this shard's top-level packages (render.shard)."""
+    from . import shard as sharding
+
+    tops = sharding.top_level(list(found))
+    files = {r.path for r in resources if r.path}
+    weights = {top: sum(1 for path in files if sharding.owner(posixpath.dirname(path), [top])) for top in tops}
+    mine = sharding.share(tops, weights, *shard)
+    return {directory for directory in found if sharding.owner(directory, tops) in mine}
+
+
+def plan_steps(root: Path, resources: list[Resource], options: RenderOptions) -> list[tuple[Step, FunctionSpec]]:
+    """The steps to run; what the user has not allowed is refused before anything runs."""
+    planned = pipeline_steps(resources, options.image_prefix, options.shard)
+    for step, spec in planned:
+        if spec.kind == "exec" and not options.run.enable_exec:
+            raise InputError(f"{step.where}: exec {step.exec} needs --allow-exec")
+    check_policy([spec for _, spec in planned], options.run, root)
+    return planned
+
+
+def render_package(
+    root: Path | str,
+    options: RenderOptions = RenderOptions(),
+    events: Events | None = None,
+    runtime_for: RuntimeFor = get_runtime,
+    in_place: bool = True,
+) -> RenderOutcome:
+    """Render the package in memory; `outcome.plan` is what an in-place render writes (None with
+    `in_place=False`), `outcome.failure` the error a caller raises after writing that plan."""
+    root = Path(root)
+    package = read_package(root, KPTFILE_NAMES)
+    _check_krm(package)
+    planned = plan_steps(root, package.resources, options)
+    events = events or PlainEvents()
+    outcome = RenderOutcome(package.resources, [], package=package)
+    events.planned([spec for _, spec in planned])
+    resources = package.resources
+    try:
+        for step, spec in planned:
+            if step.when is not None:
+                items, _ = scope.split(spec, resources)
+                if not holds(step.when, items, step.where):
+                    outcome.reports.append(_skipped(spec, step, events))
+                    continue
+            after, report, failure = run_one(spec, resources, options.run, root, events, runtime_for)
+            outcome.reports.append(report)
+            outcome.steps.append((step, report))
+            if failure is not None:
+                raise failure
+            if step.validator and (report.added or report.changed or report.removed):
+                report.error = f"{step.where}: validator {spec.name} changed the package ({report.added} added, {report.changed} changed, {report.removed} removed); validators must not"
+                raise FunctionError(report.error)
+            resources = after
+    except FnrunError as err:
+        outcome.failure = err
+    finally:
+        if options.run.results_dir is not None:
+            results.write_results_dir(options.run.results_dir, [r.as_dict() for r in outcome.reports])
+    save = outcome.failure is None or found_flag(package.resources, kf.SAVE_ON_FAILURE)
+    outcome.resources = resources if save else package.resources
+    if in_place:
+        written = outcome.resources
+        if options.record_status:
+            written = _with_root_status(written, outcome)
+        outcome.plan = writer.plan(root, written, package)
+    return outcome
+
+
+def _skipped(spec: FunctionSpec, step: Step, events: Events) -> FunctionReport:
+    """A step whose `when` is false: displayed and reported as run, with nothing done."""
+    message = f"skipped: when {step.when!r} is false"
+    report = FunctionReport(spec.name, spec.kind, spec.declared_in, results=results.normalise([{"message": message, "severity": "info"}], spec.name))
+    events.started(spec)
+    events.stderr(spec, message)
+    events.finished(spec, report)
+    return report
+
+
+def _check_krm(package: Package) -> None:
+    """kpt renders KRM only: a YAML document without apiVersion or kind is the package's mistake
+    (the reader keeps such documents as layout, which `fnrun run` allows)."""
+    for path, source in package.files.items():
+        documents = [s for s in text.split_documents(source.raw.decode("utf-8", "replace").replace("\r\n", "\n")) if not s.separator and _has_content(s.text)]
+        if len(documents) > len(package.in_file(path)):
+            raise InputError(f"{path}: holds a YAML document that is not a KRM resource (no apiVersion or kind); fnrun render reads only KRM resources")
+
+
+def _has_content(document: str) -> bool:
+    return any(line.strip() and not line.lstrip().startswith("#") for line in document.splitlines())
+
+
+def found_flag(resources: list[Resource], key: str) -> bool:
+    root = next((r for r in resources if r.path == "Kptfile" and kf.is_kptfile(r)), None)
+    return root is not None and kf.parse(root).flag(key)
+
+
+def _with_root_status(resources: list[Resource], outcome: RenderOutcome) -> list[Resource]:
+    error = str(outcome.failure) if outcome.failure is not None else None
+    return [render_status.with_status(r, outcome.steps, error) if r.path == "Kptfile" and kf.is_kptfile(r) else r for r in resources]

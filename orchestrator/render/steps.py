@@ -1,0 +1,92 @@
+"""A Kptfile step as the FunctionSpec fnrun's pipeline runs: image resolved, config chosen,
+selectors carried, scope the Kptfile's directory."""
+
+from __future__ import annotations
+
+import posixpath
+import shlex
+import shutil
+from pathlib import Path
+
+from ..errors import InputError
+from ..functions import FunctionSpec
+from ..resource import Resource
+from .images import resolve
+from .kptfile import Kptfile, Step, is_kptfile
+
+
+def to_spec(step: Step, owner: Kptfile, resources: list[Resource], prefix: str) -> FunctionSpec:
+    common = dict(
+        config=_config(step, owner, resources),
+        declared_in=owner.path,
+        selectors=step.selectors,
+        exclude=step.exclude,
+    )
+    if step.image:
+        return FunctionSpec(kind="container", image=resolve(step.image, step.tag, prefix, step.where), **common)
+    assert step.exec is not None
+    try:
+        words = shlex.split(step.exec)
+    except ValueError as err:
+        raise InputError(f"{step.where}: exec {step.exec!r}: {err}") from None
+    if not words:
+        raise InputError(f"{step.where}: exec is empty")
+    return FunctionSpec(kind="exec", exec_path=_executable(words[0], step.where), args=tuple(words[1:]), **common)
+
+
+def _executable(word: str, where: str) -> str:
+    """As kpt runs `exec:`: a path is relative to where fnrun runs, a bare name is looked up on PATH."""
+    if "/" in word:
+        return str(Path(word).absolute())
+    found = shutil.which(word)
+    if found is None:
+        raise InputError(f"{where}: exec {word!r} is not on PATH")
+    return found
+
+
+def _config(step: Step, owner: Kptfile, resources: list[Resource]) -> Resource | None:
+    if step.config_map is not None:
+        return Resource({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "function-input"}, "data": dict(step.config_map)})
+    if step.config_path is not None:
+        path = posixpath.normpath(posixpath.join(owner.directory, step.config_path))
+        if _in_subpackage(path, owner, resources):
+            raise InputError(f"{step.where}: configPath {step.config_path} is in a subpackage; a step's config must belong to its own package")
+        found = [r for r in resources if r.path == path]
+        if len(found) != 1:
+            what = "no resource" if not found else f"{len(found)} resources"
+            raise InputError(f"{step.where}: configPath {step.config_path}: {what} at {path} (it must hold exactly one)")
+        return found[0]
+    if step.config_ref is not None:
+        return _referenced(step, owner, resources)
+    return None
+
+
+def _in_subpackage(path: str, owner: Kptfile, resources: list[Resource]) -> bool:
+    """Whether `path` lies under a directory, below the owner's, that holds its own Kptfile."""
+    directories = {posixpath.dirname(r.path or "") for r in resources if is_kptfile(r)} - {owner.directory}
+    parent = posixpath.dirname(path)
+    while parent and parent != owner.directory:
+        if parent in directories:
+            return True
+        parent = posixpath.dirname(parent)
+    return False
+
+
+def _referenced(step: Step, owner: Kptfile, resources: list[Resource]) -> Resource:
+    ref = step.config_ref or {}
+    unknown = sorted(set(ref) - {"apiVersion", "kind", "name", "namespace"})
+    if unknown or "name" not in ref:
+        raise InputError(f"{step.where}: configRef needs name (and may give apiVersion, kind, namespace), not {unknown or list(ref)}")
+    prefix = owner.directory + "/" if owner.directory else ""
+    matches = []
+    for resource in resources:
+        meta = resource.data.get("metadata") if isinstance(resource.data.get("metadata"), dict) else {}
+        if not (resource.path or "").startswith(prefix):
+            continue
+        if all(ref.get(k) in (None, v) for k, v in (("apiVersion", resource.data.get("apiVersion")), ("kind", resource.data.get("kind")),
+                                                     ("name", meta.get("name")), ("namespace", meta.get("namespace")))):
+            matches.append(resource)
+    if len(matches) != 1:
+        what = "no resource" if not matches else f"{len(matches)} resources"
+        raise InputError(f"{step.where}: configRef {ref}: {what} in the package match (it must name exactly one)")
+    return matches[0]
