@@ -16,7 +16,7 @@ from .errors import InputError
 from .reader import Package, SourceFile
 from .resource import Resource
 from .staging import Stager, stager_for
-from .yamlio import fast, roundtrip, text
+from .yamlio import fast, roundtrip, text, textedit
 
 
 @dataclass(frozen=True)
@@ -194,6 +194,9 @@ def resolve_body(resource: Resource, base: Resource | None) -> str:
         unchanged_value = roundtrip.same(value, base.value)
         if unchanged_value and (not resource.fresh or text.comments(body or resource.text) == text.comments(base.body)):
             return base.body
+        edited = _text_edit(resource, base.body, value)
+        if edited is not None:
+            return edited
         new_text = (body if body is not None else _unstamped(resource)) if resource.fresh else None
         return _ensure_newline(roundtrip.edit(base.body, new_text, value))
     if body is not None:
@@ -201,6 +204,18 @@ def resolve_body(resource: Resource, base: Resource | None) -> str:
     if resource.fresh and resource._text is not None:
         return _ensure_newline(_unstamped(resource))
     return _ensure_newline(roundtrip.render(resource.body, resource.value) if resource.body else fast.dump(resource.value))
+
+
+def _text_edit(resource: Resource, original: str, value: dict) -> str | None:
+    """The original changed into `value` by minimal text edits, or None (round trip instead) when
+    they cannot express the change or the function's comments differ from the result's."""
+    edited = textedit.edit(original, value) if original.endswith("\n") else None
+    if edited is not None and resource.fresh:
+        wanted = text.comments(resource.body if resource.body is not None else resource.text)
+        if wanted and wanted != text.comments(edited):
+            edited = None
+    textedit.counts["text" if edited is not None else "roundtrip"] += 1
+    return edited
 
 
 def _unstamped(resource: Resource) -> str:
