@@ -105,13 +105,27 @@ def plan(root: Path | str, resources: list[Resource], original: Package | None =
 
 
 def _deletions(original: Package | None, kept: set[str], check: PathChecker) -> list[FileChange]:
-    """Files of the original package whose resources are all gone."""
+    """Files of the original package whose resources are all gone: deleted, or, when they hold
+    documents that are not resources, rewritten with only those."""
     if original is None:
         return []
     gone = [p for p in sorted(set(original.files) - kept) if original.in_file(p)]
+    changes = []
     for path in gone:
         check(path)
-    return [FileChange(path, None, original.files[path].raw) for path in gone]
+        source = original.files[path]
+        changes.append(FileChange(path, _remains(original.in_file(path), source), source.raw))
+    return changes
+
+
+def _remains(before: list[Resource], source: SourceFile) -> bytes | None:
+    """A file's non-resource documents (with the separators and comments between them) once all
+    its resources are gone; None when it holds none."""
+    content = _carried(before, -1, before[-1].index + 1, set()) + before[-1].suffix
+    documents = [s.text for s in text.split_documents(content) if not s.separator]
+    if not any(fast.load(document, source.path) is not None for document in documents):
+        return None
+    return _finish(content, source)
 
 
 def _render_file(path: str, resources: list[Resource], original: Package | None, source: SourceFile | None) -> bytes:
@@ -134,10 +148,17 @@ def _render_file(path: str, resources: list[Resource], original: Package | None,
         parts.append(_carried(before, previous, before[-1].index + 1, kept) + before[-1].suffix)
     else:
         parts.append(ordered[-1].suffix)
-    content = "".join(parts)
-    crlf, final_newline = (source.crlf, source.final_newline) if source else _file_format(ordered)
+    return _finish("".join(parts), source, ordered)
+
+
+def _finish(content: str, source: SourceFile | None, resources: list[Resource] = []) -> bytes:  # noqa: B006 - read only
+    """The file's bytes with its line ends: CRLF or LF as it had them (each line its own in a file
+    that mixes them), and no final newline where it had none."""
+    crlf, final_newline = (source.crlf, source.final_newline) if source else _file_format(resources)
     if not final_newline and content.endswith("\n"):
         content = content[:-1]
+    if crlf and source is not None and source.raw.count(b"\n") != source.raw.count(b"\r\n"):
+        return text.with_line_ends(content, fast.decode(source.raw, source.path)).encode("utf-8")
     if crlf:
         content = content.replace("\n", "\r\n")
     return content.encode("utf-8")
@@ -303,7 +324,10 @@ class StreamWriter:
                 result.changes.append(change)
         deletions = _deletions(self.original, set(self._groups), self._check)
         result.changes.extend(deletions)
-        self._stager.commit([c.path for c in deletions])
+        for change in deletions:
+            if change.new is not None:  # non-resource documents kept
+                self._stager.submit(change.path, change.new)
+        self._stager.commit([c.path for c in deletions if c.new is None])
         return result
 
     def abort(self) -> None:

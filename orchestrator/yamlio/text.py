@@ -199,6 +199,32 @@ def dedent_item(lines: list[str], dash_index: int, dash_column: int, content_col
     return "".join(out)
 
 
+_LINE = re.compile(r"[^\n]*\n|[^\n]+\Z")
+
+
+def with_line_ends(content: str, original: str) -> str:
+    """`content` (LF line ends) with each line ending as its counterpart in `original` (a file
+    that mixes CRLF and LF): unchanged lines keep their own end, new lines take the end of the
+    original line they replace or follow."""
+    from difflib import SequenceMatcher
+
+    old = _LINE.findall(original)
+    old_ends = ["\r\n" if line.endswith("\r\n") else "\n" for line in old]
+    old_bare = [line.rstrip("\n").removesuffix("\r") for line in old]
+    new = _LINE.findall(content)
+    new_bare = [line.rstrip("\n") for line in new]
+    out = []
+    for tag, i1, i2, j1, j2 in SequenceMatcher(None, old_bare, new_bare, autojunk=False).get_opcodes():
+        for offset, j in enumerate(range(j1, j2)):
+            if not new[j].endswith("\n"):
+                out.append(new[j])
+                continue
+            at = min(i1 + offset, i2 - 1) if i2 > i1 else max(i1 - 1, 0)  # an insertion: the line before
+            end = old_ends[min(at, len(old_ends) - 1)] if old_ends else "\n"
+            out.append(new_bare[j] + end)
+    return "".join(out)
+
+
 _COMMENT = re.compile(r"""(?:^|[ \t])#(.*)$""")
 
 
