@@ -154,20 +154,24 @@ def _render_file(path: str, resources: list[Resource], original: Package | None,
 def _finish(content: str, source: SourceFile | None, resources: list[Resource] = []) -> bytes:  # noqa: B006 - read only
     """The file's bytes with its line ends: CRLF or LF as it had them (each line its own in a file
     that mixes them), and no final newline where it had none."""
-    crlf, final_newline = (source.crlf, source.final_newline) if source else _file_format(resources)
+    crlf, final_newline, lf = (source.crlf, source.final_newline, None) if source else _file_format(resources)
     if not final_newline and content.endswith("\n"):
         content = content[:-1]
     if crlf and source is not None and source.raw.count(b"\n") != source.raw.count(b"\r\n"):
         return text.with_line_ends(content, fast.decode(source.raw, source.path)).encode("utf-8")
+    if crlf and lf:
+        return text.with_ends_at(content, lf).encode("utf-8")
     if crlf:
         content = content.replace("\n", "\r\n")
     return content.encode("utf-8")
 
 
-def _file_format(resources: list[Resource]) -> tuple[bool, bool]:
-    """(crlf, final newline) of a file that does not exist yet, from its resources' layout note."""
+def _file_format(resources: list[Resource]) -> tuple[bool, bool, set[int] | None]:
+    """(crlf, final newline, the lines of a mixed file that end in LF) of a file that does not
+    exist yet, from its resources' layout note."""
     noted = next((r.file_format for r in reversed(resources) if r.file_format), "").split(",")
-    return ann.CRLF in noted, ann.NO_FINAL_NEWLINE not in noted
+    lf = next((set(map(int, n[len(ann.LF_LINES) :].split())) for n in noted if n.startswith(ann.LF_LINES)), None)
+    return ann.CRLF in noted, ann.NO_FINAL_NEWLINE not in noted, lf
 
 
 def _opening(before: list[Resource], kept: set[int]) -> str:
@@ -215,7 +219,7 @@ def resolve_body(resource: Resource, base: Resource | None) -> str:
         unchanged_value = roundtrip.same(value, base.value)
         if unchanged_value and (not resource.fresh or text.comments(body or resource.text) == text.comments(base.body)):
             return base.body
-        edited = _text_edit(resource, base.body, value)
+        edited = _text_edit(resource, base.body, value, base.value)
         if edited is not None:
             return edited
         new_text = (body if body is not None else _unstamped(resource)) if resource.fresh else None
@@ -227,10 +231,10 @@ def resolve_body(resource: Resource, base: Resource | None) -> str:
     return _ensure_newline(roundtrip.render(resource.body, resource.value) if resource.body else fast.dump(resource.value))
 
 
-def _text_edit(resource: Resource, original: str, value: dict) -> str | None:
+def _text_edit(resource: Resource, original: str, value: dict, old: dict) -> str | None:
     """The original changed into `value` by minimal text edits, or None (round trip instead) when
     they cannot express the change or the function's comments differ from the result's."""
-    edited = textedit.edit(original, value) if original.endswith("\n") else None
+    edited = textedit.edit(original, value, old) if original.endswith("\n") else None
     if edited is not None and resource.fresh:
         wanted = text.comments(resource.body if resource.body is not None else resource.text)
         if wanted and wanted != text.comments(edited):

@@ -86,8 +86,8 @@ def stamp(text: str, node: Node | None, entries: list[tuple[str, str]]) -> str |
     or annotations are not plain block mappings (the caller falls back to round-trip editing)."""
     if not entries:
         return text
-    if not _block_mapping(node):
-        return None
+    if not _block_mapping(node) or node.start_mark.column != 0:  # type: ignore[union-attr]
+        return None  # an indented document would lose its indentation as a list item
     metadata = _key(node, "metadata")  # type: ignore[arg-type]
     if metadata is None or not _block_mapping(metadata[1]):
         return None
@@ -223,6 +223,18 @@ def with_line_ends(content: str, original: str) -> str:
             end = old_ends[min(at, len(old_ends) - 1)] if old_ends else "\n"
             out.append(new_bare[j] + end)
     return "".join(out)
+
+
+def lf_lines(content: str) -> str:
+    """The numbers (0-based, space-separated) of the lines of a CRLF file that end in a bare LF."""
+    return " ".join(str(n) for n, line in enumerate(_LINE.findall(content)) if line.endswith("\n") and not line.endswith("\r\n"))
+
+
+def with_ends_at(content: str, lf: set[int]) -> str:
+    """`content` (LF line ends) with CRLF on every line but those numbered in `lf`."""
+    return "".join(
+        line if n in lf or not line.endswith("\n") else line[:-1] + "\r\n" for n, line in enumerate(_LINE.findall(content))
+    )
 
 
 _COMMENT = re.compile(r"""(?:^|[ \t])#(.*)$""")

@@ -25,13 +25,17 @@ from .roundtrip import detect_style, same
 counts: Counter[str] = Counter()
 
 
-def edit(original: str, new: Any) -> str | None:
+def edit(original: str, new: Any, old: Any = None) -> str | None:
     """`original` (one document, `\\n` line ends) changed into `new` as text edits; None when
-    text edits cannot do it (the caller falls back to the round trip)."""
+    text edits cannot do it (the caller falls back to the round trip). `old`, the original's
+    value when the caller has it, saves building it again."""
     if "<<" in original:
         return None  # merge keys: the parse flattens them, so node positions no longer match keys
     try:
-        node, old = fast.parse(original, "original")
+        if old is None:
+            node, old = fast.parse(original, "original")
+        else:
+            node = fast.compose(original, "original")
     except FnrunError:
         return None
     if not isinstance(node, MappingNode) or not isinstance(old, dict):
@@ -41,7 +45,8 @@ def edit(original: str, new: Any) -> str | None:
     except Unsupported:
         return None
     try:
-        ok = same(fast.load(result, "edited"), new)
+        loaded = fast.load(result, "edited")
+        ok = loaded == new and same(loaded, new)
     except FnrunError:
         ok = False
     return result if ok else None
@@ -113,7 +118,7 @@ class _Editor:
     # -- the structural diff ----------------------------------------------------------------
 
     def diff(self, node: Node, old: Any, new: Any, flow: bool, step: int | None) -> None:
-        if same(old, new):
+        if old == new and same(old, new):  # `==` first: C-fast, and `same` implies it
             return
         if id(node) in self.shared:
             raise Unsupported("a node reached through an alias")
@@ -152,7 +157,7 @@ class _Editor:
         if not kept:
             raise Unsupported("every key replaced")
         column = node.value[0][0].start_mark.column
-        child_step = step if step is not None else self.layout().step
+        child_step = step
         for key in old:
             key_node, value_node = pairs[key]
             if key not in new:
@@ -176,7 +181,7 @@ class _Editor:
         start = self.offset(key_node.start_mark.line, key_node.start_mark.column)
         return self.text[start : self.offset(key_node.end_mark.line, key_node.end_mark.column)]
 
-    def diff_value(self, key_node: Node, value_node: Node, old: Any, new: Any, flow: bool, step: int) -> None:
+    def diff_value(self, key_node: Node, value_node: Node, old: Any, new: Any, flow: bool, step: int | None) -> None:
         """A changed value under a block mapping key; its own step for what it nests."""
         nested = step
         if isinstance(value_node, MappingNode) and value_node.value and not value_node.flow_style:
@@ -193,10 +198,11 @@ class _Editor:
         start = self.offset(first.start_mark.line, 0)
         self.edits.append((start, self.offset(last + 1, 0), ""))
 
-    def insert_pairs(self, node: MappingNode, after: tuple[Node, Node] | None, pairs: list[tuple[Any, Any]], column: int, step: int) -> None:
-        """New keys after the existing pair `after` (None: before the first key), at `column`."""
+    def insert_pairs(self, node: MappingNode, after: tuple[Node, Node] | None, pairs: list[tuple[Any, Any]], column: int, step: int | None) -> None:
+        """New keys after the existing pair `after` (None: before the first key), at `column`;
+        what they nest is indented by the mapping's own `step` (None: the document's)."""
         layout = self.layout()
-        layout = Layout(step=step, offset=layout.offset, dash=layout.dash)
+        layout = Layout(step=step or layout.step, offset=layout.offset, dash=layout.dash)
         lines: list[str] = []
         for key, value in pairs:
             lines += emit.pair(key, value, column, layout)
@@ -230,7 +236,7 @@ class _Editor:
     def diff_sequence(self, node: SequenceNode, old: list, new: list, flow: bool, step: int | None) -> None:
         if len(old) != len(node.value):
             raise Unsupported("items that do not match the value")
-        child_step = step if step is not None else self.layout().step
+        child_step = step
         if len(old) == len(new):
             _refuse_moves(old, new)
             for item, before, after in zip(node.value, old, new):
