@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import posixpath
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -237,8 +238,8 @@ def _text_edit(resource: Resource, original: str, value: dict, old: dict) -> str
     edited = textedit.edit(original, value, old) if original.endswith("\n") else None
     if edited is not None and resource.fresh:
         wanted = text.comments(resource.body if resource.body is not None else resource.text)
-        if wanted and wanted != text.comments(edited):
-            edited = None
+        if wanted and wanted != text.comments(edited) and Counter(wanted) - Counter(text.comments(original)):
+            edited = None  # the function wrote comments of its own (only dropping or moving some is not)
     textedit.counts["text" if edited is not None else "roundtrip"] += 1
     return edited
 
