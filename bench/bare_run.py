@@ -31,7 +31,7 @@ class BareRun:
     log driver), so the difference is fnrun's own work. The client is made once beforehand: the
     timing holds no interpreter start, no imports, no client creation, no version request."""
 
-    def __init__(self, image: str, stdin: bytes) -> None:
+    def __init__(self, image: str, stdin: bytes, memory: str = "512m") -> None:
         self.api = docker.from_env().api
         self.image = image
         self.stdin = stdin
@@ -42,7 +42,7 @@ class BareRun:
             read_only=True,
             tmpfs={"/tmp": "size=64m"},
             cap_drop=["ALL"],
-            mem_limit="512m",
+            mem_limit=memory,
             pids_limit=256,
             nano_cpus=1_000_000_000,
             log_config=LogConfig(type="none"),

@@ -12,7 +12,7 @@ It also reports peak RSS of both tools and how many changed resources fnrun wrot
 edits and how many it left to the round-trip editor (from one extra in-process run).
 
     python bench/bench_writeback.py                       # 400 files x 5 = 2,000 resources
-    python bench/bench_writeback.py --files 2000 --runs 1 # the 10,000-resource package
+    python bench/bench_writeback.py --files 2000 --runs 1 --memory 2g  # 10,000 resources
 
 Exit status: 0 all targets met, 1 a target missed, 2 a run failed or the set-up is missing.
 """
@@ -63,7 +63,7 @@ def tool_step(command: Callable[[Path], list[str]], template: Path, work: Path, 
     return step
 
 
-def edit_counts(template: Path, work: Path, image: str, args: list[str]) -> dict[str, int]:
+def edit_counts(template: Path, work: Path, image: str, args: list[str], memory: str) -> dict[str, int]:
     """How fnrun wrote the changed resources back: text edits or the round trip (in-process run)."""
     from orchestrator import api
     from orchestrator.yamlio import textedit
@@ -71,14 +71,14 @@ def edit_counts(template: Path, work: Path, image: str, args: list[str]) -> dict
     textedit.counts.clear()
     package = fresh_copy(template, work)
     with open(os.devnull, "w") as devnull:
-        api.run(api.RunRequest(directory=str(package), image=image, image_pull_policy="never", quiet=True, arguments=tuple(args)), stdout=devnull)
+        api.run(api.RunRequest(directory=str(package), image=image, image_pull_policy="never", quiet=True, arguments=tuple(args), memory=memory), stdout=devnull)
     return dict(textedit.counts)
 
 
-def run_case(name: str, template: Path, work: Path, runs: int) -> tuple[list[str], bool]:
+def run_case(name: str, template: Path, work: Path, runs: int, memory: str) -> tuple[list[str], bool]:
     image, args, marker = CASES[name]
     check_setup(image)
-    bare = BareRun(image, function_input(template, args))
+    bare = BareRun(image, function_input(template, args), memory)
     bare.min_output = 1000  # a function that changes things may answer with less than it got
     bare()  # warm the engine's caches for this image
     fnrun, kpt, alone = Series(f"fnrun {name}"), Series(f"kpt {name}"), Series(f"alone {name}")
@@ -86,10 +86,10 @@ def run_case(name: str, template: Path, work: Path, runs: int) -> tuple[list[str
     def bare_step(series: Series) -> None:
         series.times.append(bare())
 
-    fnrun_cmd = lambda package: [*fnrun_command(), "run", str(package), "--image", image, "--image-pull-policy", "never", "--", *args]  # noqa: E731
+    fnrun_cmd = lambda package: [*fnrun_command(), "run", str(package), "--image", image, "--image-pull-policy", "never", "--memory", memory, "--", *args]  # noqa: E731
     kpt_cmd = lambda package: ["kpt", "fn", "eval", str(package), "--image", image, "--image-pull-policy", "never", "--", *args]  # noqa: E731
     measure(runs, [(fnrun, tool_step(fnrun_cmd, template, work, marker)), (kpt, tool_step(kpt_cmd, template, work, marker)), (alone, bare_step)])
-    counts = edit_counts(template, work, image, args)
+    counts = edit_counts(template, work, image, args, memory)
     total = sum(counts.values()) or 1
     above_fnrun, above_kpt = fnrun.median - alone.median, kpt.median - alone.median
     ratio = above_fnrun / above_kpt if above_kpt > 0 else float("inf")
@@ -112,6 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--per-file", type=int, default=5)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--case", choices=sorted(CASES), action="append", help="default: all")
+    parser.add_argument("--memory", default="512m", help="the function container's memory limit, fnrun's and the bare run's (kpt sets none)")
     args = parser.parse_args(argv)
     try:
         with tempfile.TemporaryDirectory(prefix="fnrun-bench-wb-") as tmp:
@@ -121,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{count} resources in {args.files} files, {args.runs} rounds", file=sys.stderr)
             report, missed = [], 0
             for name in args.case or sorted(CASES):
-                lines, ok = run_case(name, template, work, args.runs)
+                lines, ok = run_case(name, template, work, args.runs, args.memory)
                 report += lines
                 missed += not ok
     except (BenchError, BareRunFailed) as err:
