@@ -271,8 +271,10 @@ class _Editor:
         last = node.value[-1]
         if not isinstance(last, ScalarNode) or last.style in ("|", ">"):
             raise Unsupported("a flow list ending in a collection")
+        if any(isinstance(value, (dict, list)) for value in added):
+            raise Unsupported("a collection added to a flow list")
         at = self.offset(last.end_mark.line, last.end_mark.column)
-        self.edits.append((at, at, "".join(", " + emit.scalar(v, None, flow=True) if not isinstance(v, (dict, list)) else _raise() for v in added)))
+        self.edits.append((at, at, "".join(", " + emit.scalar(value, None, flow=True) for value in added)))
 
     def insert_items(self, node: SequenceNode, position: int, added: list) -> None:
         """New items at `position`, dashes and content in the columns of the existing ones."""
@@ -327,10 +329,6 @@ def _refuse_moves(old: list, new: list) -> None:
     for i in differing:
         if any(same(new[i], old[j]) for j in differing if j != i):
             raise Unsupported("list items moved")
-
-
-def _raise() -> str:
-    raise Unsupported("a collection added to a flow list")
 
 
 def _shared_nodes(root: Node) -> frozenset[int]:
