@@ -306,3 +306,15 @@ def test_killed_write_leaves_each_file_old_or_new(tmp_path: Path) -> None:
             time.sleep(0.05)
         assert _leftovers(root) == []
     assert frozenset({"new"}) in outcomes
+
+
+def test_sink_without_a_files_resources_keeps_its_non_resource_documents(tmp_path: Path) -> None:
+    """Through the real CLI (the streaming writer): a file whose resources are all missing from
+    the sink's input keeps its other documents; a file that held only resources is deleted."""
+    mixed = "# chart values\nreplicaCount: 3\n---\n" + cm("gone")
+    root = write_files(tmp_path / "pkg", {"mixed.yaml": mixed, "only.yaml": cm("only"), "keep.yaml": cm("keep")})
+    listing = resourcelist.encode([r for r in read_package(root).resources if r.path == "keep.yaml"])
+    result = fnrun("sink", str(root), stdin=listing.encode())
+    assert result.returncode == 0, result.stderr
+    assert (root / "mixed.yaml").read_text() == "# chart values\nreplicaCount: 3\n"
+    assert not (root / "only.yaml").exists() and (root / "keep.yaml").read_text() == cm("keep")
