@@ -71,6 +71,7 @@ ORIGINAL = "internal.config.kubernetes.io/fnrun-original"
 LAYOUT_KEYS = (PREFIX, SUFFIX, FILE_FORMAT, ORIGINAL)
 CRLF = "crlf"
 NO_FINAL_NEWLINE = "no-final-newline"
+LF_LINES = "lf-lines="  # a CRLF file's lines that end in a bare LF (0-based, space-separated)
 
 #: kyaml's note of a file's block sequence style (`compact`: dashes at their key's column, `wide`:
 #: indented), which `kpt fn source` stamps on every item. fnrun never stamps it; a sink honours

@@ -26,9 +26,10 @@ like a value above (kustomize's and kpt's xargs: `CMD --flag1=value1 2 1`).
 from __future__ import annotations
 
 import json
-import math
 import re
 from typing import Any, Iterator
+
+from .yamlio.emit import core_spelling
 
 _CAMEL_LOWER_UPPER = re.compile(r"([a-z0-9])([A-Z])")
 _CAMEL_ACRONYM = re.compile(r"([A-Z]+)([A-Z][a-z])")
@@ -50,16 +51,10 @@ def scalar_text(value: Any) -> str:
     """A value as the shell sees it: the YAML spelling of scalars, compact JSON for the rest."""
     if value is None:
         return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float):
-        if math.isnan(value):
-            return ".nan"
-        if math.isinf(value):
-            return ".inf" if value > 0 else "-.inf"
-        return repr(value)
-    if isinstance(value, (str, int)):
-        return str(value)
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (bool, int, float)):
+        return core_spelling(value)
     return json.dumps(value, separators=(",", ":"), default=str, ensure_ascii=False)
 
 

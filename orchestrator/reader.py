@@ -127,12 +127,15 @@ def read_path(root: Path, rel: str) -> tuple[SourceFile, list[Resource]]:
 def read_file(rel: str, raw: bytes) -> tuple[SourceFile, list[Resource]]:
     content = fast.decode(raw, rel)
     crlf = "\r\n" in content
+    lf_lines = text.lf_lines(content) if crlf and content.count("\n") != content.count("\r\n") else ""
     if crlf:
         content = content.replace("\r\n", "\n")
     final_newline = content.endswith("\n") or not content
     if not final_newline:
         content += "\n"
-    file_format = ",".join(name for name, on in ((ann.CRLF, crlf), (ann.NO_FINAL_NEWLINE, not final_newline)) if on)
+    file_format = ",".join(
+        name for name, on in ((ann.CRLF, crlf), (ann.NO_FINAL_NEWLINE, not final_newline), (ann.LF_LINES + lf_lines, lf_lines)) if on
+    )
     resources = parse_stream(content, rel, path=rel, file_format=file_format)
     return SourceFile(rel, raw, crlf, final_newline), resources
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import posixpath
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -18,7 +19,7 @@ from .krmignore import KrmIgnore
 from .reader import Package, SourceFile
 from .resource import Resource
 from .staging import Stager, stager_for
-from .yamlio import fast, roundtrip, text
+from .yamlio import fast, roundtrip, text, textedit
 
 
 @dataclass(frozen=True)
@@ -126,13 +127,27 @@ def _on_disk(root: Path, path: str, source: SourceFile | None) -> bytes | None:
 
 
 def _deletions(original: Package | None, kept: set[str], check: PathChecker) -> list[FileChange]:
-    """Files of the original package whose resources are all gone."""
+    """Files of the original package whose resources are all gone: deleted, or, when they hold
+    documents that are not resources, rewritten with only those."""
     if original is None:
         return []
     gone = [p for p in sorted(set(original.files) - kept) if original.in_file(p)]
+    changes = []
     for path in gone:
         check(path)
-    return [FileChange(path, None, original.files[path].raw) for path in gone]
+        source = original.files[path]
+        changes.append(FileChange(path, _remains(original.in_file(path), source), source.raw))
+    return changes
+
+
+def _remains(before: list[Resource], source: SourceFile) -> bytes | None:
+    """A file's non-resource documents (with the separators and comments between them) once all
+    its resources are gone; None when it holds none."""
+    content = _carried(before, -1, before[-1].index + 1, set()) + before[-1].suffix
+    documents = [s.text for s in text.split_documents(content) if not s.separator]
+    if not any(fast.load(document, source.path) is not None for document in documents):
+        return None
+    return _finish(content, source)
 
 
 def _render_file(path: str, resources: list[Resource], original: Package | None, source: SourceFile | None) -> bytes:
@@ -155,19 +170,30 @@ def _render_file(path: str, resources: list[Resource], original: Package | None,
         parts.append(_carried(before, previous, before[-1].index + 1, kept) + before[-1].suffix)
     else:
         parts.append(ordered[-1].suffix)
-    content = "".join(parts)
-    crlf, final_newline = (source.crlf, source.final_newline) if source else _file_format(ordered)
+    return _finish("".join(parts), source, ordered)
+
+
+def _finish(content: str, source: SourceFile | None, resources: list[Resource] = []) -> bytes:  # noqa: B006 - read only
+    """The file's bytes with its line ends: CRLF or LF as it had them (each line its own in a file
+    that mixes them), and no final newline where it had none."""
+    crlf, final_newline, lf = (source.crlf, source.final_newline, None) if source else _file_format(resources)
     if not final_newline and content.endswith("\n"):
         content = content[:-1]
+    if crlf and source is not None and source.raw.count(b"\n") != source.raw.count(b"\r\n"):
+        return text.with_line_ends(content, fast.decode(source.raw, source.path)).encode("utf-8")
+    if crlf and lf:
+        return text.with_ends_at(content, lf).encode("utf-8")
     if crlf:
         content = content.replace("\n", "\r\n")
     return content.encode("utf-8")
 
 
-def _file_format(resources: list[Resource]) -> tuple[bool, bool]:
-    """(crlf, final newline) of a file that does not exist yet, from its resources' layout note."""
+def _file_format(resources: list[Resource]) -> tuple[bool, bool, set[int] | None]:
+    """(crlf, final newline, the lines of a mixed file that end in LF) of a file that does not
+    exist yet, from its resources' layout note."""
     noted = next((r.file_format for r in reversed(resources) if r.file_format), "").split(",")
-    return ann.CRLF in noted, ann.NO_FINAL_NEWLINE not in noted
+    lf = next((set(map(int, n[len(ann.LF_LINES) :].split())) for n in noted if n.startswith(ann.LF_LINES)), None)
+    return ann.CRLF in noted, ann.NO_FINAL_NEWLINE not in noted, lf
 
 
 def _opening(before: list[Resource], kept: set[int]) -> str:
@@ -218,6 +244,9 @@ def resolve_body(resource: Resource, base: Resource | None) -> str:
         unchanged_value = roundtrip.same(value, base.value)
         if unchanged_value and (not resource.fresh or text.comments(body or resource.text) == text.comments(base.body)):
             return base.body
+        edited = _text_edit(resource, base.body, value, base.value)
+        if edited is not None:
+            return edited
         new_text = (body if body is not None else _unstamped(resource)) if resource.fresh else None
         return _ensure_newline(roundtrip.edit(base.body, new_text, value))
     if body is not None:
@@ -233,6 +262,18 @@ def _noted_sequence_style(resource: Resource, own: str) -> str:
     if ann.annotations_of(resource.data).get(ann.SEQINDENT) != "wide" or not _COMPACT_DASH.search(own):
         return own
     return roundtrip.reindent(own, roundtrip.WIDE)
+
+
+def _text_edit(resource: Resource, original: str, value: dict, old: dict) -> str | None:
+    """The original changed into `value` by minimal text edits, or None (round trip instead) when
+    they cannot express the change or the function's comments differ from the result's."""
+    edited = textedit.edit(original, value, old) if original.endswith("\n") else None
+    if edited is not None and resource.fresh:
+        wanted = text.comments(resource.body if resource.body is not None else resource.text)
+        if wanted and wanted != text.comments(edited) and Counter(wanted) - Counter(text.comments(original)):
+            edited = None  # the function wrote comments of its own (only dropping or moving some is not)
+    textedit.counts["text" if edited is not None else "roundtrip"] += 1
+    return edited
 
 
 def _unstamped(resource: Resource) -> str:
@@ -323,9 +364,12 @@ class StreamWriter:
                 result.changes.append(change)
         deletions = _deletions(self.original, set(self._groups), self._check)
         result.changes.extend(deletions)
+        for change in deletions:
+            if change.new is not None:  # non-resource documents kept
+                self._stager.submit(change.path, change.new)
         with journal.package_lock(self.root):
             journal.check_unchanged(self.root, [(c.path, c.old) for c in result.changes])
-            self._stager.commit([c.path for c in deletions])
+            self._stager.commit([c.path for c in deletions if c.new is None])
         return result
 
     def abort(self) -> None:

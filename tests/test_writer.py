@@ -80,10 +80,28 @@ def test_golden_inputs_cover_the_cases_of_the_issue() -> None:
         "indent-4-indented-sequences", "indent-4-nonindented-sequences", "crlf", "no-final-newline",
         "multi-document-one-changes", "document-start-marker", "document-end-markers", "non-resource-document-kept",
         "helm-values-untouched", "empty-and-comment-only-documents", "unicode",
+        "indent-uneven-mappings", "indent-one-space-document", "trailing-spaces", "mixed-line-endings",
+        "all-resources-dropped-keeps-non-resource-documents",
     ):
         assert needed in names
     assert b"\r\n" in next(c for c in CASES if c.name == "crlf").expected
     assert not next(c for c in CASES if c.name == "no-final-newline").expected.endswith(b"\n")
+
+
+def _lines(content: bytes) -> list[bytes]:
+    return content.splitlines(keepends=True)
+
+
+@pytest.mark.parametrize("name", ["indent-uneven-mappings", "indent-one-space-document", "trailing-spaces", "mixed-line-endings"])
+def test_uneven_layouts_keep_every_line_the_edit_did_not_change(name: str) -> None:
+    """Each original line (its indentation, trailing spaces and own line end included) is still
+    there, in order, unless the edit set its value (the golden files show the new lines indented
+    like their siblings)."""
+    case = next(c for c in CASES if c.name == name)
+    changed_keys = {str(e["set"][-1]).encode() for e in case.edits}
+    kept = [line for line in _lines(case.input) if line.strip().split(b":")[0] not in changed_keys]
+    out = iter(_lines(case.expected))
+    assert all(any(line == other for other in out) for line in kept)  # a subsequence
 
 
 def test_untouched_file_keeps_bytes_and_mtime(tmp_path: Path) -> None:
@@ -288,3 +306,15 @@ def test_killed_write_leaves_each_file_old_or_new(tmp_path: Path) -> None:
             time.sleep(0.05)
         assert _leftovers(root) == []
     assert frozenset({"new"}) in outcomes
+
+
+def test_sink_without_a_files_resources_keeps_its_non_resource_documents(tmp_path: Path) -> None:
+    """Through the real CLI (the streaming writer): a file whose resources are all missing from
+    the sink's input keeps its other documents; a file that held only resources is deleted."""
+    mixed = "# chart values\nreplicaCount: 3\n---\n" + cm("gone")
+    root = write_files(tmp_path / "pkg", {"mixed.yaml": mixed, "only.yaml": cm("only"), "keep.yaml": cm("keep")})
+    listing = resourcelist.encode([r for r in read_package(root).resources if r.path == "keep.yaml"])
+    result = fnrun("sink", str(root), stdin=listing.encode())
+    assert result.returncode == 0, result.stderr
+    assert (root / "mixed.yaml").read_text() == "# chart values\nreplicaCount: 3\n"
+    assert not (root / "only.yaml").exists() and (root / "keep.yaml").read_text() == cm("keep")

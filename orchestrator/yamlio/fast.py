@@ -277,6 +277,17 @@ def parse(text: str, source: str, line_offset: int = 0) -> tuple[Node | None, An
     return node, data
 
 
+def compose(text: str, source: str) -> Node | None:
+    """The node tree of one document, for its positions, without building its value."""
+    loader = StrictLoader(text)
+    try:
+        return loader.get_single_node()
+    except yaml.YAMLError as err:
+        raise InputError(f"{_where(source, err, 0)}: {_problem(err)}") from None
+    finally:
+        loader.dispose()
+
+
 def load(text: str, source: str, line_offset: int = 0) -> Any:
     """The plain value of one YAML document (None for an empty or comment-only one)."""
     return parse(text, source, line_offset)[1]

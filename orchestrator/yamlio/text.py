@@ -86,8 +86,8 @@ def stamp(text: str, node: Node | None, entries: list[tuple[str, str]]) -> str |
     or annotations are not plain block mappings (the caller falls back to round-trip editing)."""
     if not entries:
         return text
-    if not _block_mapping(node):
-        return None
+    if not _block_mapping(node) or node.start_mark.column != 0:  # type: ignore[union-attr]
+        return None  # an indented document would lose its indentation as a list item
     metadata = _key(node, "metadata")  # type: ignore[arg-type]
     if metadata is None or not _block_mapping(metadata[1]):
         return None
@@ -197,6 +197,44 @@ def dedent_item(lines: list[str], dash_index: int, dash_column: int, content_col
         head = len(line) - len(line.lstrip(" "))
         out.append(line[min(head, content_column) :] if line.strip("\r\n") else line)
     return "".join(out)
+
+
+_LINE = re.compile(r"[^\n]*\n|[^\n]+\Z")
+
+
+def with_line_ends(content: str, original: str) -> str:
+    """`content` (LF line ends) with each line ending as its counterpart in `original` (a file
+    that mixes CRLF and LF): unchanged lines keep their own end, new lines take the end of the
+    original line they replace or follow."""
+    from difflib import SequenceMatcher
+
+    old = _LINE.findall(original)
+    old_ends = ["\r\n" if line.endswith("\r\n") else "\n" for line in old]
+    old_bare = [line.rstrip("\n").removesuffix("\r") for line in old]
+    new = _LINE.findall(content)
+    new_bare = [line.rstrip("\n") for line in new]
+    out = []
+    for tag, i1, i2, j1, j2 in SequenceMatcher(None, old_bare, new_bare, autojunk=False).get_opcodes():
+        for offset, j in enumerate(range(j1, j2)):
+            if not new[j].endswith("\n"):
+                out.append(new[j])
+                continue
+            at = min(i1 + offset, i2 - 1) if i2 > i1 else max(i1 - 1, 0)  # an insertion: the line before
+            end = old_ends[min(at, len(old_ends) - 1)] if old_ends else "\n"
+            out.append(new_bare[j] + end)
+    return "".join(out)
+
+
+def lf_lines(content: str) -> str:
+    """The numbers (0-based, space-separated) of the lines of a CRLF file that end in a bare LF."""
+    return " ".join(str(n) for n, line in enumerate(_LINE.findall(content)) if line.endswith("\n") and not line.endswith("\r\n"))
+
+
+def with_ends_at(content: str, lf: set[int]) -> str:
+    """`content` (LF line ends) with CRLF on every line but those numbered in `lf`."""
+    return "".join(
+        line if n in lf or not line.endswith("\n") else line[:-1] + "\r\n" for n, line in enumerate(_LINE.findall(content))
+    )
 
 
 _COMMENT = re.compile(r"""(?:^|[ \t])#(.*)$""")
