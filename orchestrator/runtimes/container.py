@@ -21,6 +21,7 @@ import docker.errors
 import requests.exceptions
 from docker.types import LogConfig
 from docker.types import Mount as DockerMount
+from docker.types import Ulimit
 from docker.constants import DEFAULT_DOCKER_API_VERSION, DEFAULT_TIMEOUT_SECONDS, MINIMUM_DOCKER_API_VERSION
 from docker.utils import kwargs_from_env, parse_repository_tag, version_lt
 
@@ -114,6 +115,7 @@ def _container_config(api: docker.APIClient, inv: Invocation) -> dict[str, Any]:
             cap_drop=["ALL"] if sandbox.drop_capabilities else None,
             mem_limit=sandbox.memory or None,
             pids_limit=sandbox.pids_limit or None,
+            ulimits=_ulimits(sandbox),
             nano_cpus=int(sandbox.cpus * 1e9) if sandbox.cpus else None,
             log_config=LogConfig(type="none"),  # output goes through the attach stream only
         )
@@ -128,6 +130,11 @@ def _container_config(api: docker.APIClient, inv: Invocation) -> dict[str, Any]:
         labels={LABEL_FUNCTION: inv.name, LABEL_PID: str(os.getpid())},
         host_config=host_config,
     )
+
+
+def _ulimits(sandbox: Sandbox) -> list[Ulimit] | None:
+    limits = {"nofile": sandbox.nofile_limit, "nproc": sandbox.nproc_limit}
+    return [Ulimit(name=name, soft=value, hard=value) for name, value in limits.items() if value] or None
 
 
 def _mounts(inv: Invocation) -> list[DockerMount]:
