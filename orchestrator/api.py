@@ -84,6 +84,7 @@ class RunRequest:
     tmpfs_size: str = "64m"
     read_only_root: bool = True
     drop_capabilities: bool = True
+    oci_runtime: str | None = None  # --runtime / FNRUN_RUNTIME
     results_dir: Path | None = None
     to_stdout: bool = False
     exclude_local_config: bool = False
@@ -211,6 +212,7 @@ def _pipeline_inputs(request: RunRequest, root: Path | None) -> tuple["RunOption
             timeout=request.timeout,
             drop_capabilities=request.drop_capabilities,
             image_pull_policy=request.image_pull_policy,
+            oci_runtime=request.oci_runtime or None,
         ),
         enable_exec=request.enable_exec,
         global_scope=request.global_scope,

@@ -7,6 +7,7 @@ load through the SDK), and is stopped when the test session ends.
 
 from __future__ import annotations
 
+import json
 import shutil
 import signal
 import subprocess
@@ -60,6 +61,17 @@ def copy_images(target: docker.DockerClient, tags: Iterable[str]) -> None:
         pass
 
 
+def serve(argv: list[str], socket_path: Path, log: Path) -> Iterator[str]:
+    """Run an engine (argv) until the caller is done with it; yields its DOCKER_HOST."""
+    with log.open("wb") as out:
+        process = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+    try:
+        wait_for_ping(f"unix://{socket_path}", process, log)
+        yield f"unix://{socket_path}"
+    finally:
+        stop(process)
+
+
 def podman_service(root: Path) -> Iterator[str]:
     """`podman system service` on root/podman.sock, its storage under root: yields DOCKER_HOST."""
     podman = shutil.which("podman")
@@ -75,10 +87,23 @@ def podman_service(root: Path) -> Iterator[str]:
     if shutil.which("runc"):
         argv += ["--runtime", "runc"]  # Debian's crun refuses hybrid cgroup hierarchies
     argv += ["system", "service", "--time", "0", f"unix://{socket_path}"]
-    with log.open("wb") as out:
-        process = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
-    try:
-        wait_for_ping(f"unix://{socket_path}", process, log)
-        yield f"unix://{socket_path}"
-    finally:
-        stop(process)
+    yield from serve(argv, socket_path, log)
+
+
+def dockerd_service(root: Path, runtimes: dict[str, dict]) -> Iterator[str]:
+    """A second dockerd on root/docker.sock (own data, exec root, containerd namespace, no bridge or
+    iptables): yields DOCKER_HOST. Its config file lives in root; the machine's is never read."""
+    dockerd = shutil.which("dockerd") or next((p for p in ("/usr/sbin/dockerd", "/usr/bin/dockerd") if Path(p).exists()), None)
+    if dockerd is None:
+        pytest.skip("dockerd is not installed")
+    config = root / "daemon.json"
+    config.write_text(json.dumps({"runtimes": runtimes}))
+    socket_path = root / "docker.sock"
+    log = root / "dockerd.log"
+    argv = [
+        dockerd, "--config-file", str(config), "--data-root", str(root / "data"), "--exec-root", str(root / "exec"),
+        "--pidfile", str(root / "docker.pid"), "-H", f"unix://{socket_path}",
+        "--bridge", "none", "--iptables=false", "--ip6tables=false", "--ip-masq=false",
+        "--containerd-namespace", f"fnrun-test-{root.name}", "--containerd-plugins-namespace", f"fnrun-test-{root.name}-plugins",
+    ]
+    yield from serve(argv, socket_path, log)

@@ -41,6 +41,7 @@ class Sandbox:
     timeout: float = 300.0
     drop_capabilities: bool = True
     image_pull_policy: str = "ifNotPresent"  # always | ifNotPresent | never
+    oci_runtime: str | None = None  # an OCI runtime registered with the engine (runsc, crun); None = its default
 
 
 @dataclass(frozen=True)

@@ -118,6 +118,7 @@ def _container_config(api: docker.APIClient, inv: Invocation) -> dict[str, Any]:
             ulimits=_ulimits(sandbox),
             nano_cpus=int(sandbox.cpus * 1e9) if sandbox.cpus else None,
             log_config=LogConfig(type="none"),  # output goes through the attach stream only
+            runtime=sandbox.oci_runtime or None,
         )
     except docker.errors.DockerException as err:
         raise InputError(f"function {inv.name}: bad sandbox setting: {_brief(err)}") from None
@@ -161,7 +162,9 @@ def _create(api: docker.APIClient, inv: Invocation, config: dict[str, Any], guar
     """Create the container; a missing image is pulled (ifNotPresent) or reported (never)."""
     try:
         return api.create_container(**config)["Id"]
-    except docker.errors.ImageNotFound:
+    except docker.errors.APIError as err:
+        if not isinstance(err, docker.errors.ImageNotFound):
+            raise _unknown_runtime(api, inv) if _names_runtime(err, inv) else err
         if inv.sandbox.image_pull_policy == "never":
             raise InputError(f"image {inv.image} is not present (image pull policy: never)") from None
     with guard.armed():  # a pull can take long: let Ctrl-C through, no container exists yet
@@ -170,6 +173,18 @@ def _create(api: docker.APIClient, inv: Invocation, config: dict[str, Any], guar
         return api.create_container(**config)["Id"]
     except docker.errors.ImageNotFound:
         raise InputError(f"image {inv.image} is not present after pulling it") from None
+
+
+def _names_runtime(err: docker.errors.APIError, inv: Invocation) -> bool:
+    return bool(inv.sandbox.oci_runtime) and "runtime" in str(err.explanation or err).lower()
+
+
+def _unknown_runtime(api: docker.APIClient, inv: Invocation) -> InputError:
+    offered = ", ".join(sorted(api.info().get("Runtimes") or {})) or "none listed"
+    return InputError(
+        f"OCI runtime {inv.sandbox.oci_runtime!r} is not registered with the container engine "
+        f"(it offers: {offered}); register it (dockerd --add-runtime) or pick another with --runtime"
+    )
 
 
 def pull(api: docker.APIClient, image: str, failure: str = "cannot pull image {image}") -> None:
