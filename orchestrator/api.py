@@ -18,6 +18,7 @@ from .errors import FnrunError, InputError
 from .yamlio import fast
 
 if TYPE_CHECKING:
+    from .doctor import Finding
     from .functions import FunctionSpec
     from .pipeline import Events, RunOptions
     from .report import RunSummary
@@ -273,3 +274,12 @@ def list_functions(root: Path | str, global_scope: bool = False) -> list["Functi
 
     specs = discover(read_package(root).resources)
     return [replace(s, global_scope=True) for s in specs] if global_scope else specs
+
+
+def doctor(root: Path | str | None = None, oci_runtime: str | None = None) -> "list[Finding]":
+    """What the engine offers and what will not hold there (`fnrun doctor`); images of the
+    package's container functions when a package is given."""
+    from .doctor import diagnose
+
+    images = [s.image for s in list_functions(root)] if root is not None else []
+    return diagnose(sorted({i for i in images if i}), oci_runtime)

@@ -220,6 +220,22 @@ def explain(
     sys.stdout.write(api.explain(request, resource))
 
 
+@app.command(epilog="Example:  fnrun doctor samples/set-labels")
+def doctor(
+    directory: Optional[Path] = typer.Argument(None, help="Package whose function images to look for."),
+    oci_runtime: Optional[str] = typer.Option(None, "--runtime", envvar="FNRUN_RUNTIME", help="Check that the engine offers this OCI runtime."),
+) -> int:
+    """Check the container engine fnrun would use: where it answers, API version, rootless or not,
+    runtimes, the package's images, and what of the sandbox will not hold there (each with its fix).
+    Exit 1 when there is a problem."""
+    from . import api
+    from .doctor import render
+
+    findings = api.doctor(directory, oci_runtime)
+    print(render(findings), end="")
+    return 1 if any(f.problem for f in findings) else 0
+
+
 def run_app(args: list[str]) -> int:
     """Run the CLI; the one place where errors become an exit code and a single line on stderr."""
     command = typer.main.get_command(app)

@@ -72,3 +72,10 @@ def test_an_unregistered_runtime_is_one_line_naming_it(tmp_path: Path, engine: s
     result = fnrun("run", str(tmp_path), "--runtime", "kata", env={"DOCKER_HOST": engine})
     assert_one_line_error(result, "'kata'", "runc", "--runtime", code=2)
     assert snapshot(tmp_path) == before
+
+
+def test_doctor_lists_the_runtimes_this_engine_offers(engine: str) -> None:
+    result = fnrun("doctor", "--runtime", "runsc", env={"DOCKER_HOST": engine})
+    runtimes = [line for line in result.stdout.splitlines() if line.split()[1:2] == ["runtimes"]]
+    assert runtimes[0].startswith("ok") and "crun" in runtimes[0] and "runsc" in runtimes[0] and "(default: runc)" in runtimes[0]
+    assert f"at {engine} (local)" in result.stdout

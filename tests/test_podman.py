@@ -95,3 +95,10 @@ def test_a_timeout_kills_and_removes_the_container_under_podman(tmp_path: Path, 
     assert_one_line_error(fnrun("run", str(tmp_path), "--timeout", "3", env=podman), "fnrun-test/sleep:v1", "timed out", code=1)
     assert snapshot(tmp_path) == before
     assert containers(podman) == []
+
+
+def test_doctor_names_podman_and_finds_the_package_images(tmp_path: Path, podman: dict[str, str]) -> None:
+    write_package(tmp_path, {"p/fn.yaml": function_config("fnrun-test/probe:v1")})
+    result = fnrun("doctor", str(tmp_path), env=podman)
+    assert "Podman " in result.stdout and f"at {podman['DOCKER_HOST']} (local)" in result.stdout, result.stdout
+    assert "ok   image     fnrun-test/probe:v1 present" in result.stdout
