@@ -7,7 +7,9 @@ load through the SDK), and is stopped when the test session ends.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import shutil
 import signal
 import subprocess
@@ -100,10 +102,36 @@ def dockerd_service(root: Path, runtimes: dict[str, dict]) -> Iterator[str]:
     config.write_text(json.dumps({"runtimes": runtimes}))
     socket_path = root / "docker.sock"
     log = root / "dockerd.log"
-    argv = [
-        dockerd, "--config-file", str(config), "--data-root", str(root / "data"), "--exec-root", str(root / "exec"),
-        "--pidfile", str(root / "docker.pid"), "-H", f"unix://{socket_path}",
-        "--bridge", "none", "--iptables=false", "--ip6tables=false", "--ip-masq=false",
-        "--containerd-namespace", f"fnrun-test-{root.name}", "--containerd-plugins-namespace", f"fnrun-test-{root.name}-plugins",
-    ]
-    yield from serve(argv, socket_path, log)
+    with own_bridge() as bridge:
+        argv = [
+            dockerd, "--config-file", str(config), "--data-root", str(root / "data"), "--exec-root", str(root / "exec"),
+            "--pidfile", str(root / "docker.pid"), "-H", f"unix://{socket_path}",
+            "--bridge", bridge, "--iptables=false", "--ip6tables=false", "--ip-masq=false",
+            "--containerd-namespace", f"fnrun-test-{root.name}", "--containerd-plugins-namespace", f"fnrun-test-{root.name}-plugins",
+        ]
+        host_bridge = Path("/sys/class/net/docker0")
+        had_docker0 = host_bridge.exists()
+        yield from serve(argv, socket_path, log)
+        if had_docker0 and not host_bridge.exists():
+            pytest.fail("the second dockerd deleted the host's docker0: the machine's engine needs it back")
+
+
+@contextlib.contextmanager
+def own_bridge() -> Iterator[str]:
+    """A bridge interface of this test's own for a second dockerd.
+
+    Never `--bridge none`: a dockerd started with it deletes the host's docker0, which the
+    machine's engine needs (moby's removeDefaultBridgeInterface). Its default would take docker0."""
+    ip = shutil.which("ip")
+    if ip is None:
+        pytest.skip("no `ip` command to make a bridge for a second dockerd (iproute2)")
+    name, subnet = f"fnrt{os.getpid() % 100000}", f"10.253.{os.getpid() % 250}.1/24"
+    made = subprocess.run([ip, "link", "add", name, "type", "bridge"], capture_output=True, text=True)
+    if made.returncode != 0:
+        pytest.skip(f"cannot make a bridge for a second dockerd: {made.stderr.strip()}")
+    try:
+        subprocess.run([ip, "addr", "add", subnet, "dev", name], check=True, capture_output=True)
+        subprocess.run([ip, "link", "set", name, "up"], check=True, capture_output=True)
+        yield name
+    finally:
+        subprocess.run([ip, "link", "del", name], capture_output=True)
