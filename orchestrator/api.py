@@ -18,6 +18,7 @@ from .errors import FnrunError, InputError
 from .yamlio import fast
 
 if TYPE_CHECKING:
+    from .doctor import Finding
     from .functions import FunctionSpec
     from .pipeline import Events, Outcome, RunOptions
     from .report import RunSummary
@@ -86,6 +87,7 @@ class RunRequest:
     tmpfs_size: str = "64m"
     read_only_root: bool = True
     drop_capabilities: bool = True
+    oci_runtime: str | None = None  # --runtime / FNRUN_RUNTIME
     results_dir: Path | None = None
     to_stdout: bool = False
     exclude_local_config: bool = False
@@ -287,6 +289,7 @@ def _pipeline_inputs(request: RunRequest, root: Path | None) -> tuple["RunOption
             drop_capabilities=request.drop_capabilities,
             image_pull_policy=request.image_pull_policy,
             max_output=max_output,
+            oci_runtime=request.oci_runtime or None,
         ),
         enable_exec=request.enable_exec,
         global_scope=request.global_scope,
@@ -373,3 +376,12 @@ def list_pipeline(root: Path | str, image_prefix: str | None = None) -> list[tup
     from .render.runner import KPTFILE_NAMES, pipeline_steps
 
     return [(step.where, spec) for step, spec in pipeline_steps(read_package(root, KPTFILE_NAMES).resources, image_prefix)]
+
+
+def doctor(root: Path | str | None = None, oci_runtime: str | None = None) -> "list[Finding]":
+    """What the engine offers and what will not hold there (`fnrun doctor`); images of the
+    package's container functions when a package is given."""
+    from .doctor import diagnose
+
+    images = [s.image for s in list_functions(root)] if root is not None else []
+    return diagnose(sorted({i for i in images if i}), oci_runtime)

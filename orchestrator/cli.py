@@ -159,6 +159,7 @@ def run(
     tmpfs_size: str = typer.Option("64m", "--tmpfs-size", help="Size of the writable tmpfs at /tmp."),
     writable_root: bool = typer.Option(False, "--writable-root", help="Do not make the container's root filesystem read-only."),
     keep_capabilities: bool = typer.Option(False, "--keep-capabilities", help="Do not drop all Linux capabilities."),
+    oci_runtime: Optional[str] = typer.Option(None, "--runtime", envvar="FNRUN_RUNTIME", help="OCI runtime registered with the engine to run function containers (runsc, crun); default: the engine's."),
     check: bool = typer.Option(False, "--check", help="Write nothing; print a unified diff of every file that would change and exit 1 if any would."),
     diff: bool = typer.Option(False, "--diff", help="Write, and print a unified diff of what was written."),
     results_format: Optional[str] = typer.Option(None, "--results-format", help="text | json | yaml: the results of every function as one document on stdout."),
@@ -222,6 +223,7 @@ def run(
         tmpfs_size=tmpfs_size,
         read_only_root=not writable_root,
         drop_capabilities=not keep_capabilities,
+        oci_runtime=oci_runtime,
         results_dir=results_dir,
         to_stdout=output == "-",
         exclude_local_config=exclude_local_config,
@@ -372,6 +374,22 @@ def cache_prune(everything: bool = typer.Option(False, "--all", help="Remove eve
 
     removed = ResultCache().prune(0 if everything else None)
     print(f"fnrun cache: removed {removed} entr{'y' if removed == 1 else 'ies'}", file=sys.stderr)
+
+
+@app.command(epilog="Example:  fnrun doctor samples/set-labels")
+def doctor(
+    directory: Optional[Path] = typer.Argument(None, help="Package whose function images to look for."),
+    oci_runtime: Optional[str] = typer.Option(None, "--runtime", envvar="FNRUN_RUNTIME", help="Check that the engine offers this OCI runtime."),
+) -> int:
+    """Check the container engine fnrun would use: where it answers, API version, rootless or not,
+    runtimes, the package's images, and what of the sandbox will not hold there (each with its fix).
+    Exit 1 when there is a problem."""
+    from . import api
+    from .doctor import render
+
+    findings = api.doctor(directory, oci_runtime)
+    print(render(findings), end="")
+    return 1 if any(f.problem for f in findings) else 0
 
 
 def run_app(args: list[str]) -> int:

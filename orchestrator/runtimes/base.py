@@ -33,11 +33,16 @@ class Sandbox:
     tmpfs_size: str = "64m"
     memory: str = "512m"
     pids_limit: int = 256
+    # Soft = hard rlimits per container: a function needs no million file descriptors, and an
+    # engine's defaults (podman's 1048576) can exceed what the host lets it set.
+    nofile_limit: int = 1024
+    nproc_limit: int = 4096  # counted per uid across the engine's host; pids_limit caps one container
     cpus: float = 1.0
     timeout: float = 300.0
     drop_capabilities: bool = True
     image_pull_policy: str = "ifNotPresent"  # always | ifNotPresent | never
     max_output: int = 256 * 1024 * 1024  # bytes of stdout read from a function before it is killed
+    oci_runtime: str | None = None  # an OCI runtime registered with the engine (runsc, crun); None = its default
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ import docker.errors
 import requests.exceptions
 from docker.types import LogConfig
 from docker.types import Mount as DockerMount
+from docker.types import Ulimit
 from docker.constants import DEFAULT_DOCKER_API_VERSION, DEFAULT_TIMEOUT_SECONDS, MINIMUM_DOCKER_API_VERSION
 from docker.utils import kwargs_from_env, parse_repository_tag, version_lt
 
@@ -144,8 +145,10 @@ def _container_config(api: docker.APIClient, inv: Invocation, copies: dict[str, 
             cap_drop=["ALL"] if sandbox.drop_capabilities else None,
             mem_limit=sandbox.memory or None,
             pids_limit=sandbox.pids_limit or None,
+            ulimits=_ulimits(sandbox),
             nano_cpus=int(sandbox.cpus * 1e9) if sandbox.cpus else None,
             log_config=LogConfig(type="none"),  # output goes through the attach stream only
+            runtime=sandbox.oci_runtime or None,
         )
     except docker.errors.DockerException as err:
         raise InputError(f"function {inv.name}: bad sandbox setting: {_brief(err)}") from None
@@ -159,6 +162,11 @@ def _container_config(api: docker.APIClient, inv: Invocation, copies: dict[str, 
         host_config=host_config,
         volumes=list(copies) or None,
     )
+
+
+def _ulimits(sandbox: Sandbox) -> list[Ulimit] | None:
+    limits = {"nofile": sandbox.nofile_limit, "nproc": sandbox.nproc_limit}
+    return [Ulimit(name=name, soft=value, hard=value) for name, value in limits.items() if value] or None
 
 
 def _mounts(inv: Invocation, copies: dict[str, Path]) -> list[DockerMount]:
@@ -186,7 +194,9 @@ def _create(api: docker.APIClient, inv: Invocation, config: dict[str, Any], guar
     """Create the container; a missing image is pulled (ifNotPresent) or reported (never)."""
     try:
         return api.create_container(**config)["Id"]
-    except docker.errors.ImageNotFound:
+    except docker.errors.APIError as err:
+        if not isinstance(err, docker.errors.ImageNotFound):
+            raise _unknown_runtime(api, inv) if _names_runtime(err, inv) else err
         if inv.sandbox.image_pull_policy == "never":
             raise InputError(f"image {inv.image} is not present (image pull policy: never)") from None
     with guard.armed():  # a pull can take long: let Ctrl-C through, no container exists yet
@@ -195,6 +205,18 @@ def _create(api: docker.APIClient, inv: Invocation, config: dict[str, Any], guar
         return api.create_container(**config)["Id"]
     except docker.errors.ImageNotFound:
         raise InputError(f"image {inv.image} is not present after pulling it") from None
+
+
+def _names_runtime(err: docker.errors.APIError, inv: Invocation) -> bool:
+    return bool(inv.sandbox.oci_runtime) and "runtime" in str(err.explanation or err).lower()
+
+
+def _unknown_runtime(api: docker.APIClient, inv: Invocation) -> InputError:
+    offered = ", ".join(sorted(api.info().get("Runtimes") or {})) or "none listed"
+    return InputError(
+        f"OCI runtime {inv.sandbox.oci_runtime!r} is not registered with the container engine "
+        f"(it offers: {offered}); register it (dockerd --add-runtime) or pick another with --runtime"
+    )
 
 
 def pull(api: docker.APIClient, image: str, failure: str = "cannot pull image {image}") -> None:

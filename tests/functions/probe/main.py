@@ -6,6 +6,7 @@ Outputs its input items plus a ConfigMap `sandbox-probe` whose data (all strings
 - rootWritable, tmpWritable, localWritable: "true" when a file could be created there;
 - rootReadOnly ("true" when / is mounted ro), tmpFsType;
 - localListing: /local, sorted, comma-joined ("<missing>" when absent);
+- nofile, nproc: the soft and hard rlimits, "SOFT:HARD" ("unlimited" for none);
 - memoryLimit, pidsLimit, cpuMax ("QUOTA PERIOD") from cgroup v1 or v2 ("<unknown>" if unread);
 - env.LOG_TO_STDERR, env.STRUCTURED_RESULTS and env.NAME for each NAME in
   functionConfig.data.envs (comma-separated); "<unset>" when not set."""
@@ -13,6 +14,7 @@ Outputs its input items plus a ConfigMap `sandbox-probe` whose data (all strings
 from __future__ import annotations
 
 import os
+import resource
 import tempfile
 from pathlib import Path
 
@@ -79,6 +81,11 @@ def cpu_max(cgroup: str) -> str:
     return f"{quota} {first_readable(f'{cgroup}/cpu/cpu.cfs_period_us')}"
 
 
+def rlimit(kind: int) -> str:
+    """An rlimit as `--ulimit` writes it, SOFT:HARD."""
+    return ":".join("unlimited" if v == resource.RLIM_INFINITY else str(v) for v in resource.getrlimit(kind))
+
+
 def listing(directory: str) -> str:
     """The sorted names in directory, comma-joined."""
     try:
@@ -106,6 +113,8 @@ def probe(resource_list: ResourceList) -> ResourceList:
         "tmpFsType": mount("/tmp")[0] or UNKNOWN,
         "localWritable": writable("/local") if os.path.isdir("/local") else "false",
         "localListing": listing("/local"),
+        "nofile": rlimit(resource.RLIMIT_NOFILE),
+        "nproc": rlimit(resource.RLIMIT_NPROC),
         "memoryLimit": first_readable(f"{v1}/memory.max", f"{v1}/memory/memory.limit_in_bytes"),
         "pidsLimit": first_readable(f"{v1}/pids.max", f"{v1}/pids/pids.max"),
         "cpuMax": cpu_max(v1),

@@ -1,0 +1,54 @@
+"""`fnrun doctor` through the real CLI: the machine's engine, a missing image, no engine at all."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from pipeline_helpers import REPO, fnrun, function_config, write_package
+
+
+def lines(stdout: str) -> dict[str, list[str]]:
+    """The findings by topic, each as 'ok ...' or 'FAIL ...' text plus its fix line."""
+    found: dict[str, list[str]] = {}
+    topic = ""
+    for line in stdout.splitlines():
+        if line.startswith(("ok ", "FAIL ")):
+            topic = line.split()[1]
+            found.setdefault(topic, []).append(line)
+        elif line.strip().startswith("fix:"):
+            found[topic][-1] += " || " + line.strip()
+    return found
+
+
+def test_doctor_on_the_machines_engine_with_a_catalog_sample(tmp_path: Path) -> None:
+    shutil.copytree(REPO / "samples" / "set-labels", tmp_path / "pkg")
+    result = fnrun("doctor", str(tmp_path / "pkg"), env={"DOCKER_HOST": ""})
+    assert result.code == 0, result
+    found = lines(result.stdout)
+    assert found["engine"][0].startswith("ok") and "unix:///var/run/docker.sock (local)" in found["engine"][0]
+    assert found["api"][0].startswith("ok   api       1.")
+    assert "rootless" in found and "runc" in found["runtimes"][0]
+    assert found["image"] == ["ok   image     fnrun/set-labels:v1 present"]
+    assert result.stdout.endswith("no problems\n")
+
+
+def test_a_missing_image_and_an_unknown_runtime_are_problems_with_fixes(tmp_path: Path) -> None:
+    write_package(tmp_path, {"p/fn.yaml": function_config("fnrun-test/does-not-exist:v9")})
+    result = fnrun("doctor", str(tmp_path), "--runtime", "kata", env={"DOCKER_HOST": ""})
+    assert result.code == 1, result
+    found = lines(result.stdout)
+    assert found["image"] == ["FAIL image     fnrun-test/does-not-exist:v9 is not present || fix: `docker pull fnrun-test/does-not-exist:v9`"
+                              " (fnrun pulls it on the first run under --image-pull-policy ifNotPresent)"]
+    assert any("'kata' is not offered" in f and "fix: register it" in f and "runc" in f for f in found["runtimes"])
+    assert result.stdout.endswith("2 problems\n")
+
+
+def test_no_engine_is_one_problem_naming_where_it_looked(tmp_path: Path) -> None:
+    socket = tmp_path / "nothing.sock"
+    result = fnrun("doctor", env={"DOCKER_HOST": f"unix://{socket}"})
+    assert result.code == 1, result
+    assert "Traceback" not in result.stderr
+    found = lines(result.stdout)
+    assert list(found) == ["engine"]
+    assert f"unix://{socket}" in found["engine"][0] and "fix: start dockerd" in found["engine"][0]
