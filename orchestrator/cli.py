@@ -217,12 +217,7 @@ def run(
         timeout=timeout,
         max_output=max_output,
         cache=not no_cache,
-        memory=memory,
-        pids_limit=pids_limit,
-        cpus=cpus,
-        tmpfs_size=tmpfs_size,
-        read_only_root=not writable_root,
-        drop_capabilities=not keep_capabilities,
+        **_limits(memory, pids_limit, cpus, tmpfs_size, writable_root, keep_capabilities),
         oci_runtime=oci_runtime,
         results_dir=results_dir,
         to_stdout=output == "-",
@@ -300,12 +295,7 @@ def render(
         as_current_user=as_current_user,
         env=tuple(env or ()),
         timeout=timeout,
-        memory=memory,
-        pids_limit=pids_limit,
-        cpus=cpus,
-        tmpfs_size=tmpfs_size,
-        read_only_root=not writable_root,
-        drop_capabilities=not keep_capabilities,
+        **_limits(memory, pids_limit, cpus, tmpfs_size, writable_root, keep_capabilities),
         check=check,
         diff=diff,
         results_format=results_format,
@@ -390,6 +380,18 @@ def doctor(
     findings = api.doctor(directory, oci_runtime)
     print(render(findings), end="")
     return 1 if any(f.problem for f in findings) else 0
+
+
+def _limits(memory: str, pids_limit: int, cpus: float, tmpfs_size: str, writable_root: bool, keep_capabilities: bool) -> dict:
+    """The sandbox limits `run` and `render` share, as RunRequest fields."""
+    return dict(
+        memory=memory,
+        pids_limit=pids_limit,
+        cpus=cpus,
+        tmpfs_size=tmpfs_size,
+        read_only_root=not writable_root,
+        drop_capabilities=not keep_capabilities,
+    )
 
 
 def run_app(args: list[str]) -> int:
