@@ -64,7 +64,7 @@ def status_line(name: str, report: "FunctionReport") -> str:
     """`[ok] IMAGE (0.52s, 2 changed)` or `[failed] IMAGE (0.10s): why`."""
     if report.error:
         return f"[failed] {name} ({report.duration:.2f}s): {report.error}"
-    cached = "cached, " if report.cached else ""
+    cached = ("cached, " if report.cached else "") + ("builtin, " if report.builtin else "")
     return f"[ok] {name} ({report.duration:.2f}s, {cached}{changes_text(report)})"
 
 
