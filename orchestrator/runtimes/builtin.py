@@ -22,6 +22,8 @@ from orchestrator.runtimes.base import Invocation, RunOutput, StderrSink
 from orchestrator.runtimes.exec import run_process
 
 SOURCE_HASH_LABEL = "dev.fnrun.source-hash"
+# The functions package this fnrun has; the child imports it from there too (PYTHONPATH), so the
+# code hashed is the code run.
 FUNCTIONS_DIR = Path(__file__).resolve().parents[2] / "functions"
 
 # image -> module run by its ENTRYPOINT (tests/test_builtin.py checks this against Dockerfiles/)
@@ -83,14 +85,14 @@ def _image_label(image: str) -> object:
 
 
 class BuiltinRuntime:
-    """Runtime for a catalog image run as `python -I -m functions.<module>`."""
+    """Runtime for a catalog image run as `python -m functions.<module>`, as its ENTRYPOINT does."""
 
     def __init__(self, module: str) -> None:
         self.module = module
 
     def run(self, invocation: Invocation, stdin: bytes, on_stderr: StderrSink | None = None) -> RunOutput:
-        argv = [sys.executable, "-I", "-m", self.module, *invocation.args]
-        env = {"PATH": os.defpath, **invocation.env, "PYTHONDONTWRITEBYTECODE": "1"}
+        argv = [sys.executable, "-s", "-m", self.module, *invocation.args]  # -s: no user site-packages
+        env = {"PATH": os.defpath, **invocation.env, "PYTHONPATH": str(FUNCTIONS_DIR.parent), "PYTHONDONTWRITEBYTECODE": "1"}
         with tempfile.TemporaryDirectory(prefix="fnrun-builtin-") as cwd:
             output = run_process(argv, invocation, env, cwd, stdin, on_stderr)
         return RunOutput(output.stdout, output.stderr, output.exit_code, output.duration, builtin=True)
