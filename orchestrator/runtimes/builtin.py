@@ -62,8 +62,8 @@ def enabled_by_environment() -> bool:
 def builtin_module(invocation: Invocation) -> str | None:
     """The module to run in-process for this container invocation, or None to start the image."""
     module = CATALOG.get(invocation.image or "")
-    if module is None or invocation.mounts or invocation.network:
-        return None
+    if module is None or invocation.mounts or invocation.network or invocation.sandbox.image_pull_policy == "always":
+        return None  # what it mounts, reaches or pulls, only the container can say
     label = _image_label(invocation.image or "")
     if label is _ABSENT or label == source_hash(module):
         return module
