@@ -81,6 +81,7 @@ class RunRequest:
     timeout: float = 300.0
     max_output: str = "256M"  # stdout cap per function (k/M/G suffixes)
     cache: bool = True  # the result cache (also off with FNRUN_CACHE=0)
+    builtin: bool = True  # fnrun's catalog images in-process where equal (--no-builtin, FNRUN_BUILTIN=0)
     memory: str = "512m"
     pids_limit: int = 256
     cpus: float = 1.0
@@ -265,7 +266,7 @@ def _pipeline_inputs(request: RunRequest, root: Path | None) -> tuple["RunOption
     from .pipeline import RunOptions
     from .runtimes import Sandbox
     from .runtimes.base import PULL_POLICIES
-
+    from .runtimes.builtin import enabled_by_environment as builtin_by_environment
     from .runtimes.cache import enabled_by_environment
     from .runtimes.streams import parse_size
 
@@ -297,6 +298,7 @@ def _pipeline_inputs(request: RunRequest, root: Path | None) -> tuple["RunOption
         mounts=tuple(parse_mount_flag(m) for m in request.mounts),
         results_dir=request.results_dir,
         cache=request.cache and enabled_by_environment(),
+        builtin=request.builtin and builtin_by_environment(),
     )
     if request.image or request.exec_path:
         return options, [_selecting(adhoc(root, request.image, request.exec_path, request.fn_config, request.arguments), request)]

@@ -152,6 +152,7 @@ def run(
     image_pull_policy: str = typer.Option("ifNotPresent", "--image-pull-policy", help="always | ifNotPresent | never."),
     timeout: float = typer.Option(300.0, "--timeout", help="Seconds before a function is killed and the run fails."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Run every container function even when an identical run's result is cached (FNRUN_CACHE=0 does the same)."),
+    no_builtin: bool = typer.Option(False, "--no-builtin", help="Start fnrun's catalog images as containers even where their code could run in-process (FNRUN_BUILTIN=0 does the same)."),
     max_output: str = typer.Option("256M", "--max-output", help="Most a function may write on stdout (k/M/G) before it is killed and the run fails."),
     memory: str = typer.Option("512m", "--memory", help="Memory limit per function container."),
     pids_limit: int = typer.Option(256, "--pids-limit", help="Process limit per function container."),
@@ -217,6 +218,7 @@ def run(
         timeout=timeout,
         max_output=max_output,
         cache=not no_cache,
+        builtin=not no_builtin,
         **_limits(memory, pids_limit, cpus, tmpfs_size, writable_root, keep_capabilities),
         oci_runtime=oci_runtime,
         results_dir=results_dir,
@@ -277,6 +279,7 @@ def render(
     shard: Optional[str] = typer.Option(None, "--shard", help="I/N: render only this CI job's share of the independent packages (N jobs together render them all)."),
     max_output: str = typer.Option("256M", "--max-output", help="Most a function may write on stdout (k/M/G) before it is killed and the render fails."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Run every container function even when an identical run's result is cached (FNRUN_CACHE=0 does the same)."),
+    no_builtin: bool = typer.Option(False, "--no-builtin", help="Start fnrun's catalog images as containers even where their code could run in-process (FNRUN_BUILTIN=0 does the same)."),
 ) -> None:
     """Render a kpt package: run every Kptfile pipeline (subpackages first) and write back only what changed.
 
@@ -308,6 +311,7 @@ def render(
         shard=shard,
         max_output=max_output,
         cache=not no_cache,
+        builtin=not no_builtin,
     )
     api.run(request)
 

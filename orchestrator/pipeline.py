@@ -32,6 +32,7 @@ class RunOptions:
     mounts: tuple[MountSpec, ...] = ()  # --mount, sources relative to the package root
     results_dir: Path | None = None
     cache: bool = False  # reuse results of identical container runs (orchestrator.runtimes.cache)
+    builtin: bool = False  # run fnrun's catalog images in-process where equal (orchestrator.runtimes.builtin)
 
 
 @dataclass
@@ -49,6 +50,7 @@ class FunctionReport:
     removed: int = 0
     error: str | None = None
     cached: bool = False  # its output came from the result cache; no container started
+    builtin: bool = False  # a catalog image's code ran in-process; no container started
 
     def as_dict(self) -> dict:
         return {
@@ -59,6 +61,7 @@ class FunctionReport:
             "results": self.results,
             "changes": {"added": self.added, "changed": self.changed, "removed": self.removed},
             **({"cached": True} if self.cached else {}),
+            **({"builtin": True} if self.builtin else {}),
             **({"error": self.error} if self.error else {}),
         }
 
@@ -211,15 +214,15 @@ def run_one(
     events.started(spec)
     started = time.monotonic()
     try:
-        runtime = runtime_for(spec.kind)
-        if options.cache and spec.kind == "container":
-            runtime = _caching(runtime)
-        output = runtime.run(invocation(spec, options, root), stdin, lambda line: events.stderr(spec, line))
+        call = invocation(spec, options, root)
+        runtime = _runtime(spec, call, options, runtime_for)
+        output = runtime.run(call, stdin, lambda line: events.stderr(spec, line))
     except FunctionError as err:
         report.duration, report.exit_code, report.error = time.monotonic() - started, -1, str(err)
         events.finished(spec, report)
         return resources, report, err
     report.duration, report.exit_code, report.cached = output.duration, output.exit_code, output.cached
+    report.builtin = output.builtin
     try:
         decoded = _decode(spec, output.stdout, output.exit_code)
         report.results = results.normalise(decoded.results, spec.name) if decoded else []
@@ -240,6 +243,19 @@ def run_one(
     events.transformed(spec, changes)
     events.finished(spec, report)
     return scope.merge_back(resources, positions, new_items), report, None
+
+
+def _runtime(spec: FunctionSpec, call: Invocation, options: RunOptions, runtime_for: RuntimeFor) -> Runtime:
+    """Where a function runs: a catalog image's own code in-process when that cannot differ from the
+    image (not cached: it costs less than a cache lookup's hashing), else its runtime, maybe cached."""
+    if options.builtin and spec.kind == "container":
+        from .runtimes.builtin import BuiltinRuntime, builtin_module
+
+        module = builtin_module(call)
+        if module is not None:
+            return BuiltinRuntime(module)
+    runtime = runtime_for(spec.kind)
+    return _caching(runtime) if options.cache and spec.kind == "container" else runtime
 
 
 def _caching(runtime: Runtime) -> Runtime:

@@ -61,6 +61,8 @@ import docker.errors
 from docker.utils.build import exclude_paths
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))  # this checkout's orchestrator, whatever the venv has installed
+from orchestrator.runtimes.builtin import CATALOG, SOURCE_HASH_LABEL, source_hash  # noqa: E402
 BASE_TAG = "fnrun/python-base:bookworm"
 BASE_SUITE = "bookworm"
 BASE_PACKAGES = ("python3-minimal", "python3-ruamel.yaml", "python3-yaml")
@@ -257,7 +259,7 @@ def input_hash(client: docker.DockerClient, target: Target, context: Path, base:
     from the context, the images it is built FROM and the base it is given."""
     text = target.dockerfile.read_text()
     digest = hashlib.sha256()
-    for part in (HASH_SCHEMA, target.tag, base, text):
+    for part in (HASH_SCHEMA, target.tag, base, text, *source_label(target).values()):
         digest.update(part.encode() + b"\0")
     for image in from_images(text, base):
         digest.update(image_id(client, image).encode() + b"\0")
@@ -335,7 +337,7 @@ def build(client: docker.DockerClient, target: Target, context: Path, base: str,
     try:
         for chunk in client.api.build(
             path=str(context), dockerfile=target.dockerfile_in_context,
-            tag=target.tag, buildargs={"BASE_IMAGE": base}, labels={HASH_LABEL: digest},
+            tag=target.tag, buildargs={"BASE_IMAGE": base}, labels={HASH_LABEL: digest, **source_label(target)},
             rm=True, forcerm=True, pull=False, nocache=force, decode=True,
         ):
             if "stream" in chunk:
@@ -349,6 +351,13 @@ def build(client: docker.DockerClient, target: Target, context: Path, base: str,
     if error is not None:
         log = save_log(target.name, lines)
         raise BuildFailure(f"{last_error(error.splitlines())} (log: {log.relative_to(REPO)})")
+
+
+def source_label(target: Target) -> dict[str, str]:
+    """A catalog image records the hash of the function code it runs, so `fnrun` knows when running
+    that code in-process (orchestrator.runtimes.builtin) gives the image's result."""
+    module = CATALOG.get(target.tag)
+    return {SOURCE_HASH_LABEL: source_hash(module, REPO / "functions")} if module else {}
 
 
 def build_target(client: docker.DockerClient, target: Target, base: str, force: bool) -> str:

@@ -6,3 +6,6 @@ import os
 os.environ.setdefault("TESTCONTAINERS_RYUK_DISABLED", "true")
 # Every test sees its functions really run; the result cache has tests of its own (test_cache.py).
 os.environ["FNRUN_CACHE"] = "0"
+# Every test of a catalog image sees the image itself run; in-process builtins have their own tests
+# (test_builtin.py), which turn them back on.
+os.environ["FNRUN_BUILTIN"] = "0"

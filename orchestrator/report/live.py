@@ -61,7 +61,7 @@ class _Board:
         if row.state == "running":
             return self.spinner, name, where, f"{time.monotonic() - row.started:.1f}s", Text("running", style="cyan")
         assert row.report is not None
-        duration = f"{row.report.duration:.2f}s" + (" (cached)" if row.report.cached else "")
+        duration = f"{row.report.duration:.2f}s" + (" (cached)" if row.report.cached else "") + (" (builtin)" if row.report.builtin else "")
         if row.state == "failed":
             return Text("✗", style="bold red"), name, where, duration, Text("failed", style="bold red")
         return Text("✓", style="bold green"), name, where, duration, Text(changes_text(row.report), style="green" if row.report.added + row.report.changed + row.report.removed else "dim")

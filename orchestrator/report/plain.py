@@ -62,10 +62,11 @@ class PlainEvents(Display):
 
 def status_line(name: str, report: "FunctionReport") -> str:
     """`[ok] IMAGE (0.52s, 2 changed)` or `[failed] IMAGE (0.10s): why`."""
+    builtin = ", builtin" if report.builtin else ""
     if report.error:
-        return f"[failed] {name} ({report.duration:.2f}s): {report.error}"
+        return f"[failed] {name} ({report.duration:.2f}s{builtin}): {report.error}"
     cached = "cached, " if report.cached else ""
-    return f"[ok] {name} ({report.duration:.2f}s, {cached}{changes_text(report)})"
+    return f"[ok] {name} ({report.duration:.2f}s{builtin}, {cached}{changes_text(report)})"
 
 
 def file_lines(summary: RunSummary) -> list[str]:

@@ -71,6 +71,7 @@ class RunOutput:
     exit_code: int
     duration: float
     cached: bool = False  # replayed from the result cache (orchestrator.runtimes.cache)
+    builtin: bool = False  # a catalog image's code ran in-process (orchestrator.runtimes.builtin)
 
 
 StderrSink = Callable[[str], None]

@@ -27,20 +27,33 @@ class ExecRuntime:
         path = _executable(invocation)
         env = {**fnrun_environment(os.environ), **invocation.env}
         cwd = str(invocation.local_dir) if invocation.local_dir is not None else None
-        started = time.monotonic()
-        timeout = invocation.sandbox.timeout
-        deadline = started + timeout if timeout else None
-        with SignalGuard() as guard:
-            with guard.held():  # the child must not start without us knowing its pid
-                process = _spawn(path, invocation, env, cwd)
-            try:
-                with guard.armed():
-                    stdout, stderr = _communicate(process, invocation, stdin, on_stderr, deadline)
-                    code = _wait(process, invocation, deadline)
-            finally:
-                with guard.held():
-                    _kill_group(process)
-        return RunOutput(stdout=stdout, stderr=stderr, exit_code=code, duration=time.monotonic() - started)
+        return run_process([str(path), *invocation.args], invocation, env, cwd, stdin, on_stderr)
+
+
+def run_process(
+    argv: list[str],
+    invocation: Invocation,
+    env: dict[str, str],
+    cwd: str | None,
+    stdin: bytes,
+    on_stderr: StderrSink | None = None,
+) -> RunOutput:
+    """Run argv as a function in its own process group: stdin in, stdout capped at --max-output,
+    stderr by lines, killed with everything it spawned at the timeout or an interrupt."""
+    started = time.monotonic()
+    timeout = invocation.sandbox.timeout
+    deadline = started + timeout if timeout else None
+    with SignalGuard() as guard:
+        with guard.held():  # the child must not start without us knowing its pid
+            process = _spawn(argv, invocation, env, cwd)
+        try:
+            with guard.armed():
+                stdout, stderr = _communicate(process, invocation, stdin, on_stderr, deadline)
+                code = _wait(process, invocation, deadline)
+        finally:
+            with guard.held():
+                _kill_group(process)
+    return RunOutput(stdout=stdout, stderr=stderr, exit_code=code, duration=time.monotonic() - started)
 
 
 def fnrun_environment(environ: os._Environ[str] | dict[str, str]) -> dict[str, str]:
@@ -77,10 +90,10 @@ def _executable(inv: Invocation) -> Path:
     return path.resolve()
 
 
-def _spawn(path: Path, inv: Invocation, env: dict[str, str], cwd: str | None) -> subprocess.Popen[bytes]:
+def _spawn(argv: list[str], inv: Invocation, env: dict[str, str], cwd: str | None) -> subprocess.Popen[bytes]:
     try:
         return subprocess.Popen(
-            [str(path), *inv.args],
+            argv,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -89,7 +102,8 @@ def _spawn(path: Path, inv: Invocation, env: dict[str, str], cwd: str | None) ->
             start_new_session=True,
         )
     except OSError as err:  # permission, exec format error, missing interpreter
-        raise InputError(f"exec function {inv.exec_path}: cannot run it: {err.strerror or err}") from None
+        what = f"exec function {inv.exec_path}" if inv.exec_path else f"function {inv.name}"
+        raise InputError(f"{what}: cannot run it: {err.strerror or err}") from None
 
 
 def _communicate(

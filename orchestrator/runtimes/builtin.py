@@ -1,0 +1,98 @@
+"""fnrun's own catalog images run as the same Python code without a container (issue 14 §1).
+
+A container start costs ~0.3 s; a set-labels over a small package costs milliseconds. When a
+function names one of fnrun's catalog images (`fnrun/<name>:v1`, whose ENTRYPOINT is
+`python3 -m functions.<module>`), the module runs in a child process of this interpreter instead,
+but only where that cannot change the result: the image is not present locally, or the source
+hash it was built with (label SOURCE_HASH_LABEL, set by scripts/build_images.py through
+source_hash below) equals the installed code's. The child goes through the exec runtime's runner:
+same stdin/stdout protocol, --max-output cap, timeout and process-group kill; it gets only the
+environment the container would get, an empty temporary working directory, and no /local.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from orchestrator.runtimes.base import Invocation, RunOutput, StderrSink
+from orchestrator.runtimes.exec import run_process
+
+SOURCE_HASH_LABEL = "dev.fnrun.source-hash"
+# The functions package this fnrun has; the child imports it from there too (PYTHONPATH), so the
+# code hashed is the code run.
+FUNCTIONS_DIR = Path(__file__).resolve().parents[2] / "functions"
+
+# image -> module run by its ENTRYPOINT (tests/test_builtin.py checks this against Dockerfiles/)
+CATALOG: dict[str, str] = {
+    f"fnrun/{name}:v1": f"functions.{name.replace('-', '_')}"
+    for name in (
+        "set-labels",
+        "set-namespace",
+        "require-resource-limits",
+        "tshirt-size",
+        "inject-sidecar",
+        "check-service-selectors",
+    )
+}
+
+
+def source_files(module: str, functions_dir: Path = FUNCTIONS_DIR) -> list[Path]:
+    """What a catalog function's behaviour depends on: its module, the functions package and the SDK."""
+    name = module.split(".", 1)[1]
+    return [functions_dir / "__init__.py", *sorted((functions_dir / "sdk").glob("*.py")), functions_dir / f"{name}.py"]
+
+
+def source_hash(module: str, functions_dir: Path = FUNCTIONS_DIR) -> str:
+    """One hash shared by the image label and the builtin decision."""
+    digest = hashlib.sha256()
+    for path in source_files(module, functions_dir):
+        digest.update(path.relative_to(functions_dir).as_posix().encode() + b"\0")
+        digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def enabled_by_environment() -> bool:
+    return os.environ.get("FNRUN_BUILTIN", "1").strip().lower() not in ("0", "false", "no", "off")
+
+
+def builtin_module(invocation: Invocation) -> str | None:
+    """The module to run in-process for this container invocation, or None to start the image."""
+    module = CATALOG.get(invocation.image or "")
+    if module is None or invocation.mounts or invocation.network or invocation.sandbox.image_pull_policy == "always":
+        return None  # what it mounts, reaches or pulls, only the container can say
+    label = _image_label(invocation.image or "")
+    if label is _ABSENT or label == source_hash(module):
+        return module
+    return None
+
+
+_ABSENT = object()
+
+
+def _image_label(image: str) -> object:
+    """The source-hash label of the local image; _ABSENT when there is no such image (or no engine)."""
+    try:
+        from orchestrator.runtimes.container import api_client
+
+        config = api_client().inspect_image(image).get("Config") or {}
+    except Exception:  # noqa: BLE001 - not found or no engine: the image cannot be what ran
+        return _ABSENT
+    return (config.get("Labels") or {}).get(SOURCE_HASH_LABEL)
+
+
+class BuiltinRuntime:
+    """Runtime for a catalog image run as `python -m functions.<module>`, as its ENTRYPOINT does."""
+
+    def __init__(self, module: str) -> None:
+        self.module = module
+
+    def run(self, invocation: Invocation, stdin: bytes, on_stderr: StderrSink | None = None) -> RunOutput:
+        argv = [sys.executable, "-s", "-m", self.module, *invocation.args]  # -s: no user site-packages
+        env = {"PATH": os.defpath, **invocation.env, "PYTHONPATH": str(FUNCTIONS_DIR.parent), "PYTHONDONTWRITEBYTECODE": "1"}
+        with tempfile.TemporaryDirectory(prefix="fnrun-builtin-") as cwd:
+            output = run_process(argv, invocation, env, cwd, stdin, on_stderr)
+        return RunOutput(output.stdout, output.stderr, output.exit_code, output.duration, builtin=True)
