@@ -195,7 +195,11 @@ def changes(draw: st.DrawFn, data: dict) -> tuple[dict, list[tuple]]:
             touched.append(path)
         elif op == "delete":
             if isinstance(holder, list):  # equal items are interchangeable: any of them may go
-                touched += [(*path[:-1], i) for i, item in enumerate(holder) if same(item, target)]
+                # After earlier changes to this list's items, the item that went may equal another
+                # one of the original list: which one the editor removes is then ambiguous too.
+                prefix = path[:-1]
+                earlier = any(len(p) > len(prefix) and p[: len(prefix)] == prefix for p in touched)
+                touched += [(*prefix, i) for i, item in enumerate(holder) if earlier or same(item, target)]
             del holder[path[-1]]
             touched.append(path)
             break  # later paths would shift
