@@ -40,8 +40,8 @@ CASES = {
 
 def function_input(template: Path, args: list[str]) -> bytes:
     """The ResourceList both tools send: the package's items and a ConfigMap of the arguments."""
-    from orchestrator import resourcelist
-    from orchestrator.reader import read_package
+    from orchestrator.run import resourcelist
+    from orchestrator.read.package import read_package
 
     data = dict(arg.split("=", 1) for arg in args)
     config = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "function-input"}, "data": data}

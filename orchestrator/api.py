@@ -10,17 +10,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
-from . import annotations as ann, pipes, resourcelist, save, writer
-from .pipes import read_chunks, source_chunks
-from .reader import Package, read_package
-from .writer import WritePlan
+from . import annotations as ann
+from .run import pipes, resourcelist
+from .render import save
+from .write import writeback
+from .run.pipes import read_chunks, source_chunks
+from .read.package import Package, read_package
+from .write.writeback import WritePlan
 from .errors import FnrunError, InputError
 from .yamlio import fast
 
 if TYPE_CHECKING:
     from .doctor import Finding
-    from .functions import FunctionSpec
-    from .pipeline import Events, Outcome, RunOptions
+    from .select.functions import FunctionSpec
+    from .run.pipeline import Events, Outcome, RunOptions
     from .report import RunSummary
 
 
@@ -46,7 +49,7 @@ def sink(root: Path | str, content: str | IO[bytes], source_name: str = "stdin")
     root = Path(root)
     original = read_package(root) if root.exists() else None
     chunks = [content] if isinstance(content, str) else read_chunks(content, source_name)
-    streaming = writer.StreamWriter(root, original)
+    streaming = writeback.StreamWriter(root, original)
     try:
         decoded = resourcelist.decode_stream(chunks, source_name, streaming, other_documents=True)
         if decoded.kind == "stream" and not decoded.items:
@@ -122,8 +125,9 @@ def run(request: RunRequest, events: "Events | None" = None, stdout: IO[str] | N
     (`--output -`, stdin), the diff (`--check`, `--diff`) or the results document; the display
     (`events`, by default the one for stderr) gets the progress. Raises FnrunError on failure,
     `Drift` (exit 1) when `--check` finds files that would change."""
-    from . import diff, origin
-    from .pipeline import run_package, run_stream
+    from .write import diff
+    from .merge import origin
+    from .run.pipeline import run_package, run_stream
     from .report import RunSummary, choose, formats
     from .report.base import Recorder
 
@@ -161,7 +165,7 @@ def run(request: RunRequest, events: "Events | None" = None, stdout: IO[str] | N
         if summary.plan is not None and (request.check or request.diff):
             diff_text = diff.unified(summary.plan)
         if summary.plan is not None and not (request.check or request.to_stdout):
-            writer.apply(summary.plan)
+            writeback.apply(summary.plan)
             summary.written = True
             if saving is not None and not request.quiet:
                 print(f"fnrun: {saved_note}", file=sys.stderr)
@@ -221,13 +225,13 @@ def _render(request: RenderRequest, root: Path, options: "RunOptions", events: "
     outcome = render_package(root, RenderOptions(options, request.image_prefix, record, shard), events, in_place=in_place)
     if outcome.failure is not None:
         if outcome.plan is not None and not request.check:
-            writer.apply(outcome.plan)
+            writeback.apply(outcome.plan)
         raise outcome.failure
     if request.output_dir is not None:
         target = request.output_dir
         if target.exists() and (not target.is_dir() or any(target.iterdir())):
             raise InputError(f"{target}: -o DIR must be a new or empty directory")
-        outcome.plan = writer.plan(target, outcome.resources)
+        outcome.plan = writeback.plan(target, outcome.resources)
     return outcome
 
 
@@ -262,8 +266,8 @@ def _validate(request: RunRequest) -> None:
 
 def _pipeline_inputs(request: RunRequest, root: Path | None) -> tuple["RunOptions", "list[FunctionSpec] | None"]:
     """RunOptions from the request, and the function given on the command line, if any."""
-    from .functions import adhoc, parse_mount_flag
-    from .pipeline import RunOptions
+    from .select.functions import adhoc, parse_mount_flag
+    from .run.pipeline import RunOptions
     from .runtimes import Sandbox
     from .runtimes.base import PULL_POLICIES
     from .runtimes.builtin import enabled_by_environment as builtin_by_environment
@@ -328,8 +332,8 @@ def _selecting(spec: "FunctionSpec", request: RunRequest) -> "FunctionSpec":
 def explain(request: RunRequest, selector: str, events: "Events | None" = None) -> str:
     """`fnrun explain`: render the package in memory and tell where the selected resource came
     from and which functions changed it (or which one removed it)."""
-    from . import origin
-    from .pipeline import run_package
+    from .merge import origin
+    from .run.pipeline import run_package
     from .report import RunSummary, choose
     from .report.base import Recorder
     from .report.explain import explain as explain_resource, parse_selector
@@ -348,14 +352,14 @@ def explain(request: RunRequest, selector: str, events: "Events | None" = None) 
 
 def merge(sources: list[Path | str], destination: Path | str) -> WritePlan:
     """`fnrun merge`: two-way merge source packages onto a destination package, in place."""
-    from .packagemerge import merge as merge_packages
+    from .merge.packages import merge as merge_packages
 
     return merge_packages(sources, destination)
 
 
 def merge3(ancestor: Path | str, updated: Path | str, destination: Path | str) -> WritePlan:
     """`fnrun merge3`: apply the ancestor→updated changes to the destination, keeping its edits."""
-    from .packagemerge import merge3 as merge3_packages
+    from .merge.packages import merge3 as merge3_packages
 
     return merge3_packages(ancestor, updated, destination)
 
@@ -367,7 +371,7 @@ def list_functions(root: Path | str, global_scope: bool = False) -> list["Functi
     """The package's declared functions in the order `fnrun run` would run them."""
     from dataclasses import replace
 
-    from .functions import discover
+    from .select.functions import discover
 
     specs = discover(read_package(root).resources)
     return [replace(s, global_scope=True) for s in specs] if global_scope else specs

@@ -47,7 +47,8 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 
 from . import annotations as ann
-from . import envvars, resourcelist
+from . import envvars
+from .run import resourcelist
 from .errors import FnrunError, FunctionError, InputError
 from .resource import Resource
 from .yamlio import fast

@@ -13,8 +13,8 @@ from typing import Any
 
 import yaml
 
-from orchestrator import writer
-from orchestrator.reader import Package, read_package
+from orchestrator.write import writeback
+from orchestrator.read.package import Package, read_package
 from orchestrator.resource import Resource
 
 REPO = Path(__file__).resolve().parent.parent
@@ -97,10 +97,10 @@ def idempotent(edits: list[dict[str, Any]]) -> bool:
     return all("set" in e or "delete" in e for e in edits)
 
 
-def edit_package(root: Path, edits: list[dict[str, Any]]) -> tuple[Package, writer.WritePlan]:
+def edit_package(root: Path, edits: list[dict[str, Any]]) -> tuple[Package, writeback.WritePlan]:
     """Read root, apply `edits` through the API, write back: what a golden case does."""
     package = read_package(root)
-    return package, writer.write(root, apply_edits(package.resources, edits), package)
+    return package, writeback.write(root, apply_edits(package.resources, edits), package)
 
 
 def write_files(root: Path, files: dict[str, str | bytes]) -> Path:

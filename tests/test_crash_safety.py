@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator import journal
-from orchestrator.reader import read_package
-from orchestrator.staging import Stager
+from orchestrator.write import journal
+from orchestrator.read.package import read_package
+from orchestrator.write.staging import Stager
 from pipeline_helpers import REPO, fnrun, write_package
 
 FILES = 2000

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator import resourcelist
+from orchestrator.run import resourcelist
 from pipeline_helpers import assert_one_line_error, fnrun, load, snapshot, test_images, write_package
 
 _ = test_images

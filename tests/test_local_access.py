@@ -23,7 +23,7 @@ def volumes() -> set[str]:
 
 
 def probe_report(stdout: str) -> dict[str, str]:
-    from orchestrator import resourcelist
+    from orchestrator.run import resourcelist
 
     items = resourcelist.decode(stdout, "output").items
     return next(item.data["data"] for item in items if item.data["metadata"]["name"] == "sandbox-probe")

@@ -10,9 +10,9 @@ import pytest
 
 from io_helpers import golden_cases, write_files
 from orchestrator import annotations as ann
-from orchestrator import resourcelist
+from orchestrator.run import resourcelist
 from orchestrator.errors import InputError
-from orchestrator.reader import package_files, read_package
+from orchestrator.read.package import package_files, read_package
 from orchestrator.yamlio import fast
 
 CM = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\ndata:\n  k: v\n"

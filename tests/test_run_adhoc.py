@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator import resourcelist
+from orchestrator.run import resourcelist
 from pipeline_helpers import assert_one_line_error, deployment, fnrun, load, snapshot, test_images, write_package
 
 pytestmark = pytest.mark.usefixtures("test_images")

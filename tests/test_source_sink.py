@@ -13,9 +13,11 @@ from pathlib import Path
 import pytest
 
 from io_helpers import REPO, assert_one_line_error, fnrun, golden_cases, pipe, snapshot, write_files
-from orchestrator import api, fastlist, pipes, resourcelist, writer
+from orchestrator import api
+from orchestrator.run import fastlist, pipes, resourcelist
+from orchestrator.write import writeback
 from orchestrator.errors import InputError
-from orchestrator.reader import read_package
+from orchestrator.read.package import read_package
 from orchestrator.yamlio import fast
 
 EXTRA_LAYOUTS = {
@@ -235,9 +237,9 @@ def test_stream_writer_matches_plan_for_interleaved_paths(tmp_path: Path) -> Non
     original = read_package(root)
     a1, a2, b = original.resources
     changed_b = b.replaced({**b.data, "spec": {"x": 1}})
-    expected = writer.plan(root, [a1, a2, changed_b], original)
+    expected = writeback.plan(root, [a1, a2, changed_b], original)
     before = snapshot(root)
-    streaming = writer.StreamWriter(root, original)
+    streaming = writeback.StreamWriter(root, original)
     for resource in (a1, changed_b, a2):
         streaming.add(resource)
     plan = streaming.finish()

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from orchestrator import envvars, resourcelist
+from orchestrator import envvars
+from orchestrator.run import resourcelist
 from orchestrator.resource import Resource
 from pipeline_helpers import REPO, Result, fnrun
 

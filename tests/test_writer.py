@@ -25,9 +25,10 @@ from io_helpers import (
     write_files,
 )
 from orchestrator import annotations as ann
-from orchestrator import resourcelist, writer
+from orchestrator.run import resourcelist
+from orchestrator.write import writeback
 from orchestrator.errors import InputError
-from orchestrator.reader import read_package
+from orchestrator.read.package import read_package
 from orchestrator.resource import Resource
 
 CASES = golden_cases()
@@ -65,10 +66,10 @@ def test_golden_second_write_is_a_no_op(tmp_path: Path, case) -> None:
     before = snapshot(tmp_path)
     time.sleep(0.01)
     package = read_package(tmp_path)
-    assert writer.write(tmp_path, package.resources, package).changes == []
+    assert writeback.write(tmp_path, package.resources, package).changes == []
     if idempotent(case.edits):
         package = read_package(tmp_path)
-        assert writer.write(tmp_path, apply_edits(package.resources, case.edits), package).changes == []
+        assert writeback.write(tmp_path, apply_edits(package.resources, case.edits), package).changes == []
     assert snapshot(tmp_path) == before
 
 
@@ -110,7 +111,7 @@ def test_untouched_file_keeps_bytes_and_mtime(tmp_path: Path) -> None:
     time.sleep(0.01)
     package = read_package(tmp_path)
     edited = [r.replaced({**r.data, "data": {"k": "new"}}) if r.data["metadata"]["name"] == "a" else r for r in package.resources]
-    plan = writer.write(tmp_path, edited, package)
+    plan = writeback.write(tmp_path, edited, package)
     after = snapshot(tmp_path)
     assert [c.path for c in plan.changes] == ["a.yaml"] and plan.unchanged == ["sub/b.yaml"]
     assert after["sub/b.yaml"] == before["sub/b.yaml"] and after["values.yaml"] == before["values.yaml"]
@@ -121,18 +122,18 @@ def test_same_resources_written_twice_is_a_no_op(tmp_path: Path) -> None:
     write_files(tmp_path, {"a.yaml": cm("a") + "---\n" + cm("b")})
     package = read_package(tmp_path)
     edited = [r.replaced({**r.data, "data": {"k": "2"}}) for r in package.resources]
-    writer.write(tmp_path, edited, package)
+    writeback.write(tmp_path, edited, package)
     once = snapshot(tmp_path)
     time.sleep(0.01)
     again = read_package(tmp_path)
-    plan = writer.write(tmp_path, [r.replaced(copy.deepcopy(r.data)) for r in again.resources], again)
+    plan = writeback.write(tmp_path, [r.replaced(copy.deepcopy(r.data)) for r in again.resources], again)
     assert plan.changes == [] and snapshot(tmp_path) == once
 
 
 def test_file_whose_resources_are_all_gone_is_deleted(tmp_path: Path) -> None:
     write_files(tmp_path, {"a.yaml": cm("a") + "---\n" + cm("b"), "keep.yaml": cm("k"), "values.yaml": "x: 1\n", "notes.txt": "hi"})
     package = read_package(tmp_path)
-    plan = writer.write(tmp_path, [r for r in package.resources if r.path == "keep.yaml"], package)
+    plan = writeback.write(tmp_path, [r for r in package.resources if r.path == "keep.yaml"], package)
     assert [(c.path, c.new) for c in plan.changes] == [("a.yaml", None)]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["keep.yaml", "notes.txt", "values.yaml"]
 
@@ -144,7 +145,7 @@ def test_resource_without_path_goes_to_default_path(tmp_path: Path) -> None:
         Resource({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "My-App"}, "spec": {"a": 1}}),
         Resource({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "My-App", "namespace": "x"}}),
     ]
-    writer.write(tmp_path, new)
+    writeback.write(tmp_path, new)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["my-app_deployment.yaml", "my-app_service.yaml"]
     services = (tmp_path / "my-app_service.yaml").read_text()
     assert services.count("kind: Service") == 2 and "\n---\n" in services
@@ -157,7 +158,7 @@ def test_annotations_stripped_and_map_left_empty_removed(tmp_path: Path) -> None
     }
     only_ours = {"apiVersion": "v1", "kind": "A", "metadata": {"name": "a", "annotations": dict(stamped)}}
     mixed = {"apiVersion": "v1", "kind": "B", "metadata": {"name": "b", "annotations": {**stamped, ann.INDEX: "1", ann.INTERNAL_INDEX: "1", "keep": "me"}}}
-    writer.write(tmp_path, [Resource(mixed), Resource(only_ours)])
+    writeback.write(tmp_path, [Resource(mixed), Resource(only_ours)])
     content = (tmp_path / "out.yaml").read_text()
     assert content == "apiVersion: v1\nkind: A\nmetadata:\n  name: a\n---\napiVersion: v1\nkind: B\nmetadata:\n  name: b\n  annotations:\n    keep: me\n"
 
@@ -167,7 +168,7 @@ def test_resources_grouped_by_path_and_ordered_by_index_missing_index_is_zero(tm
         annotations = {ann.PATH: "f.yaml", **({ann.INDEX: index} if index is not None else {})}
         return Resource({"apiVersion": "v1", "kind": "A", "metadata": {"name": name, "annotations": annotations}})
 
-    writer.write(tmp_path, [at("two", "2"), at("zero", None), at("one", "1")])
+    writeback.write(tmp_path, [at("two", "2"), at("zero", None), at("one", "1")])
     names = [line.split(": ")[1] for line in (tmp_path / "f.yaml").read_text().splitlines() if "name:" in line]
     assert names == ["zero", "one", "two"]
 
@@ -177,7 +178,7 @@ def test_new_resource_added_to_an_existing_file_keeps_the_rest(tmp_path: Path) -
     write_files(tmp_path, {"f.yaml": original})
     package = read_package(tmp_path)
     extra = Resource({"apiVersion": "v1", "kind": "A", "metadata": {"name": "b", "annotations": {ann.PATH: "f.yaml", ann.INDEX: "1"}}})
-    writer.write(tmp_path, [*package.resources, extra], package)
+    writeback.write(tmp_path, [*package.resources, extra], package)
     assert (tmp_path / "f.yaml").read_text() == original + "---\napiVersion: v1\nkind: A\nmetadata:\n  name: b\n"
 
 
@@ -203,7 +204,7 @@ def test_unsafe_path_is_an_error_and_nothing_is_written(tmp_path: Path, path: st
     changed = package.resources[0].replaced({**package.resources[0].data, "data": {"k": "changed"}})
     bad = Resource({"apiVersion": "v1", "kind": "A", "metadata": {"name": "bad", "annotations": {ann.PATH: path}}})
     with pytest.raises(InputError, match=message):
-        writer.write(root, [changed, bad], package)
+        writeback.write(root, [changed, bad], package)
     assert snapshot(root) == before
     assert list((tmp_path / "elsewhere").iterdir()) == []
 
@@ -211,7 +212,7 @@ def test_unsafe_path_is_an_error_and_nothing_is_written(tmp_path: Path, path: st
 def test_symlink_inside_the_package_is_a_valid_target(tmp_path: Path) -> None:
     write_files(tmp_path, {"real/a.yaml": cm("a")})
     (tmp_path / "alias").symlink_to(tmp_path / "real")
-    assert writer.check_path(tmp_path, "alias/a.yaml") == tmp_path / "alias" / "a.yaml"
+    assert writeback.check_path(tmp_path, "alias/a.yaml") == tmp_path / "alias" / "a.yaml"
 
 
 @pytest.mark.parametrize("mode", [0o600, 0o640, 0o755])
@@ -226,7 +227,7 @@ def test_mode_bits_kept(tmp_path: Path, mode: int) -> None:
 def test_new_file_gets_umask_mode(tmp_path: Path) -> None:
     old = os.umask(0o027)
     try:
-        writer.write(tmp_path, [Resource({"apiVersion": "v1", "kind": "A", "metadata": {"name": "n"}})])
+        writeback.write(tmp_path, [Resource({"apiVersion": "v1", "kind": "A", "metadata": {"name": "n"}})])
     finally:
         os.umask(old)
     assert (tmp_path / "n_a.yaml").stat().st_mode & 0o777 == 0o640
@@ -245,10 +246,10 @@ def test_failure_while_staging_leaves_every_file_as_it_was(tmp_path: Path) -> No
     before = snapshot(tmp_path)
     edited = [r.replaced({**r.data, "data": {"k": "changed"}}) for r in package.resources]
     stuck = Resource({"apiVersion": "v1", "kind": "A", "metadata": {"name": "s", "annotations": {ann.PATH: "notes.txt/s.yaml"}}})
-    plan = writer.plan(tmp_path, [*edited, stuck], package)
+    plan = writeback.plan(tmp_path, [*edited, stuck], package)
     assert [c.path for c in plan.changes] == ["a.yaml", "notes.txt/s.yaml", "z.yaml"]
     with pytest.raises(InputError, match="cannot write"):
-        writer.apply(plan)
+        writeback.apply(plan)
     assert snapshot(tmp_path) == before and _leftovers(tmp_path) == []
 
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from orchestrator import annotations as ann
-from orchestrator import resourcelist
+from orchestrator.run import resourcelist
 from orchestrator.errors import InputError
-from orchestrator.reader import parse_stream
+from orchestrator.read.package import parse_stream
 from orchestrator.resource import Resource
 from orchestrator.yamlio import fast, roundtrip, text
 

@@ -9,11 +9,13 @@ import posixpath
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import results, scope, writer
+from ..run import results
+from ..merge import scope
+from ..write import writeback
 from ..errors import FnrunError, FunctionError, InputError
-from ..functions import FunctionSpec
-from ..pipeline import Events, FunctionReport, Outcome, RunOptions, RuntimeFor, check_policy, run_one
-from ..reader import Package, read_package
+from ..select.functions import FunctionSpec
+from ..run.pipeline import Events, FunctionReport, Outcome, RunOptions, RuntimeFor, check_policy, run_one
+from ..read.package import Package, read_package
 from ..report.plain import PlainEvents
 from ..resource import Resource
 from ..runtimes import get_runtime
@@ -118,7 +120,7 @@ def render_package(
         written = outcome.resources
         if options.record_status:
             written = _with_root_status(written, outcome)
-        outcome.plan = writer.plan(root, written, package)
+        outcome.plan = writeback.plan(root, written, package)
     return outcome
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import copy
 
-from ..pipeline import FunctionReport
+from ..run.pipeline import FunctionReport
 from ..resource import Resource
 from .kptfile import Step
 

@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 
 from ..errors import InputError
-from ..functions import FunctionSpec
+from ..select.functions import FunctionSpec
 from ..resource import Resource
 from .images import resolve
 from .kptfile import Kptfile, Step, is_kptfile

@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..functions import FunctionSpec
-    from ..origin import Changes, Tracker
-    from ..pipeline import FunctionReport
-    from ..writer import WritePlan
+    from ..select.functions import FunctionSpec
+    from ..merge.origin import Changes, Tracker
+    from ..run.pipeline import FunctionReport
+    from ..write.writeback import WritePlan
 
 
 #: stderr lines a display holds back (to show if the function fails): the last ones, where the

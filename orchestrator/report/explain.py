@@ -10,8 +10,8 @@ from .. import annotations as ann
 from ..errors import InputError
 
 if TYPE_CHECKING:
-    from ..functions import FunctionSpec
-    from ..origin import Lineage, Tracker
+    from ..select.functions import FunctionSpec
+    from ..merge.origin import Lineage, Tracker
     from ..resource import Resource
 
 
@@ -89,7 +89,7 @@ def _story(resource: "Resource", lineage: "Lineage") -> str:
 
 def _function(spec: "FunctionSpec") -> str:
     """`IMAGE (configured in FILE by KIND/NAME)`."""
-    from ..origin import reference
+    from ..merge.origin import reference
 
     entry = reference(spec)
     by = entry.get("configuredBy") or {}

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from .. import results
+from ..run import results
 from ..yamlio import fast
 from .base import RunSummary
 from .plain import status_line

@@ -9,15 +9,15 @@ import os
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
-from .. import results
-from ..diff import first_changed_line
+from ..run import results
+from ..write.diff import first_changed_line
 from .base import RunSummary
 from .locate import resource_line
 from .plain import PlainEvents
 
 if TYPE_CHECKING:
-    from ..functions import FunctionSpec
-    from ..pipeline import FunctionReport
+    from ..select.functions import FunctionSpec
+    from ..run.pipeline import FunctionReport
 
 
 def escape_data(value: str) -> str:

@@ -15,13 +15,13 @@ from rich.spinner import Spinner
 from rich.table import Table
 from rich.text import Text
 
-from .. import results
+from ..run import results
 from .base import HELD_LINES, Display, RunSummary, changes_text
 from .plain import file_lines
 
 if TYPE_CHECKING:
-    from ..functions import FunctionSpec
-    from ..pipeline import FunctionReport
+    from ..select.functions import FunctionSpec
+    from ..run.pipeline import FunctionReport
 
 _SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 

@@ -35,7 +35,7 @@ def resource_starts(content: str) -> list[tuple[int, dict]]:
 def resource_line(root: Path, path: str, index: Any = None, ref: Any = None) -> int | None:
     """The line of resource `index` (or of the one `ref` names) in root/path; 1 when the file is
     there but neither picks a resource; None when the file is not (or not safely) readable."""
-    from ..writer import check_path
+    from ..write.writeback import check_path
 
     try:
         content = check_path(root, path).read_bytes().decode("utf-8")

@@ -8,12 +8,12 @@ import sys
 from collections import deque
 from typing import IO, TYPE_CHECKING
 
-from .. import results
+from ..run import results
 from .base import HELD_LINES, Display, RunSummary, changes_text
 
 if TYPE_CHECKING:
-    from ..functions import FunctionSpec
-    from ..pipeline import FunctionReport
+    from ..select.functions import FunctionSpec
+    from ..run.pipeline import FunctionReport
 
 
 class PlainEvents(Display):

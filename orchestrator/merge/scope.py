@@ -8,14 +8,14 @@ from __future__ import annotations
 
 from collections import Counter
 
-from . import annotations as ann
-from .errors import FunctionError
-from .functions import FunctionSpec, in_scope
-from .reader import stamped
-from .select.selectors import selected
-from .resource import Resource
-from .select import selected
-from .yamlio import fast, roundtrip
+from .. import annotations as ann
+from ..errors import FunctionError
+from ..select.functions import FunctionSpec, in_scope
+from ..read.package import stamped
+from ..select.selectors import selected
+from ..resource import Resource
+from ..select import selected
+from ..yamlio import fast, roundtrip
 
 
 def split(spec: FunctionSpec, resources: list[Resource]) -> tuple[list[Resource], list[int]]:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Iterable
 
 from . import journal
-from .errors import InputError
+from ..errors import InputError
 
 
 class Stager:
@@ -85,7 +85,7 @@ class Stager:
 
     def commit(self, deletions: Iterable[str] = ()) -> None:
         """Land everything staged: flush, journal, rename over the targets, delete `deletions`,
-        drop the journal (orchestrator.journal: a cut-off commit is finished by the next read)."""
+        drop the journal (orchestrator.write.journal: a cut-off commit is finished by the next read)."""
         renames = [(temp, self.root / path) for path, temp in self.temps.items()]
         deletions = list(deletions)
         if not renames and not deletions:

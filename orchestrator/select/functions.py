@@ -8,11 +8,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import annotations as ann
-from .errors import InputError
-from .resource import Resource
-from .select.selectors import Selector
-from .yamlio import fast
+from .. import annotations as ann
+from ..errors import InputError
+from ..resource import Resource
+from .selectors import Selector
+from ..yamlio import fast
 
 _TOP_KEYS = {"container", "exec", "deferFailure"}
 _CONTAINER_KEYS = {"image", "network", "mounts", "envs"}
@@ -240,7 +240,7 @@ def adhoc(
 
 
 def _config_file(root: Path | None, path: Path) -> tuple[Resource, str | None]:
-    from .reader import parse_stream
+    from ..read.package import parse_stream
 
     try:
         raw = path.read_bytes()

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from . import annotations as ann
-from .merge import merge2_resources, merge3_resources
-from .reader import Package, read_package
-from .resource import Resource
-from .writer import WritePlan, write
+from .. import annotations as ann
+from . import merge2_resources, merge3_resources
+from ..read.package import Package, read_package
+from ..resource import Resource
+from ..write.writeback import WritePlan, write
 
 
 def merge(sources: list[Path | str], destination: Path | str) -> WritePlan:

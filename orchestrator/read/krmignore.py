@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .errors import InputError
+from ..errors import InputError
 
 if TYPE_CHECKING:
     import pathspec

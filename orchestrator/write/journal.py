@@ -27,7 +27,7 @@ import sys
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from .errors import FnrunError
+from ..errors import FnrunError
 
 JOURNAL = ".fnrun-journal"
 TEMP_SUFFIX = ".fnrun-tmp"  # staged files: `.<name>.<pid>-<serial>.fnrun-tmp` beside their target

@@ -9,12 +9,12 @@ from typing import Any, Iterable, Iterator, Protocol
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from . import annotations as ann
+from .. import annotations as ann
 from . import fastlist
-from .errors import InputError
-from .reader import parse_stream
-from .resource import Resource
-from .yamlio import fast, text
+from ..errors import InputError
+from ..read.package import parse_stream
+from ..resource import Resource
+from ..yamlio import fast, text
 
 API_VERSION = "config.kubernetes.io/v1"
 ACCEPTED_API_VERSIONS = ("config.kubernetes.io/v1", "config.kubernetes.io/v1beta1", "config.kubernetes.io/v1alpha1")
@@ -59,7 +59,7 @@ def decode(content: str, source: str) -> Decoded:
 
 
 class ItemSink(Protocol):
-    """Receives items as `decode_stream` decodes them (a `writer.StreamWriter`)."""
+    """Receives items as `decode_stream` decodes them (a `writeback.StreamWriter`)."""
 
     def add(self, item: Resource) -> None: ...
 

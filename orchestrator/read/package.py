@@ -8,11 +8,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
-from . import annotations as ann, journal
-from .errors import InputError
+from .. import annotations as ann
+from ..write import journal
+from ..errors import InputError
 from .krmignore import KrmIgnore
-from .resource import Resource, set_annotations
-from .yamlio import fast, roundtrip, text
+from ..resource import Resource, set_annotations
+from ..yamlio import fast, roundtrip, text
 
 YAML_SUFFIXES = (".yaml", ".yml")
 

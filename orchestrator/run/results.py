@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .errors import FunctionError
-from .yamlio import fast
+from ..errors import FunctionError
+from ..yamlio import fast
 
 SEVERITIES = ("error", "warning", "info")
 

@@ -12,12 +12,12 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from . import annotations as ann
-from .resource import Resource
-from .yamlio import fast, roundtrip, text
+from .. import annotations as ann
+from ..resource import Resource
+from ..yamlio import fast, roundtrip, text
 
 if TYPE_CHECKING:
-    from .functions import FunctionSpec
+    from ..select.functions import FunctionSpec
 
 
 @dataclass

@@ -15,9 +15,9 @@ import copy
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import InputError
-from .writer import FileChange, WritePlan
-from .yamlio import fast, roundtrip
+from ..errors import InputError
+from ..write.writeback import FileChange, WritePlan
+from ..yamlio import fast, roundtrip
 
 KPTFILE = "Kptfile"
 FUNCTION_TYPES = {"mutator": "mutators", "validator": "validators"}

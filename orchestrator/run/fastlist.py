@@ -12,10 +12,10 @@ from __future__ import annotations
 import re
 from typing import Any, Callable, Iterable
 
-from . import annotations as ann
-from .errors import FnrunError, InputError
-from .resource import Resource
-from .yamlio import fast, text
+from .. import annotations as ann
+from ..errors import FnrunError, InputError
+from ..resource import Resource
+from ..yamlio import fast, text
 
 #: What `fnrun source` writes instead of its remaining items when it fails after output began:
 #: a reserved YAML indicator at column 0, so no YAML parser takes the truncated list as complete.

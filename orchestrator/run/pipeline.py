@@ -9,16 +9,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Protocol
 
-from . import resourcelist, results, scope, writer
-from .errors import FunctionError, InputError
-from .functions import FunctionSpec, MountSpec, discover
-from .origin import Changes, compare
-from .reader import Package, read_package
-from .report.plain import PlainEvents
-from .resource import Resource
-from .runtimes import Invocation, Mount, Runtime, Sandbox, get_runtime
-from .runtimes.access import check_readable
-from .yamlio import fast
+from . import resourcelist, results
+from ..merge import scope
+from ..write import writeback
+from ..errors import FunctionError, InputError
+from ..select.functions import FunctionSpec, MountSpec, discover
+from ..merge.origin import Changes, compare
+from ..read.package import Package, read_package
+from ..report.plain import PlainEvents
+from ..resource import Resource
+from ..runtimes import Invocation, Mount, Runtime, Sandbox, get_runtime
+from ..runtimes.access import check_readable
+from ..yamlio import fast
 
 
 @dataclass(frozen=True)
@@ -68,7 +70,7 @@ class FunctionReport:
 
 class Events(Protocol):
     """Where progress goes: the CLI's displays (orchestrator.report), the lineage tracker
-    (orchestrator.origin), or whatever a library caller records."""
+    (orchestrator.merge.origin), or whatever a library caller records."""
 
     def planned(self, specs: list[FunctionSpec]) -> None: ...
     def started(self, spec: FunctionSpec) -> None: ...
@@ -81,7 +83,7 @@ class Events(Protocol):
 class Outcome:
     resources: list[Resource]
     reports: list[FunctionReport]
-    plan: writer.WritePlan | None = None
+    plan: writeback.WritePlan | None = None
     package: Package | None = None
 
 
@@ -105,9 +107,9 @@ def run_package(
     check_policy(specs, options, root)
     outcome = run_functions(specs, package.resources, options, root, events or PlainEvents(), runtime_for)
     outcome.package = package
-    outcome.plan = writer.plan(root, outcome.resources, package)
+    outcome.plan = writeback.plan(root, outcome.resources, package)
     if write:
-        writer.apply(outcome.plan)
+        writeback.apply(outcome.plan)
     return outcome
 
 
@@ -249,7 +251,7 @@ def _runtime(spec: FunctionSpec, call: Invocation, options: RunOptions, runtime_
     """Where a function runs: a catalog image's own code in-process when that cannot differ from the
     image (not cached: it costs less than a cache lookup's hashing), else its runtime, maybe cached."""
     if options.builtin and spec.kind == "container":
-        from .runtimes.builtin import BuiltinRuntime, builtin_module
+        from ..runtimes.builtin import BuiltinRuntime, builtin_module
 
         module = builtin_module(call)
         if module is not None:
@@ -259,7 +261,7 @@ def _runtime(spec: FunctionSpec, call: Invocation, options: RunOptions, runtime_
 
 
 def _caching(runtime: Runtime) -> Runtime:
-    from .runtimes.cache import CachingRuntime, ResultCache
+    from ..runtimes.cache import CachingRuntime, ResultCache
 
     global _cache
     if _cache is None:
@@ -286,7 +288,7 @@ def _decode(spec: FunctionSpec, stdout: bytes, exit_code: int) -> resourcelist.D
 def _check_item_paths(spec: FunctionSpec, root: Path, items: list[Resource]) -> None:
     """Every output path stays in the package; each distinct path is checked once (a file holds
     many resources, and each check resolves symlinks on disk: 0.5 s for 10,000 items otherwise)."""
-    check = writer.PathChecker(root)
+    check = writeback.PathChecker(root)
     for path in dict.fromkeys(item.path or "" for item in items):
         try:
             check(path)

@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import IO, Iterator
 
 from . import resourcelist
-from .errors import FnrunError, InputError
+from ..errors import FnrunError, InputError
 from .fastlist import FAILURE_NOTE
-from .reader import package_files, read_path
-from .yamlio import fast
+from ..read.package import package_files, read_path
+from ..yamlio import fast
 
 BATCH = 25  # files per batch handed out to a process
 FORK_FROM = 4 * BATCH  # fewer files than this: one process (a fork costs more than it saves)

@@ -9,8 +9,8 @@ import difflib
 import stat
 from pathlib import Path
 
-from .errors import FnrunError
-from .writer import FileChange, WritePlan
+from ..errors import FnrunError
+from .writeback import FileChange, WritePlan
 
 NO_NEWLINE = "\\ No newline at end of file\n"
 

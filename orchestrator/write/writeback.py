@@ -13,13 +13,14 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from . import annotations as ann, journal
-from .errors import InputError
-from .krmignore import KrmIgnore
-from .reader import Package, SourceFile
-from .resource import Resource
+from .. import annotations as ann
+from . import journal
+from ..errors import InputError
+from ..read.krmignore import KrmIgnore
+from ..read.package import Package, SourceFile
+from ..resource import Resource
 from .staging import Stager, stager_for
-from .yamlio import fast, roundtrip, text, textedit
+from ..yamlio import fast, roundtrip, text, textedit
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,1 @@
+"""Running functions over resources: the pipeline, the ResourceList on the wire, structured results."""

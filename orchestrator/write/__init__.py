@@ -1,0 +1,1 @@
+"""Writing results back: minimal text edits per file, staged, journalled and committed all together."""
