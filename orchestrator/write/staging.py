@@ -9,7 +9,6 @@ as it was."""
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import fcntl
 import os
 import threading
@@ -135,7 +134,7 @@ def _flush(files: list[Path], root: Path) -> None:
     where Linux offers it (2,000 fsyncs cost seconds), else an fsync per file on a few threads."""
     if not files:
         return
-    if _syncfs(root):
+    if journal.syncfs(root):
         return
 
     def fsync(path: Path) -> None:
@@ -147,19 +146,6 @@ def _flush(files: list[Path], root: Path) -> None:
 
     with ThreadPoolExecutor(max_workers=min(16, len(files))) as pool:
         list(pool.map(fsync, files))
-
-
-def _syncfs(root: Path) -> bool:
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        syncfs = libc.syncfs
-    except (OSError, AttributeError):
-        return False
-    fd = os.open(root, os.O_RDONLY)
-    try:
-        return syncfs(fd) == 0
-    finally:
-        os.close(fd)
 
 
 class ForkedStager:

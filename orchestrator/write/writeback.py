@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from .. import annotations as ann
-from . import journal
+from . import journal, parallel
 from ..errors import InputError
 from ..read.krmignore import KrmIgnore
 from ..read.package import Package, SourceFile
@@ -101,10 +101,18 @@ def plan(root: Path | str, resources: list[Resource], original: Package | None =
         path = resource.path or ann.default_path(resource.value)
         by_path.setdefault(path, []).append(resource)
     result = WritePlan(root)
-    for path in sorted(by_path):
+    paths = sorted(by_path)
+    for path in paths:
         check(path)
+
+    def render(path: str) -> bytes:
+        return _render_file(path, by_path[path], original, original.files.get(path) if original else None)
+
+    workers = parallel.workers_for(len(resources))
+    rendered = parallel.render_all(paths, [len(by_path[p]) for p in paths], render, workers)
+    for path in paths:
         source = original.files.get(path) if original else None
-        new = _render_file(path, by_path[path], original, source)
+        new = rendered[path]
         old = _on_disk(root, path, source)
         if old is not None and new == old:
             result.unchanged.append(path)
