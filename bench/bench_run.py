@@ -140,7 +140,7 @@ def run_fnrun(template: Path, work: Path, image: str, library: bool = False) -> 
     if library:
         command = [sys.executable, "-c", LIBRARY_RUN, str(package), image]
     else:
-        command = [*fnrun_command(), "run", str(package), "--image", image, "--image-pull-policy", "never"]
+        command = [*fnrun_command(), "run", str(package), "--image", image, "--image-pull-policy", "never", "--no-cache"]
     done = timed(command, work)
     difference = same_tree(template, package)
     if difference:

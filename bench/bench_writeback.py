@@ -86,7 +86,7 @@ def run_case(name: str, template: Path, work: Path, runs: int, memory: str) -> t
     def bare_step(series: Series) -> None:
         series.times.append(bare())
 
-    fnrun_cmd = lambda package: [*fnrun_command(), "run", str(package), "--image", image, "--image-pull-policy", "never", "--memory", memory, "--", *args]  # noqa: E731
+    fnrun_cmd = lambda package: [*fnrun_command(), "run", str(package), "--image", image, "--image-pull-policy", "never", "--memory", memory, "--no-cache", "--no-builtin", "--", *args]  # noqa: E731
     kpt_cmd = lambda package: ["kpt", "fn", "eval", str(package), "--image", image, "--image-pull-policy", "never", "--", *args]  # noqa: E731
     measure(runs, [(fnrun, tool_step(fnrun_cmd, template, work, marker)), (kpt, tool_step(kpt_cmd, template, work, marker)), (alone, bare_step)])
     counts = edit_counts(template, work, image, args, memory)
