@@ -1,0 +1,91 @@
+"""The process contract shared by the kpt catalog builtins: a ResourceList on stdin (YAML or JSON),
+a transform over plain data, the ResourceList as JSON on stdout (JSON is YAML), messages on stderr.
+
+A transform returns its results (kpt's result dicts); an error-severity result, or a ConfigError,
+makes the exit code 1, as kpt's functions do."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from typing import Any, Callable
+
+import yaml
+
+Item = dict[str, Any]
+Transform = Callable[[list[Item], Item], list[dict]]
+
+
+class Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """YAML 1.2 core schema, as kpt reads its input: `yes`, `on` and dates stay strings."""
+
+    yaml_implicit_resolvers: dict = {}
+
+
+for _tag, _pattern, _first in (
+    ("bool", r"^(?:true|True|TRUE|false|False|FALSE)$", "tTfF"),
+    ("int", r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$", "-+0123456789"),
+    ("float", r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$", "-+.0123456789"),
+    ("null", r"^(?:~|null|Null|NULL|)$", ["~", "n", "N", ""]),
+):
+    Loader.add_implicit_resolver(f"tag:yaml.org,2002:{_tag}", re.compile(_pattern), list(_first))
+
+
+class ConfigError(Exception):
+    """A bad functionConfig: one line on stderr and an error result, exit 1."""
+
+
+def config_data(config: Item, *fields: str) -> dict:
+    """What a function reads its settings from: a ConfigMap's `data`, else the named top-level
+    fields of its own kind (`SetLabels` `labels:`...), else `spec`."""
+    if config.get("kind") == "ConfigMap" and str(config.get("apiVersion", "v1")) == "v1":
+        return dict(config.get("data") or {})
+    found = {name: config[name] for name in fields if name in config}
+    return found or dict(config.get("spec") or {})
+
+
+def metadata(item: Item) -> dict:
+    meta = item.get("metadata")
+    if not isinstance(meta, dict):
+        meta = item["metadata"] = {}
+    return meta
+
+
+def is_local_config(item: Item) -> bool:
+    annotations = metadata(item).get("annotations") or {}
+    return str(annotations.get("config.kubernetes.io/local-config", "")).lower() == "true"
+
+
+def result(message: str, severity: str = "info", item: Item | None = None, field: str | None = None) -> dict:
+    found: dict[str, Any] = {"message": message, "severity": severity}
+    if item is not None:
+        meta = item.get("metadata") or {}
+        ref = {"apiVersion": item.get("apiVersion"), "kind": item.get("kind"), "name": meta.get("name")}
+        if meta.get("namespace"):
+            ref["namespace"] = meta["namespace"]
+        found["resourceRef"] = ref
+    if field:
+        found["field"] = {"path": field}
+    return found
+
+
+def main(transform: Transform, prog: str) -> None:
+    raw = sys.stdin.buffer.read()
+    try:
+        resource_list = yaml.load(raw, Loader=Loader) or {}
+    except yaml.YAMLError as err:
+        print(f"{prog}: input is not YAML: {str(err).splitlines()[0]}", file=sys.stderr)
+        sys.exit(1)
+    items = resource_list.get("items") or []
+    config = resource_list.get("functionConfig") or {}
+    try:
+        results = transform(items, config)
+    except ConfigError as err:
+        print(f"{prog}: {err}", file=sys.stderr)
+        results = [result(str(err), "error")]
+    resource_list["items"] = items
+    if results:
+        resource_list["results"] = [*(resource_list.get("results") or []), *results]
+    sys.stdout.write(json.dumps(resource_list))
+    sys.exit(1 if any(r.get("severity") == "error" for r in results) else 0)
