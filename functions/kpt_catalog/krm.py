@@ -89,3 +89,37 @@ def main(transform: Transform, prog: str) -> None:
         resource_list["results"] = [*(resource_list.get("results") or []), *results]
     sys.stdout.write(json.dumps(resource_list))
     sys.exit(1 if any(r.get("severity") == "error" for r in results) else 0)
+
+
+def group_of(item: Item) -> str:
+    api_version = str(item.get("apiVersion") or "")
+    return api_version.rpartition("/")[0] if "/" in api_version else ""
+
+
+def walk(node: Any, path: list[str], create: bool) -> list[dict]:
+    """The mappings at `path` (segments; `name[]` steps into every element of a list), created on
+    the way when `create` (never through lists)."""
+    if not path:
+        return [node] if isinstance(node, dict) else []
+    if not isinstance(node, dict):
+        return []
+    head, rest = path[0], path[1:]
+    if head.endswith("[]"):
+        found = node.get(head[:-2])
+        return [m for element in found for m in walk(element, rest, False)] if isinstance(found, list) else []
+    if not isinstance(node.get(head), dict):
+        if not create or (head in node and node[head] is not None):
+            return []
+        node[head] = {}
+    return walk(node[head], rest, create)
+
+
+def string_map(config: Item, field: str, where: str) -> dict[str, str]:
+    """A map of strings from a ConfigMap's data or the config's own `field`, as the label and
+    annotation setters take it."""
+    values = config_data(config, field)
+    if config.get("kind") != "ConfigMap":
+        values = values.get(field) or {}
+    if not isinstance(values, dict):
+        raise ConfigError(f"{where}: `{field}` must be a map of strings")
+    return {str(k): v if isinstance(v, str) else json.dumps(v) for k, v in values.items()}
