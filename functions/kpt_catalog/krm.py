@@ -114,12 +114,23 @@ def walk(node: Any, path: list[str], create: bool) -> list[dict]:
     return walk(node[head], rest, create)
 
 
-def string_map(config: Item, field: str, where: str) -> dict[str, str]:
+def check_kind(config: Item, kind: str) -> None:
+    """kpt's functions take a ConfigMap or their own kind (group fn.kpt.dev), nothing else."""
+    if not config:
+        raise ConfigError(f"FunctionConfig is missing. Expect `ConfigMap.v1` or `{kind}.v1alpha1.fn.kpt.dev`")
+    if config.get("kind") == "ConfigMap" and str(config.get("apiVersion", "v1")) == "v1":
+        return
+    if config.get("kind") != kind or group_of(config) != "fn.kpt.dev":
+        raise ConfigError(f"unknown FunctionConfig `{config.get('kind')}.{group_of(config) or 'v1'}`, expect `{kind}.fn.kpt.dev` or `ConfigMap.v1`")
+
+
+def string_map(config: Item, field: str, kind: str) -> dict[str, str]:
     """A map of strings from a ConfigMap's data or the config's own `field`, as the label and
     annotation setters take it."""
+    check_kind(config, kind)
     values = config_data(config, field)
     if config.get("kind") != "ConfigMap":
         values = values.get(field) or {}
     if not isinstance(values, dict):
-        raise ConfigError(f"{where}: `{field}` must be a map of strings")
+        raise ConfigError(f"`{field}` must be a map of strings")
     return {str(k): v if isinstance(v, str) else json.dumps(v) for k, v in values.items()}

@@ -23,7 +23,7 @@ FIELDS: dict[str, list[str]] = {
 
 
 def set_annotations(items: list[krm.Item], config: krm.Item) -> list[dict]:
-    annotations = krm.string_map(config, "annotations", "set-annotations")
+    annotations = krm.string_map(config, "annotations", "SetAnnotations")
     extra = config.get("additionalAnnotationFields") or [] if config.get("kind") != "ConfigMap" else []
     if not isinstance(extra, list) or not all(isinstance(f, dict) and f.get("path") for f in extra):
         raise krm.ConfigError("set-annotations: each additionalAnnotationFields entry needs a `path`")
