@@ -70,11 +70,37 @@ def result(message: str, severity: str = "info", item: Item | None = None, field
     return found
 
 
-def main(transform: Transform, prog: str) -> None:
+def plain(value: Any) -> Any:
+    """ruamel's round-trip nodes as plain data (its booleans are ints, its scalars subclasses)."""
+    from ruamel.yaml.scalarbool import ScalarBoolean
+
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if isinstance(value, ScalarBoolean):
+        return bool(value)
+    for kind in (bool, str, int, float):
+        if isinstance(value, kind):
+            return kind(value)
+    return value if value is None else str(getattr(value, "value", value))
+
+
+def load(raw: bytes, with_comments: bool) -> Any:
+    """The ResourceList as plain data, or as ruamel's round-trip nodes for functions that read
+    comments (apply-setters' `# kpt-set:` markers)."""
+    if not with_comments:
+        return yaml.load(raw, Loader=Loader)
+    from ruamel.yaml import YAML
+
+    return YAML(typ="rt").load(raw)
+
+
+def main(transform: Transform, prog: str, with_comments: bool = False) -> None:
     raw = sys.stdin.buffer.read()
     try:
-        resource_list = yaml.load(raw, Loader=Loader) or {}
-    except yaml.YAMLError as err:
+        resource_list = load(raw, with_comments) or {}
+    except Exception as err:  # noqa: BLE001 - PyYAML's or ruamel's parse errors, one line either way
         print(f"{prog}: input is not YAML: {str(err).splitlines()[0]}", file=sys.stderr)
         sys.exit(1)
     items = resource_list.get("items") or []
@@ -87,7 +113,7 @@ def main(transform: Transform, prog: str) -> None:
     resource_list["items"] = items
     if results:
         resource_list["results"] = [*(resource_list.get("results") or []), *results]
-    sys.stdout.write(json.dumps(resource_list))
+    sys.stdout.write(json.dumps(plain(resource_list) if with_comments else resource_list))
     sys.exit(1 if any(r.get("severity") == "error" for r in results) else 0)
 
 
@@ -114,20 +140,20 @@ def walk(node: Any, path: list[str], create: bool) -> list[dict]:
     return walk(node[head], rest, create)
 
 
-def check_kind(config: Item, kind: str) -> None:
-    """kpt's functions take a ConfigMap or their own kind (group fn.kpt.dev), nothing else."""
+def check_kind(config: Item, kind: str, *legacy: str) -> None:
+    """kpt's functions take a ConfigMap or their own kind (group fn.kpt.dev; maybe a legacy name)."""
     if not config:
         raise ConfigError(f"FunctionConfig is missing. Expect `ConfigMap.v1` or `{kind}.v1alpha1.fn.kpt.dev`")
     if config.get("kind") == "ConfigMap" and str(config.get("apiVersion", "v1")) == "v1":
         return
-    if config.get("kind") != kind or group_of(config) != "fn.kpt.dev":
+    if config.get("kind") not in (kind, *legacy) or group_of(config) != "fn.kpt.dev":
         raise ConfigError(f"unknown FunctionConfig `{config.get('kind')}.{group_of(config) or 'v1'}`, expect `{kind}.fn.kpt.dev` or `ConfigMap.v1`")
 
 
-def string_map(config: Item, field: str, kind: str) -> dict[str, str]:
+def string_map(config: Item, field: str, kind: str, *legacy: str) -> dict[str, str]:
     """A map of strings from a ConfigMap's data or the config's own `field`, as the label and
     annotation setters take it."""
-    check_kind(config, kind)
+    check_kind(config, kind, *legacy)
     values = config_data(config, field)
     if config.get("kind") != "ConfigMap":
         values = values.get(field) or {}

@@ -3,7 +3,8 @@ commonAnnotations does, to workloads' pod templates (CronJobs' job templates too
 `additionalAnnotationFields` the config names.
 
 Config: a ConfigMap's `data`, or `SetAnnotations` with `annotations:` and
-`additionalAnnotationFields: [{group, version, kind, path, create}]`."""
+`additionalAnnotationFields: [{group, version, kind, path, create}]` (the legacy
+`SetAnnotationConfig` calls them `fieldSpecs`)."""
 
 from __future__ import annotations
 
@@ -23,8 +24,8 @@ FIELDS: dict[str, list[str]] = {
 
 
 def set_annotations(items: list[krm.Item], config: krm.Item) -> list[dict]:
-    annotations = krm.string_map(config, "annotations", "SetAnnotations")
-    extra = config.get("additionalAnnotationFields") or [] if config.get("kind") != "ConfigMap" else []
+    annotations = krm.string_map(config, "annotations", "SetAnnotations", "SetAnnotationConfig")
+    extra = config.get("additionalAnnotationFields") or config.get("fieldSpecs") or [] if config.get("kind") != "ConfigMap" else []
     if not isinstance(extra, list) or not all(isinstance(f, dict) and f.get("path") for f in extra):
         raise krm.ConfigError("set-annotations: each additionalAnnotationFields entry needs a `path`")
     for item in items:
