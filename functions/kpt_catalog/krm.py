@@ -123,8 +123,9 @@ def group_of(item: Item) -> str:
 
 
 def walk(node: Any, path: list[str], create: bool) -> list[dict]:
-    """The mappings at `path` (segments; `name[]` steps into every element of a list), created on
-    the way when `create` (never through lists)."""
+    """The mappings at `path` (segments; `name[]` steps into every element of a list). With
+    `create`, the last two levels are created where missing (a pod template gets `metadata.labels`;
+    a Deployment without a template does not get one), never through lists."""
     if not path:
         return [node] if isinstance(node, dict) else []
     if not isinstance(node, dict):
@@ -134,7 +135,7 @@ def walk(node: Any, path: list[str], create: bool) -> list[dict]:
         found = node.get(head[:-2])
         return [m for element in found for m in walk(element, rest, False)] if isinstance(found, list) else []
     if not isinstance(node.get(head), dict):
-        if not create or (head in node and node[head] is not None):
+        if not create or len(path) > 2 or (head in node and node[head] is not None):
             return []
         node[head] = {}
     return walk(node[head], rest, create)
