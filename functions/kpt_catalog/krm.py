@@ -122,10 +122,11 @@ def group_of(item: Item) -> str:
     return api_version.rpartition("/")[0] if "/" in api_version else ""
 
 
-def walk(node: Any, path: list[str], create: bool) -> list[dict]:
-    """The mappings at `path` (segments; `name[]` steps into every element of a list). With
-    `create`, the last two levels are created where missing (a pod template gets `metadata.labels`;
-    a Deployment without a template does not get one), never through lists."""
+def walk(node: Any, path: list[str], create: bool | int) -> list[dict]:
+    """The mappings at `path` (segments; `name[]` steps into every element of a list). `create`
+    makes what is missing, never through lists: True all of it, a number only that many last
+    levels (kpt's set-labels gives a pod template `metadata.labels`, but gives a Deployment
+    without a template none, while its set-annotations makes the template)."""
     if not path:
         return [node] if isinstance(node, dict) else []
     if not isinstance(node, dict):
@@ -135,7 +136,7 @@ def walk(node: Any, path: list[str], create: bool) -> list[dict]:
         found = node.get(head[:-2])
         return [m for element in found for m in walk(element, rest, False)] if isinstance(found, list) else []
     if not isinstance(node.get(head), dict):
-        if not create or len(path) > 2 or (head in node and node[head] is not None):
+        if not create or (create is not True and len(path) > create) or (head in node and node[head] is not None):
             return []
         node[head] = {}
     return walk(node[head], rest, create)

@@ -43,7 +43,7 @@ def set_labels(items: list[krm.Item], config: krm.Item) -> list[dict]:
     for item in items:
         if krm.is_local_config(item):
             continue  # never applied to a cluster (the Kptfile, function configs)
-        targets = [(["metadata", "labels"], True), *((p.split("/"), c) for p, c in FIELDS.get(str(item.get("kind")), []))]
+        targets = [(["metadata", "labels"], True), *((p.split("/"), 2 if c else False) for p, c in FIELDS.get(str(item.get("kind")), []))]
         for path, create in targets:
             for mapping in krm.walk(item, path, create):
                 mapping.update(labels)
