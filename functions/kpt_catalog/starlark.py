@@ -2,8 +2,8 @@
 script over the ResourceList.
 
 The script comes from a `StarlarkRun`'s `source` (its `params` are read through the
-functionConfig), a ConfigMap's `data.source`, or `--source-file PATH` (kustomize's declared form,
-the file read by fnrun). It sees `ctx.resource_list` (`items`, `functionConfig`) and edits it in
+functionConfig), a ConfigMap's `data.source`, or `--source TEXT --name FILE` (kustomize's declared
+form: fnrun reads the file). It sees `ctx.resource_list` (`items`, `functionConfig`) and edits it in
 place; `ctx.environment` is the function's environment; `ctx.open_api` is empty (fnrun has no
 cluster schema). `print` goes to stderr, `fail(msg)` is an error result. The interpreter is
 go.starlark.net, kpt's own, with kpt's options: `set`, recursion and `while`, global reassignment.
@@ -37,11 +37,10 @@ PRELUDE = (
 )
 
 
-def script_of(config: krm.Item, source_file: str | None) -> tuple[str, str]:
+def script_of(config: krm.Item, given: tuple[str, str] | None) -> tuple[str, str]:
     """(source, the file name error messages give)."""
-    if source_file is not None:
-        with open(source_file, encoding="utf-8") as handle:
-            return handle.read(), os.path.basename(source_file)
+    if given is not None:
+        return given
     kind = config.get("kind")
     source = (config.get("data") or {}).get("source") if kind == "ConfigMap" else config.get("source")
     if not isinstance(source, str) or not source.strip():
@@ -88,10 +87,10 @@ def one_line(err: Exception, filename: str) -> str:
     return re.sub(re.escape(filename) + r":(\d+):", lambda m: f"{filename}:{int(m.group(1)) - 1}:", line)
 
 
-def run_script(items: list[krm.Item], config: krm.Item, source_file: str | None = None) -> list[dict]:
+def run_script(items: list[krm.Item], config: krm.Item, given: tuple[str, str] | None = None) -> list[dict]:
     import starlark_go
 
-    source, filename = script_of(config, source_file)
+    source, filename = script_of(config, given)
     starlark_go.configure_starlark(allow_set=True, allow_global_reassign=True, allow_recursion=True)
     resource_list = {"items": items, "functionConfig": config}
     interpreter = starlark_go.Starlark(print=lambda text: print(text, file=sys.stderr, flush=True))
@@ -111,8 +110,9 @@ def run_script(items: list[krm.Item], config: krm.Item, source_file: str | None 
 
 
 def main() -> None:
-    source_file = sys.argv[2] if sys.argv[1:2] == ["--source-file"] and len(sys.argv) > 2 else None
-    krm.main(lambda items, config: run_script(items, config, source_file), "starlark")
+    args = sys.argv[1:]
+    given = (args[1], args[3]) if len(args) == 4 and args[0] == "--source" and args[2] == "--name" else None
+    krm.main(lambda items, config: run_script(items, config, given), "starlark")
 
 
 if __name__ == "__main__":

@@ -61,20 +61,29 @@ def offer(image: str | None) -> str:
     return f"; fnrun has a builtin {name}: pass --builtin-catalog (or set {ENV_VAR}=1) to run it without the image"
 
 
-class StarlarkFileRuntime:
-    """Kustomize's `starlark: {path: x.star}`: the script file, inside the package, is read by the
-    child (it has no other file to read); the declaring resource is its functionConfig."""
+MAX_SCRIPT = 100_000  # bytes: the script travels as one argument (Linux caps one at 128 KiB)
 
-    def __init__(self, script: Path, root: Path) -> None:
+
+class StarlarkFileRuntime:
+    """Kustomize's `starlark: {path: x.star}`: fnrun reads the script, inside the package, and hands
+    it to the child (which may not be able to read the user's files); the declaring resource is
+    its functionConfig."""
+
+    def __init__(self, script: Path | None, root: Path | None) -> None:
+        assert script is not None and root is not None
         real, real_root = script.resolve(), root.resolve()
         if real_root not in real.parents:
             raise InputError(f"starlark script {script} is outside the package")
-        if not real.is_file():
-            raise InputError(f"starlark script {script} does not exist")
-        self.script = real
+        try:
+            self.source = real.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as err:
+            raise InputError(f"starlark script {script}: cannot read it: {getattr(err, 'strerror', None) or err}") from None
+        if len(self.source.encode()) > MAX_SCRIPT or "\0" in self.source:
+            raise InputError(f"starlark script {script}: larger than {MAX_SCRIPT // 1000} kB or not text")
+        self.name = real.name
 
     def run(self, invocation: Invocation, stdin: bytes, on_stderr: StderrSink | None = None) -> RunOutput:
         from dataclasses import replace
 
-        call = replace(invocation, args=("--source-file", str(self.script)))
+        call = replace(invocation, args=("--source", self.source, "--name", self.name))
         return BuiltinRuntime(STARLARK_MODULE).run(call, stdin, on_stderr)
