@@ -5,6 +5,8 @@
 
 A krm-functions-catalog checkout is scored on its `tests/<fn>/` and `examples/<fn>-*/` cases (the
 same format; `testType: eval` cases run `fnrun run --image IMG -- k=v`). With --builtin-catalog,
+exec.sh cases run with a `kpt` on PATH that turns `kpt fn eval`/`fn render` into fnrun
+(bench/conformance_shim.py); those needing other commands cannot run. With --builtin-catalog,
 fnrun's in-process versions stand in for kpt's set-namespace, set-labels, set-annotations,
 set-image, apply-setters, search-replace and starlark images, and the summary is per function.
 
@@ -20,6 +22,8 @@ one another). Nothing from the kpt checkout is copied into this repository."""
 from __future__ import annotations
 
 import argparse
+import os
+import re
 import shutil
 import subprocess
 import sys
@@ -37,6 +41,7 @@ from orchestrator.runtimes.kpt_catalog import catalog_name  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from conformance_known import KNOWN  # noqa: E402
+from conformance_shim import UNSUPPORTED  # noqa: E402
 
 
 @dataclass
@@ -126,6 +131,8 @@ def _functions_of(case: Path) -> list[str]:
     """The images a case runs: its Kptfiles' steps, or the `testType: eval` image."""
     config = _load(case / ".expected/config.yaml") or {}
     images = [config["image"]] if isinstance(config.get("image"), str) else []
+    if (case / ".expected/exec.sh").exists():
+        images += re.findall(r"(?:--image|\s-i)[= ](\S+)", (case / ".expected/exec.sh").read_text())
     for kptfile in case.rglob("Kptfile"):
         pipeline = (_load(kptfile) or {}).get("pipeline") or {}
         for section in ("mutators", "validators"):
@@ -138,7 +145,7 @@ def _run_case(case: Path, name: str, fnrun: str, e2e: Path, builtin_catalog: boo
     config = _load(expected_dir / "config.yaml") or {}
     if config.get("skip"):
         return Verdict(name, "skip", "the case marks itself skip")
-    if (expected_dir / "exec.sh").exists():
+    if (expected_dir / "exec.sh").exists() and not builtin_catalog:
         return Verdict(name, "skip", "exec.sh drives its own command line")
     if config.get("allowWasm"):
         return Verdict(name, "skip", "WASM functions are not supported")
@@ -155,6 +162,8 @@ def _run_case(case: Path, name: str, fnrun: str, e2e: Path, builtin_catalog: boo
             applied = subprocess.run(["git", "apply", "--unsafe-paths", f"--directory={expected}", str(patch)], cwd=tmp, capture_output=True, text=True)
             if applied.returncode:
                 return Verdict(name, "skip", f"diff.patch does not apply: {applied.stderr.strip().splitlines()[0]}")
+        if (expected_dir / "exec.sh").exists():
+            return _run_exec_sh(case, name, actual, expected, fnrun, config)
         if config.get("testType") == "eval":
             command = [fnrun, "run", str(actual), "--image", str(config.get("image")), "--image-pull-policy", "never", "--quiet"]
             command += ["--fn-config", str(actual / config["fnConfig"])] if config.get("fnConfig") else []
@@ -173,6 +182,27 @@ def _run_case(case: Path, name: str, fnrun: str, e2e: Path, builtin_catalog: boo
         if difference:
             return Verdict(name, "fail", difference)
         return Verdict(name, "pass")
+
+
+def _run_exec_sh(case: Path, name: str, actual: Path, expected: Path, fnrun: str, config: dict) -> Verdict:
+    """An exec.sh case with `kpt` on PATH standing for fnrun (bench/conformance_shim.py): only
+    `kpt fn eval` and `kpt fn render` are translated; a case that needs more cannot run here."""
+    shim = Path(tempfile.mkdtemp(prefix="fnrun-kpt-shim-"))
+    try:
+        (shim / "kpt").write_text(f"#!/bin/sh\nexec {sys.executable} {Path(__file__).resolve().parent / 'conformance_shim.py'} \"$@\"\n")
+        (shim / "kpt").chmod(0o755)
+        env = {**os.environ, "PATH": f"{shim}:{os.environ['PATH']}", "FNRUN": f"{fnrun} --builtin-catalog"}
+        done = subprocess.run(["bash", str(case / ".expected/exec.sh")], cwd=actual, env=env, capture_output=True, text=True, timeout=600)
+    finally:
+        shutil.rmtree(shim, ignore_errors=True)
+    if UNSUPPORTED in done.stderr or "docker: " in done.stderr:
+        line = next((l for l in done.stderr.splitlines() if UNSUPPORTED in l or "docker" in l), "")
+        return Verdict(name, "skip", f"exec.sh needs more than kpt fn eval/render ({line.strip()[:120]})")
+    want_failure = int(config.get("exitCode", 0)) != 0
+    if (done.returncode != 0) != want_failure:
+        return Verdict(name, "fail", f"exec.sh exit {done.returncode}, kpt expects {config.get('exitCode', 0)}: {done.stderr.strip()[-300:]}")
+    difference = _compare(actual, expected)
+    return Verdict(name, "fail", difference) if difference else Verdict(name, "pass")
 
 
 def _missing_images(case: Path) -> set[str]:
