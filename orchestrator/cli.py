@@ -93,7 +93,7 @@ def list_(
     if not specs:
         print(f"{directory}: no functions declared", file=sys.stderr)
     for number, spec in enumerate(specs, 1):
-        what = spec.image if spec.kind == "container" else f"exec {spec.exec_path}"
+        what = spec.image if spec.kind == "container" else f"{spec.kind} {spec.exec_path}"
         print(f"{number}. {what}  scope: {spec.scope}  declared in: {spec.declared_in}[{spec.declared_index}]")
 
 

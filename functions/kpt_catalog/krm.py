@@ -46,21 +46,25 @@ def config_data(config: Item, *fields: str) -> dict:
 
 
 def metadata(item: Item) -> dict:
+    """The item's metadata; a detached empty one where it has none (nothing is written there)."""
     meta = item.get("metadata")
-    if not isinstance(meta, dict):
-        meta = item["metadata"] = {}
-    return meta
+    return meta if isinstance(meta, dict) else {}
+
+
+def annotations_of(item: Item) -> dict:
+    found = metadata(item).get("annotations")
+    return found if isinstance(found, dict) else {}
 
 
 def is_local_config(item: Item) -> bool:
-    annotations = metadata(item).get("annotations") or {}
+    annotations = annotations_of(item)
     return str(annotations.get("config.kubernetes.io/local-config", "")).lower() == "true"
 
 
 def result(message: str, severity: str = "info", item: Item | None = None, field: str | None = None) -> dict:
     found: dict[str, Any] = {"message": message, "severity": severity}
     if item is not None:
-        meta = item.get("metadata") or {}
+        meta = metadata(item)
         ref = {"apiVersion": item.get("apiVersion"), "kind": item.get("kind"), "name": meta.get("name")}
         if meta.get("namespace"):
             ref["namespace"] = meta["namespace"]
@@ -110,6 +114,9 @@ def main(transform: Transform, prog: str, with_comments: bool = False) -> None:
     except ConfigError as err:
         print(f"{prog}: {err}", file=sys.stderr)
         results = [result(str(err), "error")]
+    except Exception as err:  # noqa: BLE001 - a bug or an input no kpt package has: one line, exit 1
+        print(f"{prog}: internal error: {type(err).__name__}: {' '.join(str(err).split())}", file=sys.stderr)
+        sys.exit(1)
     resource_list["items"] = items
     if results:
         resource_list["results"] = [*(resource_list.get("results") or []), *results]

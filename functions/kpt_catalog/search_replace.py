@@ -120,7 +120,7 @@ def _typed(old: Any, new: str) -> Any:
 
 
 def _file_of(item: krm.Item) -> str:
-    annotations = krm.metadata(item).get("annotations") or {}
+    annotations = krm.annotations_of(item)
     return next((str(annotations[a]) for a in _PATH_ANNOTATIONS if annotations.get(a)), "")
 
 

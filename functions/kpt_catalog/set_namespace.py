@@ -66,7 +66,7 @@ def set_namespace(items: list[krm.Item], config: krm.Item) -> list[dict]:
             moved.add((krm.group_of(item), kind, str(old or ""), str(meta.get("name"))))
             meta["namespace"] = namespace
     for item in items:
-        annotations = krm.metadata(item).get("annotations") or {}
+        annotations = krm.annotations_of(item)
         if isinstance(annotations.get(DEPENDS_ON), str):
             annotations[DEPENDS_ON] = ",".join(_depends_on(ref, moved, namespace) for ref in annotations[DEPENDS_ON].split(","))
     return []

@@ -46,7 +46,7 @@ def script_of(config: krm.Item, given: tuple[str, str] | None) -> tuple[str, str
     if not isinstance(source, str) or not source.strip():
         where = "data.source" if kind == "ConfigMap" else "source"
         raise krm.ConfigError(f"functionConfig {kind or '(none)'} has no Starlark script in `{where}`")
-    name = (config.get("metadata") or {}).get("name") or "script"
+    name = krm.metadata(config).get("name") or "script"
     return source, f"{name}.star"
 
 
