@@ -219,7 +219,7 @@ def run_one(
         runtime = _runtime(spec, call, options, runtime_for)
         output = runtime.run(call, stdin, lambda line: events.stderr(spec, line))
     except InputError as err:
-        from .runtimes.kpt_catalog import offer
+        from orchestrator.runtimes.kpt_catalog import offer
 
         if "pull" not in str(err) or not offer(spec.image):
             raise
@@ -256,7 +256,7 @@ def _runtime(spec: FunctionSpec, call: Invocation, options: RunOptions, runtime_
     """Where a function runs: a catalog image's own code in-process when that cannot differ from the
     image (not cached: it costs less than a cache lookup's hashing), else its runtime, maybe cached."""
     if spec.kind == "starlark" or (options.builtin_catalog and spec.kind == "container"):
-        from .runtimes.kpt_catalog import StarlarkFileRuntime, runtime_for_image
+        from orchestrator.runtimes.kpt_catalog import StarlarkFileRuntime, runtime_for_image
 
         found = StarlarkFileRuntime(call.exec_path, call.mount_root) if spec.kind == "starlark" else runtime_for_image(call.image)
         if found is not None:
