@@ -85,6 +85,7 @@ class RunRequest:
     max_output: str = "256M"  # stdout cap per function (k/M/G suffixes)
     cache: bool = True  # the result cache (also off with FNRUN_CACHE=0)
     builtin: bool = True  # fnrun's catalog images in-process where equal (--no-builtin, FNRUN_BUILTIN=0)
+    builtin_catalog: bool = False  # kpt's catalog images by fnrun's code (--builtin-catalog, FNRUN_BUILTIN_CATALOG=1)
     memory: str = "512m"
     pids_limit: int = 256
     cpus: float = 1.0
@@ -271,6 +272,7 @@ def _pipeline_inputs(request: RunRequest, root: Path | None) -> tuple["RunOption
     from .runtimes import Sandbox
     from .runtimes.base import PULL_POLICIES
     from .runtimes.builtin import enabled_by_environment as builtin_by_environment
+    from .runtimes import kpt_catalog
     from .runtimes.cache import enabled_by_environment
     from .runtimes.streams import parse_size
 
@@ -303,6 +305,7 @@ def _pipeline_inputs(request: RunRequest, root: Path | None) -> tuple["RunOption
         results_dir=request.results_dir,
         cache=request.cache and enabled_by_environment(),
         builtin=request.builtin and builtin_by_environment(),
+        builtin_catalog=request.builtin_catalog or kpt_catalog.enabled_by_environment(),
     )
     if request.image or request.exec_path:
         return options, [_selecting(adhoc(root, request.image, request.exec_path, request.fn_config, request.arguments), request)]

@@ -93,7 +93,7 @@ def list_(
     if not specs:
         print(f"{directory}: no functions declared", file=sys.stderr)
     for number, spec in enumerate(specs, 1):
-        what = spec.image if spec.kind == "container" else f"exec {spec.exec_path}"
+        what = spec.image if spec.kind == "container" else f"{spec.kind} {spec.exec_path}"
         print(f"{number}. {what}  scope: {spec.scope}  declared in: {spec.declared_in}[{spec.declared_index}]")
 
 
@@ -153,6 +153,7 @@ def run(
     timeout: float = typer.Option(300.0, "--timeout", help="Seconds before a function is killed and the run fails."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Run every container function even when an identical run's result is cached (FNRUN_CACHE=0 does the same)."),
     no_builtin: bool = typer.Option(False, "--no-builtin", help="Start fnrun's catalog images as containers even where their code could run in-process (FNRUN_BUILTIN=0 does the same)."),
+    builtin_catalog: bool = typer.Option(False, "--builtin-catalog", help="Run kpt's set-namespace, set-labels, set-annotations, set-image, apply-setters, search-replace and starlark images by fnrun's own in-process versions (FNRUN_BUILTIN_CATALOG=1 does the same)."),
     max_output: str = typer.Option("256M", "--max-output", help="Most a function may write on stdout (k/M/G) before it is killed and the run fails."),
     memory: str = typer.Option("512m", "--memory", help="Memory limit per function container."),
     pids_limit: int = typer.Option(256, "--pids-limit", help="Process limit per function container."),
@@ -219,6 +220,7 @@ def run(
         max_output=max_output,
         cache=not no_cache,
         builtin=not no_builtin,
+        builtin_catalog=builtin_catalog,
         **_limits(memory, pids_limit, cpus, tmpfs_size, writable_root, keep_capabilities),
         oci_runtime=oci_runtime,
         results_dir=results_dir,
@@ -280,6 +282,7 @@ def render(
     max_output: str = typer.Option("256M", "--max-output", help="Most a function may write on stdout (k/M/G) before it is killed and the render fails."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Run every container function even when an identical run's result is cached (FNRUN_CACHE=0 does the same)."),
     no_builtin: bool = typer.Option(False, "--no-builtin", help="Start fnrun's catalog images as containers even where their code could run in-process (FNRUN_BUILTIN=0 does the same)."),
+    builtin_catalog: bool = typer.Option(False, "--builtin-catalog", help="Run kpt's set-namespace, set-labels, set-annotations, set-image, apply-setters, search-replace and starlark images by fnrun's own in-process versions (FNRUN_BUILTIN_CATALOG=1 does the same)."),
 ) -> None:
     """Render a kpt package: run every Kptfile pipeline (subpackages first) and write back only what changed.
 
@@ -312,6 +315,7 @@ def render(
         max_output=max_output,
         cache=not no_cache,
         builtin=not no_builtin,
+        builtin_catalog=builtin_catalog,
     )
     api.run(request)
 

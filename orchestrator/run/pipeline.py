@@ -35,6 +35,7 @@ class RunOptions:
     results_dir: Path | None = None
     cache: bool = False  # reuse results of identical container runs (orchestrator.runtimes.cache)
     builtin: bool = False  # run fnrun's catalog images in-process where equal (orchestrator.runtimes.builtin)
+    builtin_catalog: bool = False  # kpt's catalog images by fnrun's own code (orchestrator.runtimes.kpt_catalog)
 
 
 @dataclass
@@ -219,6 +220,12 @@ def run_one(
         call = invocation(spec, options, root)
         runtime = _runtime(spec, call, options, runtime_for)
         output = runtime.run(call, stdin, lambda line: events.stderr(spec, line))
+    except InputError as err:
+        from orchestrator.runtimes.kpt_catalog import offer
+
+        if "pull" not in str(err) or not offer(spec.image):
+            raise
+        raise InputError(f"{err}{offer(spec.image)}") from None
     except FunctionError as err:
         report.duration, report.exit_code, report.error = time.monotonic() - started, -1, str(err)
         events.finished(spec, report)
@@ -250,6 +257,12 @@ def run_one(
 def _runtime(spec: FunctionSpec, call: Invocation, options: RunOptions, runtime_for: RuntimeFor) -> Runtime:
     """Where a function runs: a catalog image's own code in-process when that cannot differ from the
     image (not cached: it costs less than a cache lookup's hashing), else its runtime, maybe cached."""
+    if spec.kind == "starlark" or (options.builtin_catalog and spec.kind == "container"):
+        from orchestrator.runtimes.kpt_catalog import StarlarkFileRuntime, runtime_for_image
+
+        found = StarlarkFileRuntime(call.exec_path, call.mount_root) if spec.kind == "starlark" else runtime_for_image(call.image)
+        if found is not None:
+            return found
     if options.builtin and spec.kind == "container":
         from ..runtimes.builtin import BuiltinRuntime, builtin_module
 
@@ -317,7 +330,7 @@ def invocation(spec: FunctionSpec, options: RunOptions, root: Path) -> Invocatio
     mounts = tuple(Mount(_mount_source(root, spec, m), m.target, m.read_only) for m in spec.mounts)
     mounts += tuple(Mount(_mount_source(root, None, m), m.target, m.read_only) for m in options.mounts)
     exec_path = None
-    if spec.kind == "exec" and spec.exec_path:
+    if spec.kind in ("exec", "starlark") and spec.exec_path:
         base = root / spec.directory if spec.declared_in is not None else Path.cwd()
         exec_path = (base / spec.exec_path).absolute()
     return Invocation(

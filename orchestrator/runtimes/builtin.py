@@ -7,7 +7,8 @@ but only where that cannot change the result: the image is not present locally, 
 hash it was built with (label SOURCE_HASH_LABEL, set by scripts/build_images.py through
 source_hash below) equals the installed code's. The child goes through the exec runtime's runner:
 same stdin/stdout protocol, --max-output cap, timeout and process-group kill; it gets only the
-environment the container would get, an empty temporary working directory, and no /local.
+environment the container would get, an empty temporary working directory, no /local, and the
+confinement of orchestrator.runtimes.confine (memory limit, no network, read-only file system).
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ import tempfile
 from pathlib import Path
 
 from orchestrator.runtimes.base import Invocation, RunOutput, StderrSink
+from orchestrator.runtimes.confine import confinement
 from orchestrator.runtimes.exec import run_process
+from orchestrator.runtimes.streams import parse_size
 
 SOURCE_HASH_LABEL = "dev.fnrun.source-hash"
 # The functions package this fnrun has; the child imports it from there too (PYTHONPATH), so the
@@ -94,5 +97,6 @@ class BuiltinRuntime:
         argv = [sys.executable, "-s", "-m", self.module, *invocation.args]  # -s: no user site-packages
         env = {"PATH": os.defpath, **invocation.env, "PYTHONPATH": str(FUNCTIONS_DIR.parent), "PYTHONDONTWRITEBYTECODE": "1"}
         with tempfile.TemporaryDirectory(prefix="fnrun-builtin-") as cwd:
-            output = run_process(argv, invocation, env, cwd, stdin, on_stderr)
+            confine = confinement(parse_size(invocation.sandbox.memory))
+            output = run_process(argv, invocation, env, cwd, stdin, on_stderr, confine)
         return RunOutput(output.stdout, output.stderr, output.exit_code, output.duration, builtin=True)

@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Callable
 
 from orchestrator.errors import FunctionError, InputError
 from orchestrator.runtimes.base import Invocation, RunOutput, StderrSink
@@ -37,15 +38,17 @@ def run_process(
     cwd: str | None,
     stdin: bytes,
     on_stderr: StderrSink | None = None,
+    confine: Callable[[], None] | None = None,
 ) -> RunOutput:
     """Run argv as a function in its own process group: stdin in, stdout capped at --max-output,
-    stderr by lines, killed with everything it spawned at the timeout or an interrupt."""
+    stderr by lines, killed with everything it spawned at the timeout or an interrupt. `confine`
+    runs in the child before exec (limits, namespaces; orchestrator.runtimes.confine)."""
     started = time.monotonic()
     timeout = invocation.sandbox.timeout
     deadline = started + timeout if timeout else None
     with SignalGuard() as guard:
         with guard.held():  # the child must not start without us knowing its pid
-            process = _spawn(argv, invocation, env, cwd)
+            process = _spawn(argv, invocation, env, cwd, confine)
         try:
             with guard.armed():
                 stdout, stderr = _communicate(process, invocation, stdin, on_stderr, deadline)
@@ -90,7 +93,7 @@ def _executable(inv: Invocation) -> Path:
     return path.resolve()
 
 
-def _spawn(argv: list[str], inv: Invocation, env: dict[str, str], cwd: str | None) -> subprocess.Popen[bytes]:
+def _spawn(argv: list[str], inv: Invocation, env: dict[str, str], cwd: str | None, confine: Callable[[], None] | None = None) -> subprocess.Popen[bytes]:
     try:
         return subprocess.Popen(
             argv,
@@ -100,6 +103,7 @@ def _spawn(argv: list[str], inv: Invocation, env: dict[str, str], cwd: str | Non
             env=env,
             cwd=cwd,
             start_new_session=True,
+            preexec_fn=confine,
         )
     except OSError as err:  # permission, exec format error, missing interpreter
         what = f"exec function {inv.exec_path}" if inv.exec_path else f"function {inv.name}"

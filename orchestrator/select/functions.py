@@ -14,9 +14,10 @@ from ..resource import Resource
 from .selectors import Selector
 from ..yamlio import fast
 
-_TOP_KEYS = {"container", "exec", "deferFailure"}
+_TOP_KEYS = {"container", "exec", "starlark", "deferFailure"}
 _CONTAINER_KEYS = {"image", "network", "mounts", "envs"}
 _EXEC_KEYS = {"path", "args", "envs"}
+_STARLARK_KEYS = {"path", "name"}  # kustomize's declared Starlark (its `url:` is not fetched)
 _MOUNT_KEYS = {"type", "src", "source", "dst", "target", "destination", "rw", "readonly", "readOnly"}
 
 
@@ -34,7 +35,7 @@ class FunctionSpec:
     """One function to run. Declared ones carry their config resource and scope directory; ad-hoc
     ones (`--image`, `--exec`) see the whole package."""
 
-    kind: str  # "container" | "exec"
+    kind: str  # "container" | "exec" | "starlark" (kustomize's; exec_path is the script)
     image: str | None = None
     exec_path: str | None = None
     args: tuple[str, ...] = ()
@@ -95,8 +96,14 @@ def parse_declaration(resource: Resource) -> FunctionSpec | None:
     defer = value.get("deferFailure", False)
     if not isinstance(defer, bool):
         raise InputError(f"{where}: {key}: deferFailure must be true or false")
-    if ("container" in value) == ("exec" in value):
-        raise InputError(f"{where}: {key} must declare exactly one of `container` or `exec`")
+    if sum(k in value for k in ("container", "exec", "starlark")) != 1:
+        raise InputError(f"{where}: {key} must declare exactly one of `container`, `exec` or `starlark`")
+    if "starlark" in value:
+        spec = _section(value["starlark"], _STARLARK_KEYS, where, f"{key}: starlark")
+        path = spec.get("path")
+        if not isinstance(path, str) or not path.strip():
+            raise InputError(f"{where}: {key}: starlark.path is required (fnrun runs local scripts only)")
+        return FunctionSpec(kind="starlark", exec_path=path.strip(), defer_failure=defer, **base)
     if "container" in value:
         spec = _section(value["container"], _CONTAINER_KEYS, where, f"{key}: container")
         image = spec.get("image")

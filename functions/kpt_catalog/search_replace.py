@@ -1,0 +1,136 @@
+"""search-replace (kpt catalog): find scalar fields by value, regex, field path and file path
+(all given matchers must hold) and, with `put-value`, set them (`${1}` takes the regex's groups).
+
+`by-path` is a dot path: `*` is one field, `**` any number, `[1]` and `[*]` list elements; with
+`put-value` and a path without wildcards the field is created where it is missing, as kpt does.
+`by-file-path` is a glob on the resource's file (`**/` any directories). Config: a ConfigMap's
+`data`. Not supported: `put-comment` (fnrun's builtins return data, not comments); it is refused
+with a message naming the image to use instead."""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+import sys
+from typing import Any, Iterator
+
+if __package__ in (None, ""):
+    sys.path[0] = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from functions.kpt_catalog import krm  # noqa: E402
+
+_KEYS = {"by-value", "by-value-regex", "by-path", "by-file-path", "put-value", "put-comment"}
+_GROUP = re.compile(r"\$\{(\d+)\}")
+_PATH_ANNOTATIONS = ("internal.config.kubernetes.io/path", "config.kubernetes.io/path")
+
+
+def search_replace(items: list[krm.Item], config: krm.Item) -> list[dict]:
+    data = {str(k): "" if v is None else str(v) for k, v in krm.config_data(config).items()}
+    unknown = sorted(set(data) - _KEYS)
+    if unknown:
+        raise krm.ConfigError(f"unknown field `{unknown[0]}` (known: {', '.join(sorted(_KEYS))})")
+    if "put-comment" in data:
+        raise krm.ConfigError("put-comment is not supported by fnrun's builtin search-replace (run the image without --builtin-catalog)")
+    if not data.keys() & {"by-value", "by-value-regex", "by-path"}:
+        raise krm.ConfigError("at least one of [by-value, by-value-regex, by-path] must be provided")
+    if "by-value" in data and "by-value-regex" in data:
+        raise krm.ConfigError("only one of [by-value, by-value-regex] can be provided")
+    regex = re.compile(data["by-value-regex"]) if "by-value-regex" in data else None
+    pattern = _segments(data["by-path"]) if "by-path" in data else None
+    results = []
+    for item in items:
+        if "by-file-path" in data and not _file_matches(_file_of(item), data["by-file-path"]):
+            continue
+        for parent, key, path in list(_scalars(item, [])):
+            value = parent[key]
+            text = "" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
+            found = regex.fullmatch(text) if regex else None
+            if (regex and not found) or ("by-value" in data and text != data["by-value"]):
+                continue
+            if pattern is not None and not _path_matches(pattern, path):
+                continue
+            if "put-value" in data:
+                new = _GROUP.sub(lambda m: found.group(int(m.group(1))) or "", data["put-value"]) if found else data["put-value"]
+                parent[key] = _typed(value, new)
+            results.append(krm.result(f"{'Mutated' if 'put-value' in data else 'Matched'} field value `{text}`", "info", item, ".".join(path)))
+        if pattern is not None and "put-value" in data and not any(s in ("*", "**", "[*]") for s in pattern) and not data.keys() & {"by-value", "by-value-regex"}:
+            if _create(item, pattern, data["put-value"]):
+                results.append(krm.result(f"Mutated field value to `{data['put-value']}`", "info", item, data["by-path"]))
+    return results or [krm.result("no matches", "info")]
+
+
+def _segments(path: str) -> list[str]:
+    """`a.b[1].c` -> ['a', 'b', '[1]', 'c']."""
+    segments = []
+    for part in path.split("."):
+        name, _, rest = part.partition("[")
+        if name:
+            segments.append(name)
+        segments += [f"[{index}" for index in rest.split("[") if index] if rest else []
+    return segments
+
+
+def _scalars(node: Any, path: list[str]) -> Iterator[tuple[Any, Any, list[str]]]:
+    entries = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+    for key, value in list(entries):
+        step = f"[{key}]" if isinstance(node, list) else str(key)
+        if isinstance(value, (dict, list)):
+            yield from _scalars(value, [*path, step])
+        else:
+            yield node, key, [*path, step]
+
+
+def _path_matches(pattern: list[str], path: list[str]) -> bool:
+    if not pattern:
+        return not path
+    head = pattern[0]
+    if head == "**":
+        return any(_path_matches(pattern[1:], path[i:]) for i in range(len(path) + 1))
+    if not path:
+        return False
+    step = path[0]
+    ok = head == step or (head == "*" and not step.startswith("[")) or (head == "[*]" and step.startswith("["))
+    return ok and _path_matches(pattern[1:], path[1:])
+
+
+def _create(item: krm.Item, pattern: list[str], value: str) -> bool:
+    node: Any = item
+    for segment in pattern[:-1]:
+        if segment.startswith("["):
+            return False
+        if not isinstance(node.get(segment), dict):
+            if segment in node:
+                return False
+            node[segment] = {}
+        node = node[segment]
+    if pattern[-1].startswith("[") or pattern[-1] in node:
+        return False
+    node[pattern[-1]] = value
+    return True
+
+
+def _typed(old: Any, new: str) -> Any:
+    """A number or boolean field stays one when the new text is one."""
+    if isinstance(old, (bool, int, float)):
+        parsed = krm.load(new.encode(), False) if new else None
+        if isinstance(parsed, (bool, int, float)):
+            return parsed
+    return new
+
+
+def _file_of(item: krm.Item) -> str:
+    annotations = krm.annotations_of(item)
+    return next((str(annotations[a]) for a in _PATH_ANNOTATIONS if annotations.get(a)), "")
+
+
+def _file_matches(path: str, glob: str) -> bool:
+    """A glob where `*` stays within a directory and `**/` spans any number of them."""
+    expression = ""
+    for part in re.split(r"(\*\*/|\*\*|\*|\?)", glob):
+        expression += {"**/": "(?:.*/)?", "**": "[^/]*", "*": "[^/]*", "?": "[^/]"}.get(part, re.escape(part))
+    return re.fullmatch(expression, path) is not None or fnmatch.fnmatchcase(path, glob.replace("**/", ""))
+
+
+if __name__ == "__main__":
+    krm.main(search_replace, "search-replace")

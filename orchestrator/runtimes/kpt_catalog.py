@@ -1,0 +1,89 @@
+"""kpt's everyday catalog functions and Starlark, in-process on request (issue 14 §2-3).
+
+kpt's answer to "run set-labels without Docker" is a container. fnrun ships its own versions of the
+functions most kpt packages use (functions/kpt_catalog/), written from the catalog's documentation
+and expected outputs. They are not the images' code, so they run only when the user asks:
+`--builtin-catalog` or FNRUN_BUILTIN_CATALOG=1; and when such an image cannot be had, the error
+says so. Kustomize's declared `starlark: {path: x.star}` functions have no image: they always run
+here. Either way the function runs as a child process through the builtin runtime (timeout, output
+cap, memory limit, no network where the host allows it).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from orchestrator.errors import InputError
+from orchestrator.runtimes.base import Invocation, RunOutput, StderrSink
+from orchestrator.runtimes.builtin import BuiltinRuntime
+
+ENV_VAR = "FNRUN_BUILTIN_CATALOG"
+PREFIXES = ("ghcr.io/kptdev/krm-functions-catalog/", "gcr.io/kpt-fn/")
+STARLARK_MODULE = "functions.kpt_catalog.starlark"
+# catalog name -> module run in its place
+FUNCTIONS: dict[str, str] = {
+    name: f"functions.kpt_catalog.{name.replace('-', '_')}"
+    for name in ("set-namespace", "set-labels", "set-annotations", "set-image", "apply-setters", "search-replace", "starlark")
+}
+
+
+def enabled_by_environment() -> bool:
+    return os.environ.get(ENV_VAR, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def catalog_name(image: str | None) -> str | None:
+    """The catalog function an image names (any tag or digest), or None: kpt's registries, or a
+    short name as a Kptfile may give it before the prefix is added."""
+    if not image:
+        return None
+    name = image.split("@", 1)[0]
+    repository, _, tag = name.rpartition(":")
+    if repository and "/" not in tag:
+        name = repository
+    for prefix in PREFIXES:
+        if name.startswith(prefix):
+            name = name[len(prefix):]
+            break
+    return name if name in FUNCTIONS else None
+
+
+def runtime_for_image(image: str | None) -> BuiltinRuntime | None:
+    name = catalog_name(image)
+    return BuiltinRuntime(FUNCTIONS[name]) if name else None
+
+
+def offer(image: str | None) -> str:
+    """What to add to an error about an image fnrun could have run in-process ('' if none)."""
+    name = catalog_name(image)
+    if name is None:
+        return ""
+    return f"; fnrun has a builtin {name}: pass --builtin-catalog (or set {ENV_VAR}=1) to run it without the image"
+
+
+MAX_SCRIPT = 100_000  # bytes: the script travels as one argument (Linux caps one at 128 KiB)
+
+
+class StarlarkFileRuntime:
+    """Kustomize's `starlark: {path: x.star}`: fnrun reads the script, inside the package, and hands
+    it to the child (which may not be able to read the user's files); the declaring resource is
+    its functionConfig."""
+
+    def __init__(self, script: Path | None, root: Path | None) -> None:
+        assert script is not None and root is not None
+        real, real_root = script.resolve(), root.resolve()
+        if real_root not in real.parents:
+            raise InputError(f"starlark script {script} is outside the package")
+        try:
+            self.source = real.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as err:
+            raise InputError(f"starlark script {script}: cannot read it: {getattr(err, 'strerror', None) or err}") from None
+        if len(self.source.encode()) > MAX_SCRIPT or "\0" in self.source:
+            raise InputError(f"starlark script {script}: larger than {MAX_SCRIPT // 1000} kB or not text")
+        self.name = real.name
+
+    def run(self, invocation: Invocation, stdin: bytes, on_stderr: StderrSink | None = None) -> RunOutput:
+        from dataclasses import replace
+
+        call = replace(invocation, args=("--source", self.source, "--name", self.name))
+        return BuiltinRuntime(STARLARK_MODULE).run(call, stdin, on_stderr)
