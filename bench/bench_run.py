@@ -77,7 +77,12 @@ def fnrun_command() -> list[str]:
 
 
 def child_env() -> dict[str, str]:
+    """The environment of every timed process. Bytecode is written and used, as an installed
+    fnrun has it (pip compiles a wheel's modules): a shell that sets PYTHONDONTWRITEBYTECODE, as
+    this machine's does, would otherwise make every fnrun process compile its modules again
+    (~70 ms)."""
     env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     if SOURCE is not None:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SOURCE), env.get("PYTHONPATH")]))
     return env

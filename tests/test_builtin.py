@@ -54,12 +54,14 @@ def test_images_carry_the_installed_source_hash(catalog_images: tuple[str, ...])
         assert client.images.get(tag).labels.get(SOURCE_HASH_LABEL) == source_hash(module), tag
 
 
+@pytest.mark.parametrize("fork", ["1", "0"], ids=["forked", "own-interpreter"])
 @pytest.mark.parametrize("name, edit", EXEC_CASES)
-def test_builtin_leaves_the_same_files_and_results_as_the_image(name: str, edit: Edit | None, tmp_path: Path,
+def test_builtin_leaves_the_same_files_and_results_as_the_image(name: str, edit: Edit | None, fork: str, tmp_path: Path,
                                                                 catalog_images: tuple[str, ...]) -> None:
+    """In a fork of fnrun (the default) and in an interpreter of its own alike."""
     builtin_package = copy_sample(name, tmp_path / "builtin", edit)
     image_package = copy_sample(name, tmp_path / "image", edit)
-    by_builtin, builtin_items = run(builtin_package)
+    by_builtin, builtin_items = run(builtin_package, env={"FNRUN_BUILTIN_FORK": fork})
     by_image, image_items = run(image_package, "--no-builtin")
     expected = 1 if name in VALIDATORS and edit else 0
     assert (by_builtin.code, by_image.code) == (expected, expected), (by_builtin, by_image)

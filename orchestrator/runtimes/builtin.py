@@ -19,6 +19,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from orchestrator.runtimes import forked
 from orchestrator.runtimes.base import Invocation, RunOutput, StderrSink
 from orchestrator.runtimes.confine import confinement
 from orchestrator.runtimes.exec import run_process
@@ -98,5 +99,8 @@ class BuiltinRuntime:
         env = {"PATH": os.defpath, **invocation.env, "PYTHONPATH": str(FUNCTIONS_DIR.parent), "PYTHONDONTWRITEBYTECODE": "1"}
         with tempfile.TemporaryDirectory(prefix="fnrun-builtin-") as cwd:
             confine = confinement(parse_size(invocation.sandbox.memory))
-            output = run_process(argv, invocation, env, cwd, stdin, on_stderr, confine)
+            spawn = None
+            if forked.can_fork(self.module, FUNCTIONS_DIR):
+                spawn = lambda: forked.spawn(self.module, list(invocation.args), env, cwd, confine)  # noqa: E731
+            output = run_process(argv, invocation, env, cwd, stdin, on_stderr, confine, spawn)
         return RunOutput(output.stdout, output.stderr, output.exit_code, output.duration, builtin=True)

@@ -62,12 +62,14 @@ def isolate(points: list[tuple[bytes, int]]) -> bool:
     return True
 
 
-def confinement(memory: int) -> Callable[[], None]:
-    """The pre-exec step for a builtin's child (runs after fork, before exec: no locks, no I/O)."""
+def confinement(memory: int) -> Callable[..., None]:
+    """The pre-exec step for a builtin's child (runs after fork, before exec: no locks, no I/O).
+    A child that does not exec (orchestrator.runtimes.forked) passes the data it inherited, which
+    its limit comes on top of."""
     points = mounts()
 
-    def confine() -> None:
-        resource.setrlimit(resource.RLIMIT_DATA, (memory, memory))
+    def confine(inherited: int = 0) -> None:
+        resource.setrlimit(resource.RLIMIT_DATA, (memory + inherited, memory + inherited))
         isolate(points)
 
     return confine

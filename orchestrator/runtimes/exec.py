@@ -13,12 +13,15 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from orchestrator.errors import FunctionError, InputError
 from orchestrator.runtimes.base import Invocation, RunOutput, StderrSink
 from orchestrator.runtimes.interrupts import SignalGuard
 from orchestrator.runtimes.streams import BoundedOutput, LineSplitter, OutputTooLarge, pump, too_large
+
+if TYPE_CHECKING:
+    from orchestrator.runtimes.forked import ForkedProcess
 
 
 class ExecRuntime:
@@ -39,16 +42,18 @@ def run_process(
     stdin: bytes,
     on_stderr: StderrSink | None = None,
     confine: Callable[[], None] | None = None,
+    spawn: Callable[[], "subprocess.Popen[bytes] | ForkedProcess"] | None = None,
 ) -> RunOutput:
     """Run argv as a function in its own process group: stdin in, stdout capped at --max-output,
     stderr by lines, killed with everything it spawned at the timeout or an interrupt. `confine`
-    runs in the child before exec (limits, namespaces; orchestrator.runtimes.confine)."""
+    runs in the child before exec (limits, namespaces; orchestrator.runtimes.confine); `spawn`,
+    when given, starts the child instead (a fork that runs Python without exec)."""
     started = time.monotonic()
     timeout = invocation.sandbox.timeout
     deadline = started + timeout if timeout else None
     with SignalGuard() as guard:
         with guard.held():  # the child must not start without us knowing its pid
-            process = _spawn(argv, invocation, env, cwd, confine)
+            process = spawn() if spawn is not None else _spawn(argv, invocation, env, cwd, confine)
         try:
             with guard.armed():
                 stdout, stderr = _communicate(process, invocation, stdin, on_stderr, deadline)
