@@ -130,3 +130,17 @@ def test_the_size_bound_prunes_least_recently_used_first(tmp_path: Path) -> None
     prune = subprocess.run([sys.executable, "-m", "orchestrator", "cache", "prune", "--all"], capture_output=True, text=True,
                            env={**os.environ, "FNRUN_CACHE_DIR": str(tmp_path / "c")}, cwd=REPO)
     assert prune.returncode == 0 and "removed 3 entries" in prune.stderr
+
+
+def test_images_are_inspected_alike_on_the_socket_and_through_the_sdk(monkeypatch: pytest.MonkeyPatch, test_images: None) -> None:
+    """The plain request on the engine's unix socket and the SDK see the same image (and the
+    same absence), whichever DOCKER_HOST names it."""
+    from orchestrator.runtimes import inspect
+
+    monkeypatch.delenv("DOCKER_HOST", raising=False)
+    direct = inspect.inspect_image("fnrun-test/identity:v1")
+    assert direct is not None and direct["Id"].startswith("sha256:")
+    assert inspect._through_sdk("fnrun-test/identity:v1")["Id"] == direct["Id"]
+    assert inspect.inspect_image("fnrun-test/no-such-image:v1") is None
+    monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+    assert inspect.inspect_image("fnrun-test/identity:v1") is None  # no engine: no such image here

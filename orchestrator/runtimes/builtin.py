@@ -79,13 +79,12 @@ _ABSENT = object()
 
 def _image_label(image: str) -> object:
     """The source-hash label of the local image; _ABSENT when there is no such image (or no engine)."""
-    try:
-        from orchestrator.runtimes.container import api_client
+    from orchestrator.runtimes.inspect import inspect_image
 
-        config = api_client().inspect_image(image).get("Config") or {}
-    except Exception:  # noqa: BLE001 - not found or no engine: the image cannot be what ran
+    found = inspect_image(image)
+    if found is None:
         return _ABSENT
-    return (config.get("Labels") or {}).get(SOURCE_HASH_LABEL)
+    return ((found.get("Config") or {}).get("Labels") or {}).get(SOURCE_HASH_LABEL)
 
 
 class BuiltinRuntime:

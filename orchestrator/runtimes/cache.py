@@ -221,13 +221,9 @@ class CachingRuntime:
 
 def _image_identity(image: str) -> tuple[str | None, dict]:
     """The engine's ID for the image as present locally (never the tag), and its labels."""
-    import docker.errors
-    import requests.exceptions
+    from orchestrator.runtimes.inspect import inspect_image
 
-    from orchestrator.runtimes.container import api_client
-
-    try:
-        info = api_client().inspect_image(image)
-    except (docker.errors.APIError, requests.exceptions.RequestException):
+    info = inspect_image(image)
+    if info is None:
         return None, {}
     return info.get("Id"), (info.get("Config") or {}).get("Labels") or {}
