@@ -82,6 +82,7 @@ class RunRequest:
     max_output: str = "256M"  # stdout cap per function (k/M/G suffixes)
     cache: bool = True  # the result cache (also off with FNRUN_CACHE=0)
     builtin: bool = True  # fnrun's catalog images in-process where equal (--no-builtin, FNRUN_BUILTIN=0)
+    jobs: int | None = None  # --jobs: containers started ahead, independent work at once; None: FNRUN_JOBS or min(4, CPUs)
     memory: str = "512m"
     pids_limit: int = 256
     cpus: float = 1.0
@@ -269,6 +270,7 @@ def _pipeline_inputs(request: RunRequest, root: Path | None) -> tuple["RunOption
     from .runtimes.builtin import enabled_by_environment as builtin_by_environment
     from .runtimes.cache import enabled_by_environment
     from .runtimes.streams import parse_size
+    from .units import default_jobs, parse_jobs
 
     try:
         max_output = parse_size(request.max_output)
@@ -299,6 +301,7 @@ def _pipeline_inputs(request: RunRequest, root: Path | None) -> tuple["RunOption
         results_dir=request.results_dir,
         cache=request.cache and enabled_by_environment(),
         builtin=request.builtin and builtin_by_environment(),
+        jobs=default_jobs() if request.jobs is None else parse_jobs(request.jobs),
     )
     if request.image or request.exec_path:
         return options, [_selecting(adhoc(root, request.image, request.exec_path, request.fn_config, request.arguments), request)]

@@ -154,6 +154,7 @@ def run(
     no_cache: bool = typer.Option(False, "--no-cache", help="Run every container function even when an identical run's result is cached (FNRUN_CACHE=0 does the same)."),
     no_builtin: bool = typer.Option(False, "--no-builtin", help="Start fnrun's catalog images as containers even where their code could run in-process (FNRUN_BUILTIN=0 does the same)."),
     max_output: str = typer.Option("256M", "--max-output", help="Most a function may write on stdout (k/M/G) before it is killed and the run fails."),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help="Containers started ahead and independent functions run at once (default min(4, CPUs); FNRUN_JOBS); 1 runs one at a time."),
     memory: str = typer.Option("512m", "--memory", help="Memory limit per function container."),
     pids_limit: int = typer.Option(256, "--pids-limit", help="Process limit per function container."),
     cpus: float = typer.Option(1.0, "--cpus", help="CPU limit per function container."),
@@ -219,6 +220,7 @@ def run(
         max_output=max_output,
         cache=not no_cache,
         builtin=not no_builtin,
+        jobs=jobs,
         **_limits(memory, pids_limit, cpus, tmpfs_size, writable_root, keep_capabilities),
         oci_runtime=oci_runtime,
         results_dir=results_dir,
@@ -280,6 +282,7 @@ def render(
     max_output: str = typer.Option("256M", "--max-output", help="Most a function may write on stdout (k/M/G) before it is killed and the render fails."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Run every container function even when an identical run's result is cached (FNRUN_CACHE=0 does the same)."),
     no_builtin: bool = typer.Option(False, "--no-builtin", help="Start fnrun's catalog images as containers even where their code could run in-process (FNRUN_BUILTIN=0 does the same)."),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help="Containers started ahead and sibling packages rendered at once (default min(4, CPUs); FNRUN_JOBS); 1 renders one at a time."),
 ) -> None:
     """Render a kpt package: run every Kptfile pipeline (subpackages first) and write back only what changed.
 
@@ -312,6 +315,7 @@ def render(
         max_output=max_output,
         cache=not no_cache,
         builtin=not no_builtin,
+        jobs=jobs,
     )
     api.run(request)
 
