@@ -20,7 +20,7 @@ from orchestrator.resource import Resource
 from orchestrator.runtimes.base import Invocation, Sandbox
 from orchestrator.runtimes.container import LABEL_PID
 from orchestrator.units import Executed, Unit, run_units
-from pipeline_helpers import REPO, assert_one_line_error, fnrun, function_config, snapshot, test_images, write_package  # noqa: F401
+from pipeline_helpers import REPO, assert_one_line_error, interrupt_when_running, fnrun, function_config, snapshot, test_images, write_package  # noqa: F401
 
 LABEL, FAIL, SLEEP = "fnrun-test/label:v1", "fnrun-test/fail:v1", "fnrun-test/sleep:v1"
 NO_CACHE = {"FNRUN_CACHE": "0"}
@@ -133,21 +133,7 @@ def test_interrupting_a_run_removes_every_container(test_images: None, tmp_path:
     root = write_package(tmp_path / "pkg", files)
     before = snapshot(root)
     proc = subprocess.Popen([sys.executable, "-m", "orchestrator", "render", str(root), "--jobs", "3"], stderr=subprocess.PIPE, text=True, cwd=REPO, env={**os.environ, **NO_CACHE})
-    client = docker.from_env()
-    sleeping = {"label": [f"{LABEL_PID}={proc.pid}", f"fnrun.function={SLEEP}"]}
-    try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and len(client.containers.list(filters={"label": f"{LABEL_PID}={proc.pid}"})) < 3:
-            assert proc.poll() is None, proc.stderr.read() if proc.stderr else proc.returncode
-            time.sleep(0.2)
-        assert client.containers.list(filters=sleeping), "no sleep container started"
-        time.sleep(1.0)  # the sleep function has its input by now
-        os.kill(proc.pid, signum)
-        _, stderr = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    stderr = interrupt_when_running(proc, {"label": f"{LABEL_PID}={proc.pid}"}, signum, count=3, settle=1.0)
     assert proc.returncode != 0
     assert "Traceback" not in stderr
     assert mine(proc.pid) == []
