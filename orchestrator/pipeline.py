@@ -211,7 +211,7 @@ def run_functions(
             deferred.append(failure)
 
     try:
-        with session(list(enumerate(specs)), options, root, runtime_for) as active:
+        with session(list(enumerate(specs)), options, root, runtime_for, resources) as active:
             resources = run_units(units, resources, events, execute, commit, options.jobs)
     finally:
         if options.results_dir is not None:

@@ -8,18 +8,23 @@ and leaving it, however that happens, removes every container it started, used o
 
 from __future__ import annotations
 
+import importlib
+import sys
 import threading
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
 from .functions import FunctionSpec
+from .resource import Resource
 from .runtimes import Runtime, get_runtime
 from .runtimes.interrupts import SignalGuard
 from .units import begin
 
 if TYPE_CHECKING:
     from .pipeline import RunOptions, RuntimeFor
+    from .runtimes import Invocation
     from .runtimes.prestart import Prestarter
 
 
@@ -50,9 +55,12 @@ class RunSession:
 
 
 @contextmanager
-def session(planned: list[tuple[int, FunctionSpec]], options: "RunOptions", root: Path, runtime_for: "RuntimeFor") -> Iterator[RunSession]:
+def session(
+    planned: list[tuple[int, FunctionSpec]], options: "RunOptions", root: Path, runtime_for: "RuntimeFor", resources: list[Resource]
+) -> Iterator[RunSession]:
     """Pre-start `planned` (key, spec) in run order; only with the real container runtime (a
-    library caller's own runtime_for decides for itself) and in the main thread."""
+    library caller's own runtime_for decides for itself) and in the main thread. `resources`
+    are what the first function will see."""
     begin()
     containers = [(key, spec) for key, spec in planned if spec.kind == "container"]
     if not containers or runtime_for is not get_runtime or threading.current_thread() is not threading.main_thread():
@@ -62,7 +70,7 @@ def session(planned: list[tuple[int, FunctionSpec]], options: "RunOptions", root
         prestarter = None
         try:
             with guard.armed():
-                prestarter = _prestarter(containers, options, root)
+                prestarter = _prestarter(containers, options, root, planned[0][1], resources)
                 yield RunSession(runtime_for, prestarter)
         finally:
             with guard.held():
@@ -70,17 +78,38 @@ def session(planned: list[tuple[int, FunctionSpec]], options: "RunOptions", root
                     prestarter.close()
 
 
-def _prestarter(containers: list[tuple[int, FunctionSpec]], options: "RunOptions", root: Path) -> "Prestarter":
+def _prestarter(containers: list[tuple[int, FunctionSpec]], options: "RunOptions", root: Path, first: FunctionSpec, resources: list[Resource]) -> "Prestarter":
+    """With the result cache on, nothing starts until a function misses it; whether the first one
+    does is asked at once, in the background (an unchanged re-run then starts no container)."""
     from .errors import FnrunError
     from .pipeline import invocation
     from .runtimes.prestart import Prestarter
 
-    prestarter = Prestarter(options.jobs, paused=options.cache, builtin=options.builtin)
     upcoming = []
     for key, spec in containers:
         try:
             upcoming.append((key, invocation(spec, options, root)))
         except FnrunError:
             continue  # reported when the function's turn comes, as ever
+    probe = None
+    if options.cache and upcoming and upcoming[0][0] == 0:
+        probe = partial(_misses_cache, first, upcoming[0][1], resources)
+    prestarter = Prestarter(options.jobs, paused=options.cache, builtin=options.builtin, probe=probe)
     prestarter.plan(upcoming)
     return prestarter
+
+
+def _misses_cache(spec: FunctionSpec, call: "Invocation", resources: list[Resource]) -> bool:
+    from . import resourcelist, scope
+    from .pipeline import _caching
+
+    items, _ = scope.split(spec, resources)
+    stdin = resourcelist.encode(items, spec.config).encode("utf-8")
+    return _caching(get_runtime("container")).would_run(call, stdin)  # type: ignore[attr-defined]
+
+
+def import_engine_client() -> None:
+    """Import the docker SDK in a thread while the package is read (it takes ~0.1 s; the pre-start
+    needs it first). Only the import: connecting could wait on an unreachable engine."""
+    if "orchestrator.runtimes.container" not in sys.modules:
+        threading.Thread(target=importlib.import_module, args=("orchestrator.runtimes.container",), name="fnrun-import").start()

@@ -19,7 +19,6 @@ the workers are joined before the exception goes on.
 from __future__ import annotations
 
 import os
-import sys
 import threading
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -211,14 +210,14 @@ class _Parallel:
 
 
 def cancel_containers() -> None:
-    """Remove every container this process has (only if it ever loaded the container runtime)."""
-    module = sys.modules.get("orchestrator.runtimes.container")
-    if module is not None:
-        module.cancel_all()
+    """Remove every container this process has."""
+    from .runtimes import live
+
+    live.cancel_all()
 
 
 def begin() -> None:
     """A new run may create containers again (after an earlier, cancelled run in this process)."""
-    module = sys.modules.get("orchestrator.runtimes.container")
-    if module is not None:
-        module.begin()
+    from .runtimes import live
+
+    live.begin()

@@ -75,10 +75,10 @@ def tree(root: Path) -> dict[str, bytes]:
 
 
 def test_a_prestarted_container_runs_the_function_and_unclaimed_ones_are_removed(test_images: None, tmp_path: Path) -> None:
-    from orchestrator.runtimes import container
+    from orchestrator.runtimes import container, live
     from orchestrator.runtimes.prestart import LABEL_PRESTARTED, Prestarter, PrestartedRuntime
 
-    container.begin()
+    live.begin()
     call = Invocation(name=LABEL, image=LABEL, sandbox=Sandbox(image_pull_policy="never"))
     prestarter = Prestarter(jobs=2)
     try:

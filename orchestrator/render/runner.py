@@ -165,7 +165,7 @@ def _run_pipelines(
         if failure is not None:
             raise failure
 
-    with session(list(enumerate(spec for _, spec in planned)), options, root, runtime_for) as active:
+    with session(list(enumerate(spec for _, spec in planned)), options, root, runtime_for, committed[0]) as active:
         run_units(units, committed[0], events, execute, commit, options.jobs)
 
 

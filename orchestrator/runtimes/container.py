@@ -26,6 +26,7 @@ from docker.constants import DEFAULT_DOCKER_API_VERSION, DEFAULT_TIMEOUT_SECONDS
 from docker.utils import kwargs_from_env, parse_repository_tag, version_lt
 
 from orchestrator.errors import FnrunError, FunctionError, InputError
+from orchestrator.runtimes import live
 from orchestrator.runtimes.access import NOBODY_GID, NOBODY_UID, blocked_by, check_readable
 from orchestrator.runtimes.base import PULL_POLICIES, Invocation, RunOutput, Sandbox, StderrSink
 from orchestrator.runtimes.interrupts import SignalGuard
@@ -317,15 +318,10 @@ def _timed_out(inv: Invocation) -> FunctionError:
 
 
 def create(api: docker.APIClient, config: dict[str, Any]) -> str:
-    """Create a container and remember it until it is removed (see `cancel_all`)."""
-    with _live_lock:
-        if _cancelled.is_set():
-            raise KeyboardInterrupt()
+    """Create a container and remember it until it is removed (orchestrator.runtimes.live)."""
+    live.refuse_if_cancelled()
     container_id = api.create_container(**config)["Id"]
-    with _live_lock:
-        _live.add(container_id)
-        late = _cancelled.is_set()
-    if late:  # created while the run was being cancelled: the sweep has not seen it
+    if not live.register(container_id):  # created while the run was being cancelled
         remove(api, container_id)
         raise KeyboardInterrupt()
     return container_id
@@ -340,37 +336,15 @@ def remove(api: docker.APIClient, container_id: str) -> None:
     except docker.errors.APIError as err:
         if "already in progress" not in str(err):
             raise
-    with _live_lock:
-        _live.discard(container_id)
+    live.forget(container_id)
 
 
-# Every container this process created and has not removed yet, so that an interrupted run with
-# functions in worker threads (orchestrator.parallel) can remove them all from the main thread:
-# a worker blocked on a container's streams then sees them close and returns.
-_live: set[str] = set()
-_live_lock = threading.Lock()
-_cancelled = threading.Event()
-
-
-def begin() -> None:
-    """A new run: containers may be created again after an earlier run was cancelled."""
-    _cancelled.clear()
-
-
-def cancel_all() -> None:
-    """Refuse new containers and remove every live one (each request errors are ignored: this
-    runs while a run is being interrupted)."""
-    with _live_lock:
-        _cancelled.set()
-        doomed = list(_live)
-    if not doomed:
-        return
-    api = api_client()
-    for container_id in doomed:
-        try:
-            remove(api, container_id)
-        except (docker.errors.APIError, requests.exceptions.RequestException):
-            pass
+def remove_quietly(container_id: str) -> None:
+    """Remove while a run is being stopped: an engine error must not hide why it stopped."""
+    try:
+        remove(api_client(), container_id)
+    except (FnrunError, docker.errors.APIError, requests.exceptions.RequestException):
+        pass
 
 
 def _brief(err: object) -> str:

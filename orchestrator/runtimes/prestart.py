@@ -22,6 +22,7 @@ import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import Callable
 
 import docker.errors
 import requests.exceptions
@@ -54,10 +55,7 @@ class Remover:
 
     def _work(self) -> None:
         while (container_id := self._queue.get()) is not None:
-            try:
-                container.remove(container.api_client(), container_id)
-            except Exception:  # noqa: BLE001 - cancel_all and close() sweep what is left
-                pass
+            container.remove_quietly(container_id)
 
     def close(self) -> None:
         self._queue.put(None)
@@ -67,7 +65,7 @@ class Remover:
 class Prestarter:
     """Pre-starts the planned container functions, at most `window` waiting at once."""
 
-    def __init__(self, jobs: int, window: int | None = None, paused: bool = False, builtin: bool = False) -> None:
+    def __init__(self, jobs: int, window: int | None = None, paused: bool = False, builtin: bool = False, probe: Callable[[], bool] | None = None) -> None:
         self.window = window or max(2, 2 * jobs)
         self._pool = ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="fnrun-prestart")
         self._lock = threading.Lock()
@@ -77,6 +75,16 @@ class Prestarter:
         self._builtin = builtin
         self._closing = threading.Event()
         self._remover = Remover()
+        if paused and probe is not None:  # e.g. "the first function misses the cache": resume at once
+            self._pool.submit(self._probe, probe)
+
+    def _probe(self, probe: Callable[[], bool]) -> None:
+        try:
+            needed = probe()
+        except Exception:  # noqa: BLE001 - the function's own turn reports what is wrong
+            return
+        if needed:
+            self.resume()
 
     def plan(self, upcoming: list[tuple[int, Invocation]]) -> None:
         """The container functions to come, by key, in the order they run."""
@@ -86,8 +94,9 @@ class Prestarter:
 
     def resume(self) -> None:
         """A cache miss: containers will be needed after all."""
-        if self._paused:
-            self._paused = False
+        with self._lock:
+            paused, self._paused = self._paused, False
+        if paused:
             self._top_up()
 
     def claim(self, key: int) -> Ready | None:
