@@ -140,6 +140,18 @@ def test_interrupting_a_run_removes_every_container(test_images: None, tmp_path:
     assert snapshot(root) == before
 
 
+def test_an_unchanged_rerender_with_a_warm_cache_starts_no_container(test_images: None, tmp_path: Path) -> None:
+    from test_cache import run as run_with_events
+
+    siblings(tmp_path / "pkg", 3)
+    env = {"FNRUN_CACHE": "1", "FNRUN_CACHE_DIR": str(tmp_path / "cache")}
+    first, created = run_with_events(env, "render", str(tmp_path / "pkg"), "--check", "--jobs", "3")
+    assert first.returncode == 1 and len(created) == 10, first.stderr  # 3 x 3 steps + the root's, each once
+    second, created_again = run_with_events(env, "render", str(tmp_path / "pkg"), "--check", "--jobs", "3")
+    assert second.returncode == 1, second.stderr
+    assert created_again == []
+
+
 # -- parallel equals serial --------------------------------------------------------------------
 
 
