@@ -97,13 +97,19 @@ def run_package(
     events: Events | None = None,
     runtime_for: RuntimeFor = get_runtime,
     write: bool = True,
+    shard: tuple[int, int] | None = None,
 ) -> Outcome:
-    """Run the package's declared functions (or `functions`) over it and write the result back."""
+    """Run the package's declared functions (or `functions`) over it and write the result back;
+    with `shard` (I, N), only those of shard I's kpt packages (orchestrator.render.shard)."""
     root = Path(root)
     package = read_package(root)
     specs = discover(package.resources) if functions is None else functions
     if options.global_scope:
         specs = [_global(s) for s in specs]
+    if shard is not None:
+        from .render.shard import run_share
+
+        specs = run_share(specs, root, [r.path for r in package.resources if r.path], *shard)
     check_policy(specs, options, root)
     outcome = run_functions(specs, package.resources, options, root, events or PlainEvents(), runtime_for)
     outcome.package = package

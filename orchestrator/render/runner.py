@@ -5,7 +5,6 @@ for `kpt.dev/save-on-render-failure`."""
 
 from __future__ import annotations
 
-import posixpath
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -63,10 +62,7 @@ def _shard_share(found: dict[str, "kf.Kptfile"], resources: list[Resource], shar
     """The package directories that belong to this shard's top-level packages (render.shard)."""
     from . import shard as sharding
 
-    tops = sharding.top_level(list(found))
-    files = {r.path for r in resources if r.path}
-    weights = {top: sum(1 for path in files if sharding.owner(posixpath.dirname(path), [top])) for top in tops}
-    mine = sharding.share(tops, weights, *shard)
+    tops, mine = sharding.split(list(found), [r.path for r in resources if r.path], *shard)
     return {directory for directory in found if sharding.owner(directory, tops) in mine}
 
 
