@@ -4,7 +4,6 @@ the serial run (--jobs 1) does. Behaviour only; the speed is bench/bench_render.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import signal
