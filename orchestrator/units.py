@@ -206,6 +206,8 @@ class _Parallel:
         self.cancel.set()
         if self._running():
             cancel_containers()
+            pool.shutdown(wait=True, cancel_futures=True)
+            begin()  # the workers are gone: later runs in this process may create containers
         pool.shutdown(wait=True, cancel_futures=True)
 
 
