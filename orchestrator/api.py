@@ -129,10 +129,6 @@ def run(request: RunRequest, events: "Events | None" = None, stdout: IO[str] | N
     from .report.base import Recorder
 
     _validate(request)
-    if request.exec_path is None:
-        from .session import import_engine_client
-
-        import_engine_client()
     out = stdout or sys.stdout
     from_stdin = request.directory == "-"
     root = None if from_stdin else Path(request.directory)

@@ -8,11 +8,10 @@ and leaving it, however that happens, removes every container it started, used o
 
 from __future__ import annotations
 
-import importlib
-import sys
 import threading
 from contextlib import contextmanager
 from functools import partial
+from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
@@ -85,6 +84,13 @@ def _prestarter(containers: list[tuple[int, FunctionSpec]], options: "RunOptions
     from .pipeline import invocation
     from .runtimes.prestart import Prestarter
 
+    # What the background threads will import, imported here first: two threads importing the
+    # same modules at once can trip the import system's deadlock detection.
+    if options.builtin:
+        import_module("orchestrator.runtimes.builtin")
+    if options.cache:
+        import_module("orchestrator.runtimes.cache")
+
     upcoming = []
     for key, spec in containers:
         try:
@@ -107,9 +113,3 @@ def _misses_cache(spec: FunctionSpec, call: "Invocation", resources: list[Resour
     stdin = resourcelist.encode(items, spec.config).encode("utf-8")
     return _caching(get_runtime("container")).would_run(call, stdin)  # type: ignore[attr-defined]
 
-
-def import_engine_client() -> None:
-    """Import the docker SDK in a thread while the package is read (it takes ~0.1 s; the pre-start
-    needs it first). Only the import: connecting could wait on an unreachable engine."""
-    if "orchestrator.runtimes.container" not in sys.modules:
-        threading.Thread(target=importlib.import_module, args=("orchestrator.runtimes.container",), name="fnrun-import").start()
