@@ -70,18 +70,41 @@ class Executed:
 
 
 class Buffer:
-    """Progress events recorded in a worker, replayed to the display at the unit's commit."""
+    """Progress events of a worker's unit: held back while earlier units are not committed, then
+    (`go_live`, once the unit is next in serial order) shown as they happen, so a display still
+    shows the function running; what is left is replayed at the unit's commit."""
 
     def __init__(self) -> None:
         self.calls: list[tuple[str, tuple]] = []
+        self._target: object | None = None
+        self._lock = threading.Lock()
 
     def __getattr__(self, method: str) -> Callable[..., None]:
         if method.startswith("_"):
             raise AttributeError(method)
-        return lambda *args: self.calls.append((method, args))
+
+        def call(*args: object) -> None:
+            with self._lock:
+                target = self._target
+                if target is None:
+                    self.calls.append((method, args))
+                    return
+            getattr(target, method)(*args)
+
+        return call
+
+    @property
+    def live(self) -> bool:
+        return self._target is not None
+
+    def go_live(self, events: object) -> None:
+        with self._lock:  # held while catching up, so no newer event overtakes the held ones
+            self.replay(events)
+            self._target = events
 
     def replay(self, events: object) -> None:
-        for method, args in self.calls:
+        calls, self.calls = self.calls, []
+        for method, args in calls:
             getattr(events, method)(*args)
 
 
@@ -126,6 +149,7 @@ class _Parallel:
     def __init__(self, units: list[Unit], events: object, execute: Execute, commit: Commit, jobs: int, cancel: threading.Event) -> None:
         self.units, self.events, self.execute, self.commit, self.jobs, self.cancel = units, events, execute, commit, jobs, cancel
         self.futures: dict[int, Future[tuple[Executed | Exception, Buffer, list[Resource]]]] = {}
+        self.started: dict[int, tuple[Buffer, list[Resource]]] = {}  # each launched unit's events and snapshot
         self.committed = 0
 
     def run(self, resources: list[Resource]) -> list[Resource]:
@@ -152,12 +176,12 @@ class _Parallel:
                 continue
             if any(overlap(self.units[i].scope, unit.scope) for i in range(self.committed, index)):
                 continue
-            self.futures[index] = pool.submit(self._work, index, resources)
+            self.started[index] = (Buffer(), resources)
+            self.futures[index] = pool.submit(self._work, index, *self.started[index])
             free -= 1
 
-    def _work(self, index: int, snapshot: list[Resource]) -> tuple[Executed | Exception, Buffer, list[Resource]]:
+    def _work(self, index: int, buffer: Buffer, snapshot: list[Resource]) -> tuple[Executed | Exception, Buffer, list[Resource]]:
         """Run in a worker; an error is kept, to be raised at the unit's commit (if still valid)."""
-        buffer = Buffer()
         if self.cancel.is_set():
             raise Cancelled()
         try:
@@ -177,10 +201,13 @@ class _Parallel:
                 return resources
             done = self.execute(index, resources, self.events, self.cancel)
         elif not future.done():
+            buffer, snapshot = self.started[index]
+            if not buffer.live and self._still_valid(index, snapshot, resources):  # next, and committed as is
+                buffer.go_live(self.events)
             wait(self._running(), timeout=0.1, return_when=FIRST_COMPLETED)
             return resources
         else:
-            del self.futures[index]
+            del self.futures[index], self.started[index]
             result, buffer, snapshot = future.result()
             if not self._still_valid(index, snapshot, resources):  # its scope changed under it: run it
                 done = self.execute(index, resources, self.events, self.cancel)  # again, as serial would
