@@ -9,7 +9,10 @@ can run today):
 
 Both tools render fresh copies of the same package with the same local image
 (`fnrun/set-labels:v1`, a different label per step, so every step changes something) and
-`--image-pull-policy never`; runs are interleaved. Medians of --runs; peak RSS from wait4. The
+`--image-pull-policy never`; runs are interleaved. fnrun runs with `--no-builtin`, so it starts
+the same containers kpt does (bench_builtin.py measures the in-process path), and with its
+default --jobs; a `fnrun --jobs 1` column (containers started ahead, nothing run at once) shows
+what the parallel part adds. Medians of --runs; peak RSS from wait4. The
 goals are issue 13's; this bench exits 1 when one is missed, 2 when a run fails.
 """
 
@@ -56,6 +59,7 @@ def subpackages_package(root: Path) -> None:
 
 
 def render(tool: str, template: Path, work: Path, cache_dir: Path, keep: bool = False) -> tuple[float, int, Path]:
+    """tool: kpt, fnrun, or fnrun-j1 (fnrun --jobs 1)."""
     target = work / f"{tool}-{template.name}"
     if not keep:
         shutil.rmtree(target, ignore_errors=True)
@@ -64,7 +68,8 @@ def render(tool: str, template: Path, work: Path, cache_dir: Path, keep: bool = 
         finished = timed(["kpt", "fn", "render", str(target), "--image-pull-policy", "never"], work)
     else:
         os.environ["FNRUN_CACHE_DIR"] = str(cache_dir)
-        finished = timed([*fnrun_command(), "render", str(target), "--image-pull-policy", "never", "-q"], work)
+        jobs = ["--jobs", "1"] if tool == "fnrun-j1" else []
+        finished = timed([*fnrun_command(), "render", str(target), "--image-pull-policy", "never", "--no-builtin", "-q", *jobs], work)
     return finished.seconds, finished.rss_kib, target
 
 
@@ -92,18 +97,19 @@ def bench(work: Path, runs: int) -> int:
     rss: dict[tuple[str, str], list[int]] = {}
     for run in range(runs):
         for case, template in templates.items():
-            cold_cache = work / f"cache-{case}-{run}"
-            for tool in ("fnrun", "kpt"):
+            for tool in ("fnrun", "kpt", "fnrun-j1"):
+                cold_cache = work / f"cache-{case}-{run}-{tool}"
                 seconds, kib, target = render(tool, template, work, cold_cache)
                 times.setdefault((case, tool), []).append(seconds)
                 rss.setdefault((case, tool), []).append(kib)
             if case == "subpackages":  # the same again, nothing changed: fnrun's cache is warm
+                cold_cache = work / f"cache-{case}-{run}-fnrun"
                 render("fnrun", template, work, cold_cache, keep=True)  # what a rendered package sends is now cached
                 for tool in ("fnrun", "kpt"):
                     seconds, kib, _ = render(tool, template, work, cold_cache, keep=True)
                     times.setdefault(("warm", tool), []).append(seconds)
                     rss.setdefault(("warm", tool), []).append(kib)
-    print(f"{'case':<46} {'fnrun':>8} {'kpt':>8} {'ratio':>7} {'goal':>6}  peak RSS fnrun/kpt")
+    print(f"{'case':<46} {'fnrun':>8} {'kpt':>8} {'ratio':>7} {'goal':>6}  peak RSS fnrun/kpt  {'--jobs 1':>8}")
     missed = 0
     labels = {
         "pipeline": "10 functions, one Kptfile, 4 resources",
@@ -116,8 +122,10 @@ def bench(work: Path, runs: int) -> int:
         goal = GOALS[case]
         status = "PASS" if ratio <= goal else "MISS"
         missed += status == "MISS"
+        serial = times.get((case, "fnrun-j1"))
+        serial_text = f"{statistics.median(serial):>7.2f}s" if serial else f"{'-':>8}"
         print(f"{label:<46} {ours:>7.2f}s {theirs:>7.2f}s {ratio:>6.2f}x {goal:>5.2f}x  "
-              f"{max(rss[(case, 'fnrun')]) // 1024} MB / {max(rss[(case, 'kpt')]) // 1024} MB  {status}")
+              f"{max(rss[(case, 'fnrun')]) // 1024} MB / {max(rss[(case, 'kpt')]) // 1024} MB  {serial_text}  {status}")
     return 1 if missed else 0
 
 

@@ -135,7 +135,7 @@ _INNER = re.compile(r"^\[ok\] \S+ \((\d+(?:\.\d+)?)s\b", re.MULTILINE)  # "[ok] 
 # The same run through the library API in a fresh interpreter: fnrun without its command line.
 LIBRARY_RUN = (
     "import sys\nfrom orchestrator import api\n"
-    "api.run(api.RunRequest(directory=sys.argv[1], image=sys.argv[2], image_pull_policy='never'))"
+    "api.run(api.RunRequest(directory=sys.argv[1], image=sys.argv[2], image_pull_policy='never', cache=False))"
 )
 
 
@@ -145,6 +145,7 @@ def run_fnrun(template: Path, work: Path, image: str, library: bool = False) -> 
     if library:
         command = [sys.executable, "-c", LIBRARY_RUN, str(package), image]
     else:
+        # --no-cache: the same input every round would otherwise be a cache hit, no container at all
         command = [*fnrun_command(), "run", str(package), "--image", image, "--image-pull-policy", "never", "--no-cache"]
     done = timed(command, work)
     difference = same_tree(template, package)
@@ -224,7 +225,7 @@ def in_process_step(template: Path, work: Path, image: str) -> Callable[[Series]
     def step(series: Series) -> None:
         target = fresh_copy(template, work)
         before = time.perf_counter()
-        api.run(api.RunRequest(directory=str(target), image=image, image_pull_policy="never", quiet=True), stdout=open(os.devnull, "w"))
+        api.run(api.RunRequest(directory=str(target), image=image, image_pull_policy="never", quiet=True, cache=False), stdout=open(os.devnull, "w"))
         series.times.append(time.perf_counter() - before)
         different = same_tree(template, target)
         if different:

@@ -86,6 +86,8 @@ class RunRequest:
     cache: bool = True  # the result cache (also off with FNRUN_CACHE=0)
     builtin: bool = True  # fnrun's catalog images in-process where equal (--no-builtin, FNRUN_BUILTIN=0)
     builtin_catalog: bool = False  # kpt's catalog images by fnrun's code (--builtin-catalog, FNRUN_BUILTIN_CATALOG=1)
+    jobs: int | None = None  # --jobs: containers started ahead, independent work at once; None: FNRUN_JOBS or min(4, CPUs)
+    shard: str | None = None  # "I/N": this CI job's share of the independent packages (render.shard)
     memory: str = "512m"
     pids_limit: int = 256
     cpus: float = 1.0
@@ -118,7 +120,6 @@ class RenderRequest(RunRequest):
     record_status: bool = True  # status.conditions/renderStatus in the root Kptfile (in place only)
     output_dir: Path | None = None  # -o DIR: write the rendered package there, the source untouched
     unwrap: bool = False  # -o unwrap: the resources as a plain YAML stream on stdout
-    shard: str | None = None  # "I/N": this CI job's share of the independent packages (render.shard)
 
 
 def run(request: RunRequest, events: "Events | None" = None, stdout: IO[str] | None = None) -> "RunSummary":
@@ -156,7 +157,7 @@ def run(request: RunRequest, events: "Events | None" = None, stdout: IO[str] | N
             _, outcome = run_stream(read_stdin(), functions, options, recorder)
         else:
             assert root is not None
-            outcome = run_package(root, functions, options, recorder, write=False)
+            outcome = run_package(root, functions, options, recorder, write=False, shard=_shard(request))
             summary.plan = None if request.to_stdout else outcome.plan
         resources = outcome.resources
         if tracker is not None:
@@ -220,10 +221,7 @@ def _render(request: RenderRequest, root: Path, options: "RunOptions", events: "
 
     in_place = not (request.to_stdout or request.output_dir is not None)
     record = request.record_status and in_place and not request.check
-    from .render.shard import parse as parse_shard
-
-    shard = parse_shard(request.shard) if request.shard else None
-    outcome = render_package(root, RenderOptions(options, request.image_prefix, record, shard), events, in_place=in_place)
+    outcome = render_package(root, RenderOptions(options, request.image_prefix, record, _shard(request)), events, in_place=in_place)
     if outcome.failure is not None:
         if outcome.plan is not None and not request.check:
             writeback.apply(outcome.plan)
@@ -234,6 +232,12 @@ def _render(request: RenderRequest, root: Path, options: "RunOptions", events: "
             raise InputError(f"{target}: -o DIR must be a new or empty directory")
         outcome.plan = writeback.plan(target, outcome.resources)
     return outcome
+
+
+def _shard(request: RunRequest) -> tuple[int, int] | None:
+    from .render.shard import parse
+
+    return parse(request.shard) if request.shard else None
 
 
 def _call(display: object, method: str, *args: object) -> None:
@@ -255,6 +259,8 @@ def _validate(request: RunRequest) -> None:
         raise InputError("--quiet and --verbose contradict each other; choose one")
     if request.results_format is not None and request.results_format not in FORMATS:
         raise InputError(f"--results-format must be one of {', '.join(FORMATS)}, not {request.results_format!r}")
+    if request.shard and stdin:
+        raise InputError("--shard shares out the packages of a directory; it does not go with a package on stdin")
     if shows_diff and (stdin or request.to_stdout):
         raise InputError("--check and --diff compare the package's files; they do not go with --output - or a package on stdin")
     if request.results_format is not None and (stdin or request.to_stdout):
@@ -275,6 +281,7 @@ def _pipeline_inputs(request: RunRequest, root: Path | None) -> tuple["RunOption
     from .runtimes import kpt_catalog
     from .runtimes.cache import enabled_by_environment
     from .runtimes.streams import parse_size
+    from .run.units import default_jobs, parse_jobs
 
     try:
         max_output = parse_size(request.max_output)
@@ -306,6 +313,7 @@ def _pipeline_inputs(request: RunRequest, root: Path | None) -> tuple["RunOption
         cache=request.cache and enabled_by_environment(),
         builtin=request.builtin and builtin_by_environment(),
         builtin_catalog=request.builtin_catalog or kpt_catalog.enabled_by_environment(),
+        jobs=default_jobs() if request.jobs is None else parse_jobs(request.jobs),
     )
     if request.image or request.exec_path:
         return options, [_selecting(adhoc(root, request.image, request.exec_path, request.fn_config, request.arguments), request)]

@@ -167,6 +167,8 @@ def run(
     diff: opts.Diff = False,
     results_format: opts.ResultsFormat = None,
     results_dir: opts.ResultsDir = None,
+    jobs: opts.Jobs = None,
+    shard: Optional[str] = typer.Option(None, "--shard", help="I/N: run only the declared functions of this CI job's share of the kpt packages in DIR (N jobs together run them all)."),
     output: Optional[str] = typer.Option(None, "--output", "-o", help="- : print the rendered package as a ResourceList on stdout instead of writing it."),
     exclude_local_config: bool = typer.Option(False, "--exclude-local-config", help="With --output - or stdin: leave out resources marked config.kubernetes.io/local-config (output meant for a cluster)."),
     origin_annotations: bool = typer.Option(False, "--origin-annotations", help="With --output -: annotate where each resource came from (config.kubernetes.io/origin)."),
@@ -214,6 +216,7 @@ def run(
         global_scope=global_scope,
         network=network,
         mounts=tuple(mount or ()),
+        shard=shard,
         to_stdout=output == "-",
         exclude_local_config=exclude_local_config,
         origin_annotations=origin_annotations,
@@ -270,6 +273,7 @@ def render(
     no_builtin: opts.NoBuiltin = False,
     builtin_catalog: opts.BuiltinCatalog = False,
     oci_runtime: opts.OciRuntime = None,
+    jobs: opts.Jobs = None,
 ) -> None:
     """Render a kpt package: run every Kptfile pipeline (subpackages first) and write back only what changed.
 

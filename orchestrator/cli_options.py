@@ -27,13 +27,14 @@ Check = Annotated[bool, typer.Option("--check", help="Write nothing; print a uni
 Diff = Annotated[bool, typer.Option("--diff", help="Write, and print a unified diff of what was written.")]
 ResultsFormat = Annotated[Optional[str], typer.Option("--results-format", help="text | json | yaml: every function's results as one document on stdout.")]
 ResultsDir = Annotated[Optional[Path], typer.Option("--results-dir", help="Write every function's results to DIR/results.yaml.")]
+Jobs = Annotated[Optional[int], typer.Option("--jobs", "-j", help="Containers started ahead and independent work (sibling packages, functions with disjoint scopes) at once (default min(4, CPUs); FNRUN_JOBS); 1 runs one at a time.")]
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="Only print failures and the final error.")]
 Verbose = Annotated[bool, typer.Option("--verbose", "-v", help="Also print what each function ran on, its stderr in full, and every file written.")]
 
 SHARED = (
     "as_current_user", "env", "image_pull_policy", "timeout", "no_cache", "no_builtin", "builtin_catalog",
     "max_output", "memory", "pids_limit", "cpus", "tmpfs_size", "writable_root", "keep_capabilities",
-    "oci_runtime", "check", "diff", "results_format", "results_dir", "quiet", "verbose",
+    "oci_runtime", "jobs", "check", "diff", "results_format", "results_dir", "quiet", "verbose",
 )
 
 

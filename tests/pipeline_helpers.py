@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -107,3 +108,23 @@ def load(path: Path) -> dict:
     from orchestrator.yamlio import fast
 
     return fast.load(path.read_text(), str(path))
+
+
+def interrupt_when_running(proc: subprocess.Popen, filters: dict, signum: int, count: int = 1, settle: float = 0.5) -> str:
+    """Wait until `count` containers match `filters` (a label unique to the fnrun process), give
+    them `settle` seconds, send `signum` to fnrun and return its stderr once it exited."""
+    client = docker.from_env()
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and len(client.containers.list(filters=filters)) < count:
+            assert proc.poll() is None, proc.stderr.read() if proc.stderr else proc.returncode
+            time.sleep(0.2)
+        assert len(client.containers.list(filters=filters)) >= count, "the containers never started"
+        time.sleep(settle)
+        os.kill(proc.pid, signum)
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return stderr

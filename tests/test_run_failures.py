@@ -13,7 +13,7 @@ import docker
 import pytest
 
 from orchestrator.runtimes.container import LABEL_PID
-from pipeline_helpers import REPO, assert_one_line_error, deployment, fnrun, function_config, load, snapshot, test_images, write_package
+from pipeline_helpers import REPO, assert_one_line_error, interrupt_when_running, deployment, fnrun, function_config, load, snapshot, test_images, write_package
 
 pytestmark = pytest.mark.usefixtures("test_images")
 _ = test_images
@@ -140,20 +140,7 @@ def test_interrupting_fnrun_removes_the_container_and_writes_nothing(tmp_path: P
     before = _package(tmp_path, function_config("fnrun-test/sleep:v1", {"seconds": "60"}, name="slow"))
     proc = subprocess.Popen([sys.executable, "-m", "orchestrator", "run", str(tmp_path)], stderr=subprocess.PIPE, text=True, cwd=REPO)
     client = docker.from_env()
-    mine = {"label": [f"{LABEL_PID}={proc.pid}", "fnrun.function=fnrun-test/sleep:v1"]}
-    try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and not client.containers.list(filters=mine):
-            assert proc.poll() is None, proc.stderr.read() if proc.stderr else proc.returncode
-            time.sleep(0.2)
-        assert client.containers.list(filters=mine), "the sleep container never started"
-        time.sleep(0.5)
-        os.kill(proc.pid, signum)
-        _, stderr = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    stderr = interrupt_when_running(proc, {"label": [f"{LABEL_PID}={proc.pid}", "fnrun.function=fnrun-test/sleep:v1"]}, signum)
     assert proc.returncode != 0
     assert "Traceback" not in stderr
     assert client.containers.list(all=True, filters={"label": f"{LABEL_PID}={proc.pid}"}) == []

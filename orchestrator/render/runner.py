@@ -5,16 +5,17 @@ for `kpt.dev/save-on-render-failure`."""
 
 from __future__ import annotations
 
-import posixpath
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..run import results
 from ..merge import scope
 from ..write import writeback
 from ..errors import FnrunError, FunctionError, InputError
 from ..select.functions import FunctionSpec
-from ..run.pipeline import Events, FunctionReport, Outcome, RunOptions, RuntimeFor, check_policy, run_one
+from ..run.pipeline import Events, FunctionReport, Outcome, RunOptions, RuntimeFor, check_policy, run_scoped
 from ..read.package import Package, read_package
 from ..report.plain import PlainEvents
 from ..resource import Resource
@@ -24,8 +25,12 @@ from . import kptfile as kf, packages, status as render_status
 from .images import image_prefix
 from .kptfile import Step
 
-KPTFILE_NAMES = ("Kptfile",)
 from .when import holds
+
+if TYPE_CHECKING:
+    from ..run.session import RunSession
+
+KPTFILE_NAMES = ("Kptfile",)
 
 
 @dataclass(frozen=True)
@@ -59,10 +64,7 @@ def _shard_share(found: dict[str, "kf.Kptfile"], resources: list[Resource], shar
     """The package directories that belong to this shard's top-level packages (render.shard)."""
     from . import shard as sharding
 
-    tops = sharding.top_level(list(found))
-    files = {r.path for r in resources if r.path}
-    weights = {top: sum(1 for path in files if sharding.owner(posixpath.dirname(path), [top])) for top in tops}
-    mine = sharding.share(tops, weights, *shard)
+    tops, mine = sharding.split(list(found), [r.path for r in resources if r.path], *shard)
     return {directory for directory in found if sharding.owner(directory, tops) in mine}
 
 
@@ -92,36 +94,96 @@ def render_package(
     events = events or PlainEvents()
     outcome = RenderOutcome(package.resources, [], package=package)
     events.planned([spec for _, spec in planned])
-    resources = package.resources
+    committed = [package.resources]  # what rendered so far: kept by save-on-render-failure
     try:
-        for step, spec in planned:
-            if step.when is not None:
-                items, _ = scope.split(spec, resources)
-                if not holds(step.when, items, step.where):
-                    outcome.reports.append(_skipped(spec, step, events))
-                    continue
-            after, report, failure = run_one(spec, resources, options.run, root, events, runtime_for)
-            outcome.reports.append(report)
-            outcome.steps.append((step, report))
-            if failure is not None:
-                raise failure
-            if step.validator and (report.added or report.changed or report.removed):
-                report.error = f"{step.where}: validator {spec.name} changed the package ({report.added} added, {report.changed} changed, {report.removed} removed); validators must not"
-                raise FunctionError(report.error)
-            resources = after
+        _run_pipelines(planned, committed, options.run, root, events, runtime_for, outcome)
     except FnrunError as err:
         outcome.failure = err
     finally:
         if options.run.results_dir is not None:
             results.write_results_dir(options.run.results_dir, [r.as_dict() for r in outcome.reports])
     save = outcome.failure is None or found_flag(package.resources, kf.SAVE_ON_FAILURE)
-    outcome.resources = resources if save else package.resources
+    outcome.resources = committed[0] if save else package.resources
     if in_place:
         written = outcome.resources
         if options.record_status:
             written = _with_root_status(written, outcome)
         outcome.plan = writeback.plan(root, written, package)
     return outcome
+
+
+def _run_pipelines(
+    planned: list[tuple[Step, FunctionSpec]],
+    committed: list[list[Resource]],
+    options: RunOptions,
+    root: Path,
+    events: Events,
+    runtime_for: RuntimeFor,
+    outcome: RenderOutcome,
+) -> None:
+    """Each package's pipeline is one unit (orchestrator.run.units): sibling packages, which do not
+    see each other, may render at once; reports and failures are committed in kpt's order."""
+    from ..run.session import session
+    from ..run.units import Cancelled, Executed, Unit, run_units
+
+    pipelines: list[list[int]] = []  # planned steps by package, in run order
+    for key, (_, spec) in enumerate(planned):
+        if pipelines and planned[pipelines[-1][0]][1].declared_in == spec.declared_in:
+            pipelines[-1].append(key)
+        else:
+            pipelines.append([key])
+    units = [Unit(planned[keys[0]][1].directory, all(planned[k][1].kind == "container" for k in keys)) for keys in pipelines]
+
+    def execute(index: int, current: list[Resource], shown: Events, cancel: threading.Event) -> Executed:
+        done = Executed(current, [], ([], None))
+        for key in pipelines[index]:
+            if cancel.is_set():
+                raise Cancelled()
+            try:
+                step_run = _run_step(key, *planned[key], done.after, options, root, shown, active)
+            except FnrunError as err:  # an earlier step's report still counts, as in the serial run
+                done.payload = (done.payload[0], err)
+                return done
+            done.payload[0].append(step_run[0])
+            if step_run[1] is not None:
+                done.payload = (done.payload[0], step_run[1])
+                return done
+            if step_run[2] is not None:
+                done.trace.append((planned[key][1], step_run[2][1]))
+                done.after = step_run[2][0]
+        return done
+
+    def commit(index: int, done: Executed) -> None:
+        reported, failure = done.payload
+        committed[0] = done.after
+        for entry in reported:
+            outcome.reports.append(entry[1])
+            if entry[0] is not None:
+                outcome.steps.append((entry[0], entry[1]))
+        if failure is not None:
+            raise failure
+
+    with session(list(enumerate(spec for _, spec in planned)), options, root, runtime_for, committed[0]) as active:
+        run_units(units, committed[0], events, execute, commit, options.jobs)
+
+
+def _run_step(
+    key: int, step: Step, spec: FunctionSpec, resources: list[Resource], options: RunOptions, root: Path, events: Events, active: "RunSession"
+) -> tuple[tuple[Step | None, FunctionReport], FnrunError | None, tuple[list[Resource], list[Resource]] | None]:
+    """One step: ((step or None if skipped, report), failure, (resources after, its output))."""
+    items, positions = scope.split(spec, resources)
+    if step.when is not None and not holds(step.when, items, step.where):
+        active.done(key)
+        return (None, _skipped(spec, step, events)), None, None
+    output, report, failure = run_scoped(spec, items, options, root, events, active.runtime_for(key))
+    active.done(key)
+    if failure is not None:
+        return (step, report), failure, None
+    assert output is not None
+    if step.validator and (report.added or report.changed or report.removed):
+        report.error = f"{step.where}: validator {spec.name} changed the package ({report.added} added, {report.changed} changed, {report.removed} removed); validators must not"
+        return (step, report), FunctionError(report.error), None
+    return (step, report), None, (scope.merge_back(resources, positions, output), output)
 
 
 def _skipped(spec: FunctionSpec, step: Step, events: Events) -> FunctionReport:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +37,7 @@ class RunOptions:
     cache: bool = False  # reuse results of identical container runs (orchestrator.runtimes.cache)
     builtin: bool = False  # run fnrun's catalog images in-process where equal (orchestrator.runtimes.builtin)
     builtin_catalog: bool = False  # kpt's catalog images by fnrun's own code (orchestrator.runtimes.kpt_catalog)
+    jobs: int = 1  # --jobs: containers started ahead and independent functions run at once (orchestrator.run.units)
 
 
 @dataclass
@@ -98,13 +100,19 @@ def run_package(
     events: Events | None = None,
     runtime_for: RuntimeFor = get_runtime,
     write: bool = True,
+    shard: tuple[int, int] | None = None,
 ) -> Outcome:
-    """Run the package's declared functions (or `functions`) over it and write the result back."""
+    """Run the package's declared functions (or `functions`) over it and write the result back;
+    with `shard` (I, N), only those of shard I's kpt packages (orchestrator.render.shard)."""
     root = Path(root)
     package = read_package(root)
     specs = discover(package.resources) if functions is None else functions
     if options.global_scope:
         specs = [_global(s) for s in specs]
+    if shard is not None:
+        from ..render.shard import run_share
+
+        specs = run_share(specs, root, [r.path for r in package.resources if r.path], *shard)
     check_policy(specs, options, root)
     outcome = run_functions(specs, package.resources, options, root, events or PlainEvents(), runtime_for)
     outcome.package = package
@@ -182,17 +190,38 @@ def run_functions(
     events: Events,
     runtime_for: RuntimeFor,
 ) -> Outcome:
+    """Every function in order; functions whose scopes do not overlap may run at once, with
+    everything they report kept in this order (orchestrator.run.units)."""
+    from .session import session
+    from .units import Cancelled, Executed, Unit, run_units
+
     reports: list[FunctionReport] = []
     deferred: list[FunctionError] = []
     events.planned(specs)
+    units = [Unit(None if spec.global_scope or spec.declared_in is None else spec.directory, spec.kind == "container") for spec in specs]
+
+    def execute(index: int, current: list[Resource], shown: Events, cancel: threading.Event) -> Executed:
+        if cancel.is_set():
+            raise Cancelled()
+        spec = specs[index]
+        items, positions = scope.split(spec, current)
+        output, report, failure = run_scoped(spec, items, options, root, shown, active.runtime_for(index))
+        active.done(index)
+        if output is None:
+            return Executed(current, [], (report, failure))
+        return Executed(scope.merge_back(current, positions, output), [(spec, output)], (report, failure))
+
+    def commit(index: int, done: Executed) -> None:
+        report, failure = done.payload
+        reports.append(report)
+        if failure is not None:
+            if not specs[index].defer_failure:
+                raise failure
+            deferred.append(failure)
+
     try:
-        for spec in specs:
-            resources, report, failure = run_one(spec, resources, options, root, events, runtime_for)
-            reports.append(report)
-            if failure is not None:
-                if not spec.defer_failure:
-                    raise failure
-                deferred.append(failure)
+        with session(list(enumerate(specs)), options, root, runtime_for, resources) as active:
+            resources = run_units(units, resources, events, execute, commit, options.jobs)
     finally:
         if options.results_dir is not None:
             results.write_results_dir(options.results_dir, [r.as_dict() for r in reports])
@@ -212,6 +241,19 @@ def run_one(
 ) -> tuple[list[Resource], FunctionReport, FunctionError | None]:
     """Run one function; on failure, the resources come back as they went in."""
     items, positions = scope.split(spec, resources)
+    output, report, failure = run_scoped(spec, items, options, root, events, runtime_for)
+    return (resources if output is None else scope.merge_back(resources, positions, output)), report, failure
+
+
+def run_scoped(
+    spec: FunctionSpec,
+    items: list[Resource],
+    options: RunOptions,
+    root: Path,
+    events: Events,
+    runtime_for: RuntimeFor,
+) -> tuple[list[Resource] | None, FunctionReport, FunctionError | None]:
+    """Run one function over the items in its scope; its output (None on failure) replaces them."""
     stdin = resourcelist.encode(items, spec.config).encode("utf-8")
     report = FunctionReport(spec.name, spec.kind, spec.declared_in)
     events.started(spec)
@@ -229,7 +271,7 @@ def run_one(
     except FunctionError as err:
         report.duration, report.exit_code, report.error = time.monotonic() - started, -1, str(err)
         events.finished(spec, report)
-        return resources, report, err
+        return None, report, err
     report.duration, report.exit_code, report.cached = output.duration, output.exit_code, output.cached
     report.builtin = output.builtin
     try:
@@ -246,12 +288,12 @@ def run_one(
     except FunctionError as err:
         report.error = str(err)
         events.finished(spec, report)
-        return resources, report, err
+        return None, report, err
     changes = compare(items, new_items)
     report.added, report.changed, report.removed = len(changes.added), changes.changed, len(changes.removed)
     events.transformed(spec, changes)
     events.finished(spec, report)
-    return scope.merge_back(resources, positions, new_items), report, None
+    return new_items, report, None
 
 
 def _runtime(spec: FunctionSpec, call: Invocation, options: RunOptions, runtime_for: RuntimeFor) -> Runtime:
@@ -277,10 +319,13 @@ def _caching(runtime: Runtime) -> Runtime:
     from ..runtimes.cache import CachingRuntime, ResultCache
 
     global _cache
-    if _cache is None:
-        _cache = ResultCache()
+    with _cache_lock:
+        if _cache is None:
+            _cache = ResultCache()
     return CachingRuntime(runtime, _cache)
 
+
+_cache_lock = threading.Lock()
 
 _cache = None
 

@@ -89,6 +89,10 @@ class ResultCache:
         digest.update(stdin)
         return digest.hexdigest()
 
+    def has(self, key: str) -> bool:
+        """An entry exists (it may still turn out corrupt, which `get` then treats as a miss)."""
+        return self._path(key).is_file()
+
     def _path(self, key: str) -> Path:
         return self.root / key[:2] / key
 
@@ -206,6 +210,11 @@ class CachingRuntime:
         if key is not None and output.exit_code == 0:
             self.cache.put(key, output)
         return output
+
+    def would_run(self, invocation: Invocation, stdin: bytes) -> bool:
+        """Whether this run would start a container (no cached result): the pre-start asks."""
+        key = self._key(invocation, stdin)
+        return key is None or not self.cache.path_of(key).is_file()
 
     def _key(self, inv: Invocation, stdin: bytes) -> str | None:
         """None when this run must not be cached (module docstring), or the image is not here."""

@@ -26,6 +26,7 @@ from docker.constants import DEFAULT_DOCKER_API_VERSION, DEFAULT_TIMEOUT_SECONDS
 from docker.utils import kwargs_from_env, parse_repository_tag, version_lt
 
 from orchestrator.errors import FnrunError, FunctionError, InputError
+from orchestrator.runtimes import live
 from orchestrator.runtimes.access import NOBODY_GID, NOBODY_UID, blocked_by, check_readable
 from orchestrator.runtimes.base import PULL_POLICIES, Invocation, RunOutput, Sandbox, StderrSink
 from orchestrator.runtimes.interrupts import SignalGuard
@@ -76,8 +77,8 @@ class ContainerRuntime:
         if invocation.image is None:
             raise InputError(f"function {invocation.name} has no image")
         api = api_client()
-        copies = _copies(invocation)
-        config = _container_config(api, invocation, copies)
+        copies = copies_of(invocation)
+        config = container_config(api, invocation, copies)
         started = time.monotonic()
         try:
             with SignalGuard() as guard:
@@ -88,18 +89,27 @@ class ContainerRuntime:
                     container_id = _create(api, invocation, config, guard)
                 try:
                     with guard.held():
-                        _upload(api, container_id, invocation, copies)
+                        upload(api, container_id, invocation, copies)
                     with guard.armed():
-                        stdout, stderr, code = _attach_and_run(api, container_id, invocation, stdin, on_stderr)
+                        attached = attach(api, container_id)
+                        try:
+                            api.start(container_id)
+                            stdout, stderr, code = exchange(api, container_id, invocation, attached, stdin, on_stderr)
+                        finally:
+                            attached.close()
                 finally:
                     with guard.held():
-                        _remove(api, container_id)
+                        remove(api, container_id)
         except (docker.errors.APIError, requests.exceptions.RequestException) as err:
-            raise FnrunError(f"function {invocation.name}: container engine error: {_brief(err)}") from None
+            raise engine_error(invocation, err) from None
         return RunOutput(stdout=stdout, stderr=stderr, exit_code=code, duration=time.monotonic() - started)
 
 
-def _copies(inv: Invocation) -> dict[str, Path]:
+def engine_error(inv: Invocation, err: BaseException) -> FnrunError:
+    return FnrunError(f"function {inv.name}: container engine error: {_brief(err)}")
+
+
+def copies_of(inv: Invocation) -> dict[str, Path]:
     """Container paths whose host directory the sandbox user could not read through a bind mount:
     /local and read-only mounts are copied in instead (orchestrator.runtimes.upload); a writable
     mount cannot be a copy, so it is refused with the chmod that would make it work."""
@@ -117,14 +127,14 @@ def _copies(inv: Invocation) -> dict[str, Path]:
     return copies
 
 
-def _upload(api: docker.APIClient, container_id: str, inv: Invocation, copies: dict[str, Path]) -> None:
+def upload(api: docker.APIClient, container_id: str, inv: Invocation, copies: dict[str, Path]) -> None:
     from orchestrator.runtimes.upload import archive
 
     for target, source in copies.items():
         api.put_archive(container_id, target, archive(source, target, inv.name))
 
 
-def _container_config(api: docker.APIClient, inv: Invocation, copies: dict[str, Path]) -> dict[str, Any]:
+def container_config(api: docker.APIClient, inv: Invocation, copies: dict[str, Path]) -> dict[str, Any]:
     """Validate the invocation and build the create request; nothing reaches the engine yet.
     `copies` become anonymous volumes (filled before start, removed with the container)."""
     sandbox: Sandbox = inv.sandbox
@@ -193,7 +203,7 @@ def _existing(path: Path, inv: Invocation) -> Path:
 def _create(api: docker.APIClient, inv: Invocation, config: dict[str, Any], guard: SignalGuard) -> str:
     """Create the container; a missing image is pulled (ifNotPresent) or reported (never)."""
     try:
-        return api.create_container(**config)["Id"]
+        return create(api, config)
     except docker.errors.APIError as err:
         if not isinstance(err, docker.errors.ImageNotFound):
             raise _unknown_runtime(api, inv) if _names_runtime(err, inv) else err
@@ -202,7 +212,7 @@ def _create(api: docker.APIClient, inv: Invocation, config: dict[str, Any], guar
     with guard.armed():  # a pull can take long: let Ctrl-C through, no container exists yet
         pull(api, str(inv.image), "image {image} is not present and cannot be pulled")
     try:
-        return api.create_container(**config)["Id"]
+        return create(api, config)
     except docker.errors.ImageNotFound:
         raise InputError(f"image {inv.image} is not present after pulling it") from None
 
@@ -231,49 +241,63 @@ def pull(api: docker.APIClient, image: str, failure: str = "cannot pull image {i
         raise InputError(f"{failure.format(image=image)}: {_brief(err)}") from None
 
 
-def _attach_and_run(
-    api: docker.APIClient, container_id: str, inv: Invocation, stdin: bytes, on_stderr: StderrSink | None
-) -> tuple[bytes, str, int]:
-    # What APIClient.attach_socket does, keeping the HTTP response so it can be closed properly
-    # (attach_socket hands back only the socket, whose wrappers then leak until collected).
-    response = api.post(
-        api._url("/containers/{0}/attach", container_id),
-        params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1},
-        headers={"Connection": "Upgrade", "Upgrade": "tcp"},
-        stream=True,
-    )
-    stream = api._get_raw_response_socket(response)
-    raw: socket.socket = getattr(stream, "_sock", stream)
-    try:
-        if not isinstance(raw, socket.socket) or isinstance(raw, ssl.SSLSocket):
+class Attached:
+    """The hijacked attach socket of one container, opened before it starts so no output is missed.
+
+    What APIClient.attach_socket does, keeping the HTTP response so it can be closed properly
+    (attach_socket hands back only the socket, whose wrappers then leak until collected)."""
+
+    def __init__(self, api: docker.APIClient, container_id: str) -> None:
+        self.response = api.post(
+            api._url("/containers/{0}/attach", container_id),
+            params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1},
+            headers={"Connection": "Upgrade", "Upgrade": "tcp"},
+            stream=True,
+        )
+        stream = api._get_raw_response_socket(self.response)
+        self.raw: socket.socket = getattr(stream, "_sock", stream)
+        if not isinstance(self.raw, socket.socket) or isinstance(self.raw, ssl.SSLSocket):
+            self.close()
             # Half-closing stdin (our EOF) needs a plain socket; TLS and ssh transports have none.
             raise InputError("fnrun needs the container engine on a unix socket or plain tcp (DOCKER_HOST)")
-        api.start(container_id)
-        out = BoundedOutput(inv.sandbox.max_output)
-        err = LineSplitter(on_stderr)
-        demux = FrameDemux(out.feed, err.feed)
-        deadline = time.monotonic() + inv.sandbox.timeout if inv.sandbox.timeout else None
+
+    def close(self) -> None:
         try:
-            finished = pump(
-                raw.fileno(),
-                stdin,
-                lambda chunk: raw.send(chunk, socket.MSG_NOSIGNAL),
-                lambda: raw.shutdown(socket.SHUT_WR),
-                {raw.fileno(): demux.feed},
-                deadline,
-            )
-        except OutputTooLarge as cap:
-            raise too_large(inv.name, cap.limit) from None
-        if not finished:
-            raise _timed_out(inv)
-        return out.value(), err.close(), _wait(api, container_id, inv, deadline)
-    finally:
-        try:
-            raw.shutdown(socket.SHUT_RDWR)
+            self.raw.shutdown(socket.SHUT_RDWR)
         except OSError:
             pass
-        response.close()
-        raw.close()
+        self.response.close()
+        self.raw.close()
+
+
+def attach(api: docker.APIClient, container_id: str) -> Attached:
+    return Attached(api, container_id)
+
+
+def exchange(
+    api: docker.APIClient, container_id: str, inv: Invocation, attached: Attached, stdin: bytes, on_stderr: StderrSink | None
+) -> tuple[bytes, str, int]:
+    """Write the input to a started container, read its output, wait for its exit code. The
+    function's timeout counts from here: a pre-started container may have waited on stdin long."""
+    raw = attached.raw
+    out = BoundedOutput(inv.sandbox.max_output)
+    err = LineSplitter(on_stderr)
+    demux = FrameDemux(out.feed, err.feed)
+    deadline = time.monotonic() + inv.sandbox.timeout if inv.sandbox.timeout else None
+    try:
+        finished = pump(
+            raw.fileno(),
+            stdin,
+            lambda chunk: raw.send(chunk, socket.MSG_NOSIGNAL),
+            lambda: raw.shutdown(socket.SHUT_WR),
+            {raw.fileno(): demux.feed},
+            deadline,
+        )
+    except OutputTooLarge as cap:
+        raise too_large(inv.name, cap.limit) from None
+    if not finished:
+        raise _timed_out(inv)
+    return out.value(), err.close(), _wait(api, container_id, inv, deadline)
 
 
 def _wait(api: docker.APIClient, container_id: str, inv: Invocation, deadline: float | None) -> int:
@@ -293,7 +317,17 @@ def _timed_out(inv: Invocation) -> FunctionError:
     return FunctionError(f"function {inv.name} timed out after {inv.sandbox.timeout:g}s; it was killed and removed")
 
 
-def _remove(api: docker.APIClient, container_id: str) -> None:
+def create(api: docker.APIClient, config: dict[str, Any]) -> str:
+    """Create a container and remember it until it is removed (orchestrator.runtimes.live)."""
+    live.refuse_if_cancelled()
+    container_id = api.create_container(**config)["Id"]
+    if not live.register(container_id):  # created while the run was being cancelled
+        remove(api, container_id)
+        raise KeyboardInterrupt()
+    return container_id
+
+
+def remove(api: docker.APIClient, container_id: str) -> None:
     """Kill (if still running) and remove in one request; gone already is fine."""
     try:
         api.remove_container(container_id, force=True, v=True)  # v: the anonymous volumes of copies
@@ -302,6 +336,15 @@ def _remove(api: docker.APIClient, container_id: str) -> None:
     except docker.errors.APIError as err:
         if "already in progress" not in str(err):
             raise
+    live.forget(container_id)
+
+
+def remove_quietly(container_id: str) -> None:
+    """Remove while a run is being stopped: an engine error must not hide why it stopped."""
+    try:
+        remove(api_client(), container_id)
+    except (FnrunError, docker.errors.APIError, requests.exceptions.RequestException):
+        pass
 
 
 def _brief(err: object) -> str:

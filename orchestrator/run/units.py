@@ -1,0 +1,252 @@
+"""Independent work in parallel, with output identical to the serial order.
+
+A run is a list of units in serial order (a render's package pipelines, a `run`'s functions),
+each confined to a scope directory. A unit may start once every earlier unit whose scope overlaps
+its own has been committed; it then runs on a snapshot of the resources, with its progress events
+buffered. Units are committed strictly in serial order: the buffered events are replayed to the
+display, and the unit's merges are replayed onto the resources as they are then. Before that, the
+commit checks that the resources in the unit's scope are still exactly those it ran on (a
+function may have put a resource into a sibling's directory); if not, the unit runs again there,
+in the main thread, which is the serial run. So messages, results, reports and the resources
+are those of the serial order, whatever the timing.
+
+Signals reach only the main thread, which waits on the workers in short, interruptible waits.
+When the run stops (a failure, Ctrl-C, SIGTERM), the workers' shared cancel event is set, every
+container this process still has is removed (which ends a worker waiting on its function) and
+the workers are joined before the exception goes on.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from ..merge import scope
+from ..errors import InputError
+from ..select.functions import FunctionSpec
+from ..resource import Resource
+
+ENV_JOBS = "FNRUN_JOBS"
+
+
+def default_jobs() -> int:
+    """$FNRUN_JOBS, else min(4, CPUs): container start is CPU-bound, more threads only queue."""
+    text = os.environ.get(ENV_JOBS, "").strip()
+    if text:
+        return parse_jobs(text, ENV_JOBS)
+    return max(1, min(4, os.cpu_count() or 1))
+
+
+def parse_jobs(text: str | int, where: str = "--jobs") -> int:
+    try:
+        jobs = int(text)
+    except ValueError:
+        jobs = 0
+    if jobs < 1:
+        raise InputError(f"{where} {text!r}: use a whole number of at least 1")
+    return jobs
+
+
+class Cancelled(Exception):
+    """A worker saw the run stop; its result is never used."""
+
+
+@dataclass
+class Unit:
+    scope: str | None  # every step's scope lies in this directory ('' and None: the whole package)
+    threadable: bool  # may run in a worker thread (exec functions stay in the main thread)
+
+
+@dataclass
+class Executed:
+    """What a unit did, to be committed in serial order."""
+
+    after: list[Resource]  # the resources it ran on, with its merges applied
+    trace: list[tuple[FunctionSpec, list[Resource]]] = field(default_factory=list)  # merges to replay
+    payload: Any = None  # the caller's: reports, failure
+
+
+class Buffer:
+    """Progress events of a worker's unit: held back while earlier units are not committed, then
+    (`go_live`, once the unit is next in serial order) shown as they happen, so a display still
+    shows the function running; what is left is replayed at the unit's commit."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, tuple]] = []
+        self._target: object | None = None
+        self._lock = threading.Lock()
+
+    def __getattr__(self, method: str) -> Callable[..., None]:
+        if method.startswith("_"):
+            raise AttributeError(method)
+
+        def call(*args: object) -> None:
+            with self._lock:
+                target = self._target
+                if target is None:
+                    self.calls.append((method, args))
+                    return
+            getattr(target, method)(*args)
+
+        return call
+
+    @property
+    def live(self) -> bool:
+        return self._target is not None
+
+    def go_live(self, events: object) -> None:
+        with self._lock:  # held while catching up, so no newer event overtakes the held ones
+            self.replay(events)
+            self._target = events
+
+    def replay(self, events: object) -> None:
+        calls, self.calls = self.calls, []
+        for method, args in calls:
+            getattr(events, method)(*args)
+
+
+Execute = Callable[[int, list[Resource], object, threading.Event], Executed]
+Commit = Callable[[int, Executed], None]
+
+
+def overlap(a: str | None, b: str | None) -> bool:
+    if not a or not b:
+        return True
+    return a == b or a.startswith(b + "/") or b.startswith(a + "/")
+
+
+def in_unit_scope(directory: str | None, resources: list[Resource]) -> list[Resource]:
+    if not directory:
+        return resources
+    prefix = directory + "/"
+    return [r for r in resources if r.path is not None and r.path.startswith(prefix)]
+
+
+def replay(trace: list[tuple[FunctionSpec, list[Resource]]], resources: list[Resource]) -> list[Resource]:
+    for spec, output in trace:
+        _, positions = scope.split(spec, resources)
+        resources = scope.merge_back(resources, positions, output)
+    return resources
+
+
+def run_units(units: list[Unit], resources: list[Resource], events: object, execute: Execute, commit: Commit, jobs: int) -> list[Resource]:
+    """Run every unit and commit each in order; returns the resources after the last commit.
+    `commit` raises to stop the run (later units are then dropped, as the serial run never ran them)."""
+    cancel = threading.Event()
+    if jobs <= 1 or sum(u.threadable for u in units) < 2:
+        for index in range(len(units)):
+            done = execute(index, resources, events, cancel)
+            resources = done.after
+            commit(index, done)
+        return resources
+    return _Parallel(units, events, execute, commit, jobs, cancel).run(resources)
+
+
+class _Parallel:
+    def __init__(self, units: list[Unit], events: object, execute: Execute, commit: Commit, jobs: int, cancel: threading.Event) -> None:
+        self.units, self.events, self.execute, self.commit, self.jobs, self.cancel = units, events, execute, commit, jobs, cancel
+        self.futures: dict[int, Future[tuple[Executed | Exception, Buffer, list[Resource]]]] = {}
+        self.started: dict[int, tuple[Buffer, list[Resource]]] = {}  # each launched unit's events and snapshot
+        self.committed = 0
+
+    def run(self, resources: list[Resource]) -> list[Resource]:
+        pool = ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="fnrun-unit")
+        try:
+            while self.committed < len(self.units):
+                self._launch(pool, resources)
+                resources = self._next(resources)
+            return resources
+        finally:
+            self._stop(pool)
+
+    def _running(self) -> list[Future]:
+        return [f for f in self.futures.values() if not f.done()]
+
+    def _launch(self, pool: ThreadPoolExecutor, resources: list[Resource]) -> None:
+        """Start, in serial order, the units whose overlapping predecessors are all committed."""
+        free = self.jobs - len(self._running())
+        for index in range(self.committed, len(self.units)):
+            if free <= 0:
+                return
+            unit = self.units[index]
+            if index in self.futures or not unit.threadable:
+                continue
+            if any(overlap(self.units[i].scope, unit.scope) for i in range(self.committed, index)):
+                continue
+            self.started[index] = (Buffer(), resources)
+            self.futures[index] = pool.submit(self._work, index, *self.started[index])
+            free -= 1
+
+    def _work(self, index: int, buffer: Buffer, snapshot: list[Resource]) -> tuple[Executed | Exception, Buffer, list[Resource]]:
+        """Run in a worker; an error is kept, to be raised at the unit's commit (if still valid)."""
+        if self.cancel.is_set():
+            raise Cancelled()
+        try:
+            return self.execute(index, snapshot, buffer, self.cancel), buffer, snapshot
+        except Cancelled:
+            raise
+        except Exception as err:  # noqa: BLE001 - FnrunError or a bug: raised in the main thread
+            return err, buffer, snapshot
+
+    def _next(self, resources: list[Resource]) -> list[Resource]:
+        """Commit the next unit when it is done (or run it here, if it must run in this thread)."""
+        index = self.committed
+        future = self.futures.get(index)
+        if future is None:
+            if self.units[index].threadable:  # waiting for a free worker
+                wait(self._running(), timeout=0.1, return_when=FIRST_COMPLETED)
+                return resources
+            done = self.execute(index, resources, self.events, self.cancel)
+        elif not future.done():
+            buffer, snapshot = self.started[index]
+            if not buffer.live and self._still_valid(index, snapshot, resources):  # next, and committed as is
+                buffer.go_live(self.events)
+            wait(self._running(), timeout=0.1, return_when=FIRST_COMPLETED)
+            return resources
+        else:
+            del self.futures[index], self.started[index]
+            result, buffer, snapshot = future.result()
+            if not self._still_valid(index, snapshot, resources):  # its scope changed under it: run it
+                done = self.execute(index, resources, self.events, self.cancel)  # again, as serial would
+            else:
+                buffer.replay(self.events)
+                if isinstance(result, Exception):
+                    raise result
+                done = result
+                if snapshot is not resources:
+                    done.after = replay(done.trace, resources)
+        self.committed += 1
+        self.commit(index, done)
+        return done.after
+
+    def _still_valid(self, index: int, snapshot: list[Resource], resources: list[Resource]) -> bool:
+        if snapshot is resources:
+            return True
+        directory = self.units[index].scope
+        return [id(r) for r in in_unit_scope(directory, snapshot)] == [id(r) for r in in_unit_scope(directory, resources)]
+
+    def _stop(self, pool: ThreadPoolExecutor) -> None:
+        """Every worker ends before this returns: containers removed, their streams then close."""
+        self.cancel.set()
+        if self._running():
+            cancel_containers()
+            pool.shutdown(wait=True, cancel_futures=True)
+            begin()  # the workers are gone: later runs in this process may create containers
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def cancel_containers() -> None:
+    """Remove every container this process has."""
+    from ..runtimes import live
+
+    live.cancel_all()
+
+
+def begin() -> None:
+    """A new run may create containers again (after an earlier, cancelled run in this process)."""
+    from ..runtimes import live
+
+    live.begin()

@@ -1,0 +1,49 @@
+"""The containers this process has created and not yet removed, so that an interrupted run with
+functions in worker threads (orchestrator.run.units) can remove them all from the main thread: a
+worker blocked on a container's streams then sees them close and returns. No docker import here:
+a run that starts no container never loads the SDK to clean up."""
+
+from __future__ import annotations
+
+import threading
+
+_live: set[str] = set()
+_lock = threading.Lock()
+_cancelled = threading.Event()
+
+
+def begin() -> None:
+    """A new run: containers may be created again after an earlier run was cancelled."""
+    _cancelled.clear()
+
+
+def refuse_if_cancelled() -> None:
+    if _cancelled.is_set():
+        raise KeyboardInterrupt()
+
+
+def register(container_id: str) -> bool:
+    """Remember a new container; False when the run was cancelled meanwhile (the caller removes it:
+    the sweep of `cancel_all` may not have seen it)."""
+    with _lock:
+        _live.add(container_id)
+        return not _cancelled.is_set()
+
+
+def forget(container_id: str) -> None:
+    with _lock:
+        _live.discard(container_id)
+
+
+def cancel_all() -> None:
+    """Refuse new containers and remove every live one; errors are ignored (this runs while a run
+    is being stopped)."""
+    with _lock:
+        _cancelled.set()
+        doomed = list(_live)
+    if not doomed:
+        return
+    from orchestrator.runtimes.container import remove_quietly
+
+    for container_id in doomed:
+        remove_quietly(container_id)
