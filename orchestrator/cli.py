@@ -161,6 +161,7 @@ def run(
     writable_root: bool = typer.Option(False, "--writable-root", help="Do not make the container's root filesystem read-only."),
     keep_capabilities: bool = typer.Option(False, "--keep-capabilities", help="Do not drop all Linux capabilities."),
     oci_runtime: Optional[str] = typer.Option(None, "--runtime", envvar="FNRUN_RUNTIME", help="OCI runtime registered with the engine to run function containers (runsc, crun); default: the engine's."),
+    mount_mode: str = typer.Option("auto", "--mounts", envvar="FNRUN_MOUNTS", help="bind | upload | auto: bind-mount /local and --mount sources, or copy them into the container (read-only; what a remote engine needs); auto uploads for tcp:// to another host and ssh://."),
     check: bool = typer.Option(False, "--check", help="Write nothing; print a unified diff of every file that would change and exit 1 if any would."),
     diff: bool = typer.Option(False, "--diff", help="Write, and print a unified diff of what was written."),
     results_format: Optional[str] = typer.Option(None, "--results-format", help="text | json | yaml: the results of every function as one document on stdout."),
@@ -221,6 +222,7 @@ def run(
         builtin=not no_builtin,
         **_limits(memory, pids_limit, cpus, tmpfs_size, writable_root, keep_capabilities),
         oci_runtime=oci_runtime,
+        mount_mode=mount_mode,
         results_dir=results_dir,
         to_stdout=output == "-",
         exclude_local_config=exclude_local_config,
@@ -280,6 +282,7 @@ def render(
     max_output: str = typer.Option("256M", "--max-output", help="Most a function may write on stdout (k/M/G) before it is killed and the render fails."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Run every container function even when an identical run's result is cached (FNRUN_CACHE=0 does the same)."),
     no_builtin: bool = typer.Option(False, "--no-builtin", help="Start fnrun's catalog images as containers even where their code could run in-process (FNRUN_BUILTIN=0 does the same)."),
+    mount_mode: str = typer.Option("auto", "--mounts", envvar="FNRUN_MOUNTS", help="bind | upload | auto: bind-mount /local and --mount sources, or copy them into the container (read-only; what a remote engine needs); auto uploads for tcp:// to another host and ssh://."),
 ) -> None:
     """Render a kpt package: run every Kptfile pipeline (subpackages first) and write back only what changed.
 
@@ -312,6 +315,7 @@ def render(
         max_output=max_output,
         cache=not no_cache,
         builtin=not no_builtin,
+        mount_mode=mount_mode,
     )
     api.run(request)
 
@@ -374,6 +378,7 @@ def cache_prune(everything: bool = typer.Option(False, "--all", help="Remove eve
 def doctor(
     directory: Optional[Path] = typer.Argument(None, help="Package whose function images to look for."),
     oci_runtime: Optional[str] = typer.Option(None, "--runtime", envvar="FNRUN_RUNTIME", help="Check that the engine offers this OCI runtime."),
+    mount_mode: str = typer.Option("auto", "--mounts", envvar="FNRUN_MOUNTS", help="bind | upload | auto: the mount mode `run` and `render` would use."),
 ) -> int:
     """Check the container engine fnrun would use: where it answers, API version, rootless or not,
     runtimes, the package's images, and what of the sandbox will not hold there (each with its fix).
@@ -381,7 +386,7 @@ def doctor(
     from . import api
     from .doctor import render
 
-    findings = api.doctor(directory, oci_runtime)
+    findings = api.doctor(directory, oci_runtime, mount_mode)
     print(render(findings), end="")
     return 1 if any(f.problem for f in findings) else 0
 
