@@ -50,7 +50,7 @@ def _engine(host: str, version: dict) -> Finding:
     names = [c.get("Name", "") for c in version.get("Components") or []]
     product = "Podman" if any("podman" in n.lower() for n in names) else "Docker Engine"
     where = "remote" if is_remote(host) else "local"
-    return Finding("engine", f"{product} {version.get('Version', '?')} at {host} ({where}, over {transport(host)})")
+    return Finding("engine", f"{product} {version.get('Version', '?')} at {host} ({where}) over {transport(host)}")
 
 
 def _rootless(info: dict) -> Finding:
