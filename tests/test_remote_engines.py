@@ -53,8 +53,12 @@ def test_a_remote_engine_is_detected_from_docker_host(host: str, remote: bool) -
 
 def test_the_transport_follows_docker_host_and_tls_verify(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("DOCKER_TLS_VERIFY", raising=False)
+    monkeypatch.delenv("DOCKER_CERT_PATH", raising=False)
     assert [transport(h) for h in ("unix:///s", "tcp://h:2375", "ssh://u@h")] == ["unix", "tcp", "ssh"]
     monkeypatch.setenv("DOCKER_TLS_VERIFY", "1")
+    assert transport("tcp://h:2376") == "tls"
+    monkeypatch.delenv("DOCKER_TLS_VERIFY")
+    monkeypatch.setenv("DOCKER_CERT_PATH", "/certs")  # TLS without verifying the engine, as the SDK has it
     assert transport("tcp://h:2376") == "tls"
 
 

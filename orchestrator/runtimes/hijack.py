@@ -10,7 +10,9 @@ stdout is still being read: a half-close. What that takes differs by transport:
 - ssh (the SDK's shell-out to the system `ssh`, which runs `docker system dial-stdio` there):
   two pipes; closing ssh's stdin is the EOF that dial-stdio passes on as a half-close.
 
-Reads and writes never block, so the deadline in pump still ends a function that hangs.
+Reads and writes never block, so the deadline in pump still ends a function that hangs. The fds
+are read directly, past the HTTP response's buffered reader: nothing is buffered there beyond the
+headers, because fnrun attaches before it starts the container.
 """
 
 from __future__ import annotations

@@ -28,8 +28,8 @@ def transport(host: str) -> str:
     """unix | tcp | tls | ssh | npipe: how requests (and a function's stdin and stdout) travel."""
     scheme = urlparse(host).scheme or "unix"
     if scheme in ("tcp", "http", "https"):
-        verify = os.environ.get("DOCKER_TLS_VERIFY", "") not in ("", "0")
-        return "tls" if scheme == "https" or verify else "tcp"
+        tls = os.environ.get("DOCKER_TLS_VERIFY") or os.environ.get("DOCKER_CERT_PATH")  # the SDK's rule
+        return "tls" if scheme == "https" or tls else "tcp"
     return scheme
 
 
