@@ -324,3 +324,19 @@ def test_doctor_reports_ssh_and_upload(ssh_env: dict[str, str]) -> None:
     lines = result.stdout.splitlines()
     assert any("ssh" in l and "remote" in l for l in lines if l.split()[1:2] == ["engine"]), result.stdout
     assert any(l.split()[1:2] == ["mounts"] and "upload" in l for l in lines), result.stdout
+
+
+def test_a_function_that_closes_its_output_and_lingers_times_out_over_ssh(ssh_env: dict[str, str], engine: Engine, package: Path) -> None:
+    """The streams end, the process does not: the wait for its exit code must keep the deadline,
+    though the SDK's ssh pipes ignore socket timeouts."""
+    client = docker.DockerClient(base_url=engine.unix)
+    script = "import os, sys, time\nsys.stdout.buffer.write(sys.stdin.buffer.read())\nsys.stdout.flush()\nos.close(1)\nos.close(2)\ntime.sleep(120)\n"
+    container = client.containers.create(PROBE, entrypoint=["python3", "-c", script])
+    container.commit(repository="fnrun-remote-test/linger", tag="v1")  # on the test's own engine only
+    container.remove()
+    write_package(package, {"d.yaml": deployment("d"), "fn.yaml": function_config("fnrun-remote-test/linger:v1")})
+    started = time.monotonic()
+    result = fnrun("run", str(package), "--timeout", "4", env=ssh_env)
+    assert_one_line_error(result, "linger", "timed out", code=1)
+    assert time.monotonic() - started < 60
+    assert engine.leftovers() == []
