@@ -95,6 +95,7 @@ class RunRequest:
     read_only_root: bool = True
     drop_capabilities: bool = True
     oci_runtime: str | None = None  # --runtime / FNRUN_RUNTIME
+    mount_mode: str = "auto"  # --mounts / FNRUN_MOUNTS: bind | upload | auto (upload for a remote engine)
     results_dir: Path | None = None
     to_stdout: bool = False
     exclude_local_config: bool = False
@@ -280,6 +281,7 @@ def _pipeline_inputs(request: RunRequest, root: Path | None) -> tuple["RunOption
     from .runtimes.builtin import enabled_by_environment as builtin_by_environment
     from .runtimes import kpt_catalog
     from .runtimes.cache import enabled_by_environment
+    from .runtimes.remote import check_mode
     from .runtimes.streams import parse_size
     from .run.units import default_jobs, parse_jobs
 
@@ -304,6 +306,7 @@ def _pipeline_inputs(request: RunRequest, root: Path | None) -> tuple["RunOption
             image_pull_policy=request.image_pull_policy,
             max_output=max_output,
             oci_runtime=request.oci_runtime or None,
+            mount_mode=check_mode(request.mount_mode),
         ),
         enable_exec=request.enable_exec,
         global_scope=request.global_scope,
@@ -395,10 +398,12 @@ def list_pipeline(root: Path | str, image_prefix: str | None = None) -> list[tup
     return [(step.where, spec) for step, spec in pipeline_steps(read_package(root, KPTFILE_NAMES).resources, image_prefix)]
 
 
-def doctor(root: Path | str | None = None, oci_runtime: str | None = None) -> "list[Finding]":
+def doctor(root: Path | str | None = None, oci_runtime: str | None = None, mount_mode: str = "auto") -> "list[Finding]":
     """What the engine offers and what will not hold there (`fnrun doctor`); images of the
     package's container functions when a package is given."""
     from .doctor import diagnose
 
     images = [s.image for s in list_functions(root)] if root is not None else []
-    return diagnose(sorted({i for i in images if i}), oci_runtime)
+    from .runtimes.remote import check_mode
+
+    return diagnose(sorted({i for i in images if i}), oci_runtime, check_mode(mount_mode))

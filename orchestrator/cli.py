@@ -163,6 +163,7 @@ def run(
     writable_root: opts.WritableRoot = False,
     keep_capabilities: opts.KeepCapabilities = False,
     oci_runtime: opts.OciRuntime = None,
+    mount_mode: opts.MountMode = "auto",
     check: opts.Check = False,
     diff: opts.Diff = False,
     results_format: opts.ResultsFormat = None,
@@ -273,6 +274,7 @@ def render(
     no_builtin: opts.NoBuiltin = False,
     builtin_catalog: opts.BuiltinCatalog = False,
     oci_runtime: opts.OciRuntime = None,
+    mount_mode: opts.MountMode = "auto",
     jobs: opts.Jobs = None,
 ) -> None:
     """Render a kpt package: run every Kptfile pipeline (subpackages first) and write back only what changed.
@@ -355,6 +357,7 @@ def cache_prune(everything: bool = typer.Option(False, "--all", help="Remove eve
 def doctor(
     directory: Optional[Path] = typer.Argument(None, help="Package whose function images to look for."),
     oci_runtime: Optional[str] = typer.Option(None, "--runtime", envvar="FNRUN_RUNTIME", help="Check that the engine offers this OCI runtime."),
+    mount_mode: str = typer.Option("auto", "--mounts", envvar="FNRUN_MOUNTS", help="bind | upload | auto: the mount mode `run` and `render` would use."),
 ) -> int:
     """Check the container engine fnrun would use: where it answers, API version, rootless or not,
     runtimes, the package's images, and what of the sandbox will not hold there (each with its fix).
@@ -362,7 +365,7 @@ def doctor(
     from . import api
     from .doctor import render
 
-    findings = api.doctor(directory, oci_runtime)
+    findings = api.doctor(directory, oci_runtime, mount_mode)
     print(render(findings), end="")
     return 1 if any(f.problem for f in findings) else 0
 

@@ -23,6 +23,7 @@ TmpfsSize = Annotated[str, typer.Option("--tmpfs-size", help="Size of the writab
 WritableRoot = Annotated[bool, typer.Option("--writable-root", help="Do not make the container's root filesystem read-only.")]
 KeepCapabilities = Annotated[bool, typer.Option("--keep-capabilities", help="Do not drop all Linux capabilities.")]
 OciRuntime = Annotated[Optional[str], typer.Option("--runtime", envvar="FNRUN_RUNTIME", help="OCI runtime registered with the engine to run function containers (runsc, crun); default: the engine's.")]
+MountMode = Annotated[str, typer.Option("--mounts", envvar="FNRUN_MOUNTS", help="bind | upload | auto: bind-mount /local and --mount sources, or copy them into the container (read-only; what a remote engine needs); auto uploads for tcp:// to another host and ssh://.")]
 Check = Annotated[bool, typer.Option("--check", help="Write nothing; print a unified diff of every file that would change and exit 1 if any would.")]
 Diff = Annotated[bool, typer.Option("--diff", help="Write, and print a unified diff of what was written.")]
 ResultsFormat = Annotated[Optional[str], typer.Option("--results-format", help="text | json | yaml: every function's results as one document on stdout.")]
@@ -34,7 +35,7 @@ Verbose = Annotated[bool, typer.Option("--verbose", "-v", help="Also print what 
 SHARED = (
     "as_current_user", "env", "image_pull_policy", "timeout", "no_cache", "no_builtin", "builtin_catalog",
     "max_output", "memory", "pids_limit", "cpus", "tmpfs_size", "writable_root", "keep_capabilities",
-    "oci_runtime", "jobs", "check", "diff", "results_format", "results_dir", "quiet", "verbose",
+    "oci_runtime", "mount_mode", "jobs", "check", "diff", "results_format", "results_dir", "quiet", "verbose",
 )
 
 

@@ -6,17 +6,12 @@ is asked /version and /info, and each of the package's images is looked up.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
-from pathlib import Path
-from urllib.parse import urlparse
 
 from docker.constants import MINIMUM_DOCKER_API_VERSION
 
 from orchestrator.errors import FnrunError
-
-DEFAULT_HOST = "unix:///var/run/docker.sock"
-LOCAL_NAMES = {"", "localhost", "127.0.0.1", "::1"}
+from orchestrator.runtimes.remote import engine_host, is_remote, transport, uploads
 
 
 @dataclass(frozen=True)
@@ -30,10 +25,10 @@ class Finding:
         return self.fix is not None
 
 
-def diagnose(images: list[str], oci_runtime: str | None = None) -> list[Finding]:
+def diagnose(images: list[str], oci_runtime: str | None = None, mount_mode: str = "auto") -> list[Finding]:
     from orchestrator.runtimes.container import api_client
 
-    host = os.environ.get("DOCKER_HOST") or DEFAULT_HOST
+    host = engine_host()
     try:
         api = api_client()
         version, info = api.version(), api.info()
@@ -45,7 +40,8 @@ def diagnose(images: list[str], oci_runtime: str | None = None) -> list[Finding]
     findings = [_engine(host, version), Finding("api", f"{api.api_version} (fnrun needs {MINIMUM_DOCKER_API_VERSION} or later)")]
     findings.append(_rootless(info))
     findings += _runtimes(info, oci_runtime)
-    findings += _sandbox(host, info)
+    findings += _sandbox(info)
+    findings.append(_mounts(host, mount_mode))
     findings += [_image(api, image) for image in images]
     return findings
 
@@ -53,12 +49,8 @@ def diagnose(images: list[str], oci_runtime: str | None = None) -> list[Finding]
 def _engine(host: str, version: dict) -> Finding:
     names = [c.get("Name", "") for c in version.get("Components") or []]
     product = "Podman" if any("podman" in n.lower() for n in names) else "Docker Engine"
-    return Finding("engine", f"{product} {version.get('Version', '?')} at {host} ({'remote' if _remote(host) else 'local'})")
-
-
-def _remote(host: str) -> bool:
-    url = urlparse(host)
-    return url.scheme not in ("unix", "npipe") and (url.hostname or "") not in LOCAL_NAMES
+    where = "remote" if is_remote(host) else "local"
+    return Finding("engine", f"{product} {version.get('Version', '?')} at {host} ({where}) over {transport(host)}")
 
 
 def _rootless(info: dict) -> Finding:
@@ -77,7 +69,7 @@ def _runtimes(info: dict, wanted: str | None) -> list[Finding]:
     return findings
 
 
-def _sandbox(host: str, info: dict) -> list[Finding]:
+def _sandbox(info: dict) -> list[Finding]:
     findings = []
     limits = {"MemoryLimit": "--memory", "PidsLimit": "--pids-limit", "CpuCfsQuota": "--cpus"}
     for key, flag in limits.items():
@@ -87,16 +79,19 @@ def _sandbox(host: str, info: dict) -> list[Finding]:
     if not any("seccomp" in str(o) for o in info.get("SecurityOptions") or []):
         findings.append(Finding("sandbox", "no seccomp filter: functions can make any system call",
                                 "use an engine built with seccomp, or --runtime runsc where gVisor is registered"))
-    scheme = urlparse(host).scheme
-    if scheme in ("ssh", "https") or os.environ.get("DOCKER_TLS_VERIFY"):
-        findings.append(Finding("sandbox", f"fnrun cannot end a function's stdin over a {scheme or 'TLS'} connection",
-                                "reach the engine through a unix socket or plain tcp (e.g. `ssh -L /tmp/d.sock:/var/run/docker.sock HOST`)"))
-    if _remote(host):
-        findings.append(Finding("sandbox", "/local and --mount are bind mounts of paths on the engine's machine, not this one",
-                                "run fnrun on the engine's machine, or keep the package at the same path there"))
     if not findings:
         findings.append(Finding("sandbox", "memory, pids and CPU limits, seccomp, no network, read-only root: all hold"))
     return findings
+
+
+def _mounts(host: str, mode: str) -> Finding:
+    how = f"--mounts {mode}" if mode != "auto" else f"auto: the engine is {'remote' if is_remote(host) else 'local'}"
+    if uploads(mode, host):
+        return Finding("mounts", f"upload ({how}): /local and --mount sources are copied in read-only; writable mounts are refused")
+    if is_remote(host):
+        return Finding("mounts", f"bind ({how}): /local and --mount name paths on the engine's machine, not this one",
+                       "drop --mounts bind (FNRUN_MOUNTS) to upload them, or keep the package at the same path there")
+    return Finding("mounts", f"bind ({how}): /local and --mount sources are bind-mounted read-only from this machine")
 
 
 def _image(api, image: str) -> Finding:

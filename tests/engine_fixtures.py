@@ -8,14 +8,16 @@ load through the SDK), and is stopped when the test session ends.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
 import time
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Iterable, Iterator, Sequence
 
 import docker
 import pytest
@@ -92,9 +94,13 @@ def podman_service(root: Path) -> Iterator[str]:
     yield from serve(argv, socket_path, log)
 
 
-def dockerd_service(root: Path, runtimes: dict[str, dict]) -> Iterator[str]:
-    """A second dockerd on root/docker.sock (own data, exec root, containerd namespace, no bridge or
-    iptables): yields DOCKER_HOST. Its config file lives in root; the machine's is never read."""
+def dockerd_service(root: Path, runtimes: dict[str, dict], extra: Sequence[str] = (), hide: Path | None = None) -> Iterator[str]:
+    """A second dockerd on root/docker.sock (own data, exec root, containerd namespace, bridge; no
+    iptables): yields DOCKER_HOST. Its config file lives in root; the machine's is never read.
+
+    `extra`: more dockerd arguments (another -H listener, TLS). `hide`: a directory this dockerd
+    sees empty (a tmpfs over it in a mount namespace of its own), as an engine on another machine
+    would: a bind mount of anything under it fails there."""
     dockerd = shutil.which("dockerd") or next((p for p in ("/usr/sbin/dockerd", "/usr/bin/dockerd") if Path(p).exists()), None)
     if dockerd is None:
         pytest.skip("dockerd is not installed")
@@ -102,18 +108,29 @@ def dockerd_service(root: Path, runtimes: dict[str, dict]) -> Iterator[str]:
     config.write_text(json.dumps({"runtimes": runtimes}))
     socket_path = root / "docker.sock"
     log = root / "dockerd.log"
+    namespace = "fnrun-test-" + re.sub(r"[^A-Za-z0-9]+", "x", root.name)  # containerd's rule: no "_" at the end
     with own_bridge() as bridge:
         argv = [
             dockerd, "--config-file", str(config), "--data-root", str(root / "data"), "--exec-root", str(root / "exec"),
             "--pidfile", str(root / "docker.pid"), "-H", f"unix://{socket_path}",
             "--bridge", bridge, "--iptables=false", "--ip6tables=false", "--ip-masq=false",
-            "--containerd-namespace", f"fnrun-test-{root.name}", "--containerd-plugins-namespace", f"fnrun-test-{root.name}-plugins",
+            "--containerd-namespace", namespace, "--containerd-plugins-namespace", f"{namespace}-plugins",
+            *extra,
         ]
+        if hide is not None:
+            unshare = shutil.which("unshare")
+            if unshare is None:
+                pytest.skip("no `unshare` to give the second dockerd a mount namespace (util-linux)")
+            script = 'mount -t tmpfs -o size=1m fnrun-hidden "$0" && exec "$@"'
+            argv = [unshare, "--mount", "--propagation", "private", "sh", "-c", script, str(hide), *argv]
         host_bridge = Path("/sys/class/net/docker0")
         had_docker0 = host_bridge.exists()
         yield from serve(argv, socket_path, log)
         if had_docker0 and not host_bridge.exists():
             pytest.fail("the second dockerd deleted the host's docker0: the machine's engine needs it back")
+
+
+_bridges = itertools.count()
 
 
 @contextlib.contextmanager
@@ -125,7 +142,8 @@ def own_bridge() -> Iterator[str]:
     ip = shutil.which("ip")
     if ip is None:
         pytest.skip("no `ip` command to make a bridge for a second dockerd (iproute2)")
-    name, subnet = f"fnrt{os.getpid() % 100000}", f"10.253.{os.getpid() % 250}.1/24"
+    n = next(_bridges)  # two engines in one test session each get their own
+    name, subnet = f"fnrt{os.getpid() % 100000}{n}", f"10.{253 - n % 50}.{os.getpid() % 250}.1/24"
     made = subprocess.run([ip, "link", "add", name, "type", "bridge"], capture_output=True, text=True)
     if made.returncode != 0:
         pytest.skip(f"cannot make a bridge for a second dockerd: {made.stderr.strip()}")

@@ -26,7 +26,8 @@ def test_doctor_on_the_machines_engine_with_a_catalog_sample(tmp_path: Path) -> 
     result = fnrun("doctor", str(tmp_path / "pkg"), env={"DOCKER_HOST": ""})
     assert result.code == 0, result
     found = lines(result.stdout)
-    assert found["engine"][0].startswith("ok") and "unix:///var/run/docker.sock (local)" in found["engine"][0]
+    assert found["engine"][0].startswith("ok") and "unix:///var/run/docker.sock (local) over unix" in found["engine"][0]
+    assert found["mounts"][0].startswith("ok   mounts    bind (auto: the engine is local)")
     assert found["api"][0].startswith("ok   api       1.")
     assert "rootless" in found and "runc" in found["runtimes"][0]
     assert found["image"] == ["ok   image     fnrun/set-labels:v1 present"]

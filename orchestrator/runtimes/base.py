@@ -43,6 +43,9 @@ class Sandbox:
     image_pull_policy: str = "ifNotPresent"  # always | ifNotPresent | never
     max_output: int = 256 * 1024 * 1024  # bytes of stdout read from a function before it is killed
     oci_runtime: str | None = None  # an OCI runtime registered with the engine (runsc, crun); None = its default
+    # /local and mounts: bind-mounted, or uploaded into the container (a remote engine cannot see
+    # this machine's paths); auto = upload when the engine is remote (orchestrator.runtimes.remote).
+    mount_mode: str = "auto"  # auto | bind | upload
 
 
 @dataclass(frozen=True)

@@ -9,8 +9,6 @@ image is looked up by creating the container (a 404 triggers the pull under ifNo
 from __future__ import annotations
 
 import os
-import socket
-import ssl
 import threading
 import time
 from pathlib import Path
@@ -28,8 +26,10 @@ from docker.utils import kwargs_from_env, parse_repository_tag, version_lt
 from orchestrator.errors import FnrunError, FunctionError, InputError
 from orchestrator.runtimes import live
 from orchestrator.runtimes.access import NOBODY_GID, NOBODY_UID, blocked_by, check_readable
-from orchestrator.runtimes.base import PULL_POLICIES, Invocation, RunOutput, Sandbox, StderrSink
+from orchestrator.runtimes.base import PULL_POLICIES, Invocation, Mount, RunOutput, Sandbox, StderrSink
+from orchestrator.runtimes.hijack import duplex
 from orchestrator.runtimes.interrupts import SignalGuard
+from orchestrator.runtimes.remote import uploads
 from orchestrator.runtimes.streams import BoundedOutput, FrameDemux, LineSplitter, OutputTooLarge, pump, too_large
 
 LABEL_FUNCTION = "fnrun.function"
@@ -41,7 +41,8 @@ _client_lock = threading.Lock()
 
 
 def api_client() -> docker.APIClient:
-    """One engine connection per process (DOCKER_HOST honoured: a podman socket works too)."""
+    """One engine connection per process (DOCKER_HOST honoured: a podman socket, tcp with TLS
+    (DOCKER_TLS_VERIFY, DOCKER_CERT_PATH) and ssh:// work too)."""
     global _client
     with _client_lock:
         if _client is None:
@@ -59,8 +60,17 @@ def _connect() -> docker.APIClient:
     The SDK's `version="auto"` asks GET /version, for which the engine gathers every component's
     version (7-16 ms here, once per fnrun process); GET /_ping answers in about 2 ms with the
     same `API-Version` header the docker CLI negotiates with. An engine whose ping lacks the
-    header is asked the SDK's way."""
-    api = docker.APIClient(version=DEFAULT_DOCKER_API_VERSION, timeout=DEFAULT_TIMEOUT_SECONDS, **kwargs_from_env())
+    header is asked the SDK's way. ssh:// goes through the system `ssh` (the SDK's shell-out, as
+    the docker CLI does: the user's ssh config, agent and known hosts apply)."""
+    kwargs = kwargs_from_env()
+    api = docker.APIClient(
+        version=DEFAULT_DOCKER_API_VERSION, timeout=DEFAULT_TIMEOUT_SECONDS,
+        use_ssh_client=str(kwargs.get("base_url", "")).startswith("ssh://"), **kwargs,
+    )
+    if getattr(kwargs.get("tls"), "ca_cert", None):
+        # requests lets REQUESTS_CA_BUNDLE/CURL_CA_BUNDLE win over the session's CA: the engine's
+        # CA from DOCKER_CERT_PATH would be ignored wherever those are set.
+        api.trust_env = False
     response = api._get(f"{api.base_url}/_ping")  # unversioned, like the CLI's first request
     api._raise_for_status(response)
     version = response.headers.get("API-Version") or api._retrieve_server_version()
@@ -110,28 +120,43 @@ def engine_error(inv: Invocation, err: BaseException) -> FnrunError:
 
 
 def copies_of(inv: Invocation) -> dict[str, Path]:
-    """Container paths whose host directory the sandbox user could not read through a bind mount:
-    /local and read-only mounts are copied in instead (orchestrator.runtimes.upload); a writable
-    mount cannot be a copy, so it is refused with the chmod that would make it work."""
+    """Container paths copied in (orchestrator.runtimes.upload) instead of bind-mounted: all of
+    them for a remote engine (--mounts upload), else those the sandbox user could not read. A
+    writable mount cannot be a copy: refused, with what would make it work."""
+    everything = uploads(inv.sandbox.mount_mode)
     uid, gid = (os.getuid(), os.getgid()) if inv.sandbox.as_current_user else (NOBODY_UID, NOBODY_GID)
     copies: dict[str, Path] = {}
-    if inv.local_dir is not None and blocked_by(_existing(inv.local_dir, inv), uid, gid):
+    if inv.local_dir is not None and (everything or blocked_by(_existing(inv.local_dir, inv), uid, gid)):
         copies["/local"] = _existing(inv.local_dir, inv)
     for mount in inv.mounts:
         source = _existing(mount.source, inv)
-        if not blocked_by(source, uid, gid):
+        if everything:
+            _check_uploadable(inv, mount, source)
+        elif not blocked_by(source, uid, gid):
             continue
-        if not mount.read_only or not source.is_dir():
+        elif not mount.read_only or not source.is_dir():
             check_readable(source, mount.target, inv.name, inv.sandbox.as_current_user)
         copies[mount.target] = source
     return copies
 
 
+def _check_uploadable(inv: Invocation, mount: Mount, source: Path) -> None:
+    why = "the engine is remote" if inv.sandbox.mount_mode == "auto" else "--mounts upload"
+    if not mount.read_only:
+        raise InputError(
+            f"function {inv.name}: writable mount {mount.source} at {mount.target} cannot be uploaded ({why}): "
+            f"what the function writes would not come back; mount it read-only, or use --mounts bind on the engine's machine"
+        )
+    if not source.is_dir():
+        raise InputError(f"function {inv.name}: mount source {mount.source} is a file; an uploaded mount ({why}) must be a directory")
+
+
 def upload(api: docker.APIClient, container_id: str, inv: Invocation, copies: dict[str, Path]) -> None:
     from orchestrator.runtimes.upload import archive
 
+    remedy = "keep what is mounted small" if uploads(inv.sandbox.mount_mode) else "make it readable (chmod o+rx)"
     for target, source in copies.items():
-        api.put_archive(container_id, target, archive(source, target, inv.name))
+        api.put_archive(container_id, target, archive(source, target, inv.name, remedy=remedy))
 
 
 def container_config(api: docker.APIClient, inv: Invocation, copies: dict[str, Path]) -> dict[str, Any]:
@@ -254,20 +279,15 @@ class Attached:
             headers={"Connection": "Upgrade", "Upgrade": "tcp"},
             stream=True,
         )
-        stream = api._get_raw_response_socket(self.response)
-        self.raw: socket.socket = getattr(stream, "_sock", stream)
-        if not isinstance(self.raw, socket.socket) or isinstance(self.raw, ssl.SSLSocket):
-            self.close()
-            # Half-closing stdin (our EOF) needs a plain socket; TLS and ssh transports have none.
-            raise InputError("fnrun needs the container engine on a unix socket or plain tcp (DOCKER_HOST)")
+        try:
+            self.stream = duplex(api._get_raw_response_socket(self.response))
+        except BaseException:
+            self.response.close()
+            raise
 
     def close(self) -> None:
-        try:
-            self.raw.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
+        self.stream.close()
         self.response.close()
-        self.raw.close()
 
 
 def attach(api: docker.APIClient, container_id: str) -> Attached:
@@ -279,19 +299,20 @@ def exchange(
 ) -> tuple[bytes, str, int]:
     """Write the input to a started container, read its output, wait for its exit code. The
     function's timeout counts from here: a pre-started container may have waited on stdin long."""
-    raw = attached.raw
+    stream = attached.stream
     out = BoundedOutput(inv.sandbox.max_output)
     err = LineSplitter(on_stderr)
     demux = FrameDemux(out.feed, err.feed)
     deadline = time.monotonic() + inv.sandbox.timeout if inv.sandbox.timeout else None
     try:
         finished = pump(
-            raw.fileno(),
+            stream.write_fd,
             stdin,
-            lambda chunk: raw.send(chunk, socket.MSG_NOSIGNAL),
-            lambda: raw.shutdown(socket.SHUT_WR),
-            {raw.fileno(): demux.feed},
+            stream.send,
+            stream.close_write,
+            {stream.fd: demux.feed},
             deadline,
+            {stream.fd: stream.recv} if stream.recv else None,
         )
     except OutputTooLarge as cap:
         raise too_large(inv.name, cap.limit) from None
@@ -306,11 +327,34 @@ def _wait(api: docker.APIClient, container_id: str, inv: Invocation, deadline: f
     if remaining is not None and remaining <= 0:
         raise _timed_out(inv)
     try:
+        if remaining is not None and api.base_url.startswith("http+docker://ssh"):
+            return _wait_beside(api, container_id, inv, remaining)
         return int(api.wait(container_id, timeout=remaining)["StatusCode"])
     except requests.exceptions.RequestException:
         if deadline is not None and time.monotonic() >= deadline:
             raise _timed_out(inv) from None
         raise
+
+
+def _wait_beside(api: docker.APIClient, container_id: str, inv: Invocation, remaining: float) -> int:
+    """Wait in a thread of its own: the SDK's ssh pipes ignore socket timeouts. After a timeout
+    the caller removes the container, which ends the wait (and the thread)."""
+    outcome: list[Any] = []
+
+    def wait() -> None:
+        try:
+            outcome.append(int(api.wait(container_id)["StatusCode"]))
+        except BaseException as err:  # noqa: BLE001 - handed to the caller below
+            outcome.append(err)
+
+    waiter = threading.Thread(target=wait, name="fnrun-wait", daemon=True)
+    waiter.start()
+    waiter.join(remaining)
+    if not outcome:
+        raise _timed_out(inv)
+    if isinstance(outcome[0], BaseException):
+        raise outcome[0]
+    return outcome[0]
 
 
 def _timed_out(inv: Invocation) -> FunctionError:

@@ -149,12 +149,16 @@ def pump(
     close_write: Callable[[], None],
     readers: dict[int, Callable[[bytes], None]],
     deadline: float | None,
+    recv: dict[int, Callable[[int], bytes]] | None = None,
 ) -> bool:
     """Write `data` to `write_fd` (then `close_write`) while reading every fd in `readers` to EOF.
 
-    `write_fd` may also be a reader (a socket). Returns False when `deadline` (time.monotonic)
-    passes first. A peer that stops reading early (exited) just ends the writing.
+    `write_fd` may also be a reader (a socket). An fd in `recv` is read through its function (a
+    TLS socket: BlockingIOError when no whole record is there), any other with os.read. Returns
+    False when `deadline` (time.monotonic) passes first. A peer that stops reading early (exited)
+    just ends the writing.
     """
+    recv = recv or {}
     view = memoryview(data)
     offset = 0
     writing = write_fd is not None
@@ -204,7 +208,7 @@ def pump(
                         unregister(fd)
                 if events & selectors.EVENT_READ and fd in open_readers:
                     try:
-                        chunk = os.read(fd, CHUNK)
+                        chunk = recv[fd](CHUNK) if fd in recv else os.read(fd, CHUNK)
                     except BlockingIOError:
                         continue
                     except OSError:

@@ -1,6 +1,7 @@
-"""A read-only copy of a host directory for a function the bind mount would shut out.
+"""A read-only copy of a host directory for a function a bind mount would not serve.
 
-When the sandbox user cannot read the function config's directory (a package under a 0700 home
+Two cases need one: a remote engine, whose bind mounts name paths on its own machine
+(orchestrator.runtimes.remote), and a directory the sandbox user cannot read. For the second: when the sandbox user cannot read the function config's directory (a package under a 0700 home
 directory, or in a `mktemp -d`), bind-mounting it at /local would hand the function a directory it
 cannot open. Loosening the host's modes or running the function as the caller would weaken the
 sandbox; instead the directory is copied into an anonymous volume of the container (created with
@@ -24,9 +25,12 @@ from orchestrator.errors import InputError
 MAX_COPY_BYTES = 256 * 1024 * 1024
 
 
-def archive(directory: Path, target: str, function: str, limit: int = MAX_COPY_BYTES) -> bytes:
+def archive(
+    directory: Path, target: str, function: str, limit: int = MAX_COPY_BYTES, remedy: str = "make it readable (chmod o+rx)"
+) -> bytes:
     """The directory tree as an uncompressed tar for the engine's archive API: root-owned, every
-    directory r-x, every file r-- (r-x where the host file is executable), symlinks as links."""
+    directory r-x, every file r-- (r-x where the host file is executable), symlinks as links.
+    `remedy` ends the error for a tree over `limit`: what else the user can do."""
     buffer = io.BytesIO()
     total = 0
     with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
@@ -43,8 +47,8 @@ def archive(directory: Path, target: str, function: str, limit: int = MAX_COPY_B
                 total += info.size
                 if total > limit:
                     raise InputError(
-                        f"function {function}: {directory} is not readable by the sandbox user and too big "
-                        f"(over {limit // (1024 * 1024)} MiB) to copy to {target}; make it readable (chmod o+rx)"
+                        f"function {function}: {directory} is too big (over {limit // (1024 * 1024)} MiB) "
+                        f"to copy to {target}; {remedy}"
                     )
                 info.mode = 0o555 if info.mode & 0o111 else 0o444
                 with path.open("rb") as handle:

@@ -1,0 +1,54 @@
+"""Where the container engine is, and whether its bind mounts can see this machine's files.
+
+A bind mount names a path on the engine's machine. With an engine on another machine (DOCKER_HOST
+`tcp://` to a host that is not this one, or `ssh://`), the package's directories are not there,
+so /local and --mount sources are uploaded into the container instead (orchestrator.runtimes.upload).
+`ssh://` counts as remote even to 127.0.0.1: that is how VMs (lima, colima, vagrant) forward their
+engine. A user overrides the guess with --mounts bind|upload (FNRUN_MOUNTS).
+"""
+
+from __future__ import annotations
+
+import os
+from urllib.parse import urlparse
+
+from orchestrator.errors import InputError
+
+DEFAULT_HOST = "unix:///var/run/docker.sock"
+LOOPBACK_NAMES = {"", "localhost", "127.0.0.1", "::1"}
+MOUNT_MODES = ("auto", "bind", "upload")
+
+
+def engine_host() -> str:
+    """The engine fnrun talks to, as DOCKER_HOST spells it."""
+    return os.environ.get("DOCKER_HOST") or DEFAULT_HOST
+
+
+def transport(host: str) -> str:
+    """unix | tcp | tls | ssh | npipe: how requests (and a function's stdin and stdout) travel."""
+    scheme = urlparse(host).scheme or "unix"
+    if scheme in ("tcp", "http", "https"):
+        tls = os.environ.get("DOCKER_TLS_VERIFY") or os.environ.get("DOCKER_CERT_PATH")  # the SDK's rule
+        return "tls" if scheme == "https" or tls else "tcp"
+    return scheme
+
+
+def is_remote(host: str) -> bool:
+    """Whether the engine's bind mounts name paths on another machine than this one."""
+    url = urlparse(host)
+    if url.scheme == "ssh":
+        return True
+    return url.scheme not in ("unix", "npipe", "fd", "") and (url.hostname or "") not in LOOPBACK_NAMES
+
+
+def check_mode(mode: str) -> str:
+    if mode not in MOUNT_MODES:
+        raise InputError(f"--mounts {mode!r}: use one of {', '.join(MOUNT_MODES)}")
+    return mode
+
+
+def uploads(mode: str, host: str | None = None) -> bool:
+    """Whether /local and mounts are copied in (True) or bind-mounted (False) under `mode`."""
+    if check_mode(mode) != "auto":
+        return mode == "upload"
+    return is_remote(engine_host() if host is None else host)
