@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any, Callable, Iterable
 
-from .. import annotations as ann
+from .. import annotations as ann, workers
 from ..errors import FnrunError, InputError
 from ..resource import Resource
 from ..yamlio import fast, text
@@ -41,9 +41,12 @@ class FastDecoder:
     The text of the current item is kept from its head comments on; an item is parsed when the
     next dash shows where it ends (its head comments go with the next item, as in `resourcelist`)."""
 
-    def __init__(self, source: str, on_item: Callable[[Resource], None] | None = None) -> None:
+    def __init__(self, source: str, on_item: Callable[[Resource], None] | None = None, workers_for: int = 0) -> None:
         self.source = source
         self.on_item = on_item
+        # > 0: the text is all there and big; keep items' blocks and parse them on every core at the end
+        self.share_among = workers_for
+        self.blocks: list[str] = []
         self.header = ""
         self.items: list[Resource] = []
         self.buffer = ""  # the current item from its head comments on (before the first item: what follows `items:`)
@@ -93,26 +96,39 @@ class FastDecoder:
         self.dash = None if dash is None else dash - base
 
     def _emit(self, block: str) -> None:
-        """Parse one item on its own."""
-        item_text = _DEDENT.sub("", block)
-        try:
-            node, data = fast.parse(item_text, self.source)
-        except FnrunError:
-            raise NotFast from None
-        if not ann.is_resource(data):
+        if self.share_among:
+            self.blocks.append(block)
+            return
+        item = parse_item(block, self.source)
+        if item is None:
             raise NotFast
-        doomed = text.strip_lines(item_text.splitlines(keepends=True), node, ann.STRIPPED_KEYS)
-        body = None if doomed is None else text.delete_lines(item_text, doomed)
-        item = Resource(data, item_text, body)
         self.items.append(item)
         if self.on_item is not None:
             self.on_item(item)
+
+    def _parse_blocks(self) -> None:
+        """The kept blocks parsed in forked workers, in order (orchestrator.workers)."""
+        blocks, source = self.blocks, self.source
+
+        def share(start: int, end: int) -> list[Resource | None]:
+            return [parse_item(block, source) for block in blocks[start:end]]
+
+        for part in workers.fork_map(share, [len(block) for block in blocks], self.share_among):
+            if any(item is None for item in part):
+                raise NotFast
+            self.items.extend(part)  # type: ignore[arg-type]
+        if self.on_item is not None:
+            for item in self.items:
+                self.on_item(item)
 
     def finish(self) -> tuple[list[Resource], dict | None, list[Any]]:
         if self.header not in _HEADERS or self.dash is None:
             raise NotFast
         if self.tail is None:
             self._emit(self.buffer)
+        if self.share_among:
+            self._parse_blocks()
+        if self.tail is None:
             return self.items, None, []
         try:
             rest = fast.load(self.header.rsplit("items:", 1)[0] + "".join(self.tail), self.source)
@@ -122,6 +138,20 @@ class FastDecoder:
         if "items" in rest or not isinstance(config, (dict, type(None))) or not isinstance(results, list):
             raise NotFast
         return self.items, config, results
+
+
+def parse_item(block: str, source: str) -> Resource | None:
+    """One item parsed on its own; None when it is not a resource that parses alone."""
+    item_text = _DEDENT.sub("", block)
+    try:
+        node, data = fast.parse(item_text, source)
+    except FnrunError:
+        return None
+    if not ann.is_resource(data):
+        return None
+    doomed = text.strip_lines(item_text.splitlines(keepends=True), node, ann.STRIPPED_KEYS)
+    body = None if doomed is None else text.delete_lines(item_text, doomed)
+    return Resource(data, item_text, body)
 
 
 def _head_start(buffer: str, dash: int, floor: int) -> int:
@@ -143,11 +173,13 @@ def _head_start(buffer: str, dash: int, floor: int) -> int:
 
 
 def decode_lines(
-    chunks: Iterable[str], source: str, on_item: Callable[[Resource], None] | None = None
+    chunks: Iterable[str], source: str, on_item: Callable[[Resource], None] | None = None, workers_for: int = 0
 ) -> tuple[list[Resource], dict | None, list[Any]]:
     """Decode text arriving in chunks, handing each item to `on_item` as soon as it is parsed;
-    raises NotFast as soon as the layout is not fnrun's."""
-    decoder = FastDecoder(source, on_item)
+    raises NotFast as soon as the layout is not fnrun's. `workers_for` > 0: the text is all
+    there, parse its items in that many processes once it is cut (`on_item` then gets them all
+    at the end)."""
+    decoder = FastDecoder(source, on_item, workers_for)
     partial = ""
     for chunk in chunks:
         if _ODD_BREAKS.search(chunk):

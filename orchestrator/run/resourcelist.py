@@ -9,7 +9,7 @@ from typing import Any, Iterable, Iterator, Protocol
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from .. import annotations as ann
+from .. import annotations as ann, workers
 from . import fastlist
 from ..errors import InputError
 from ..read.package import parse_stream
@@ -54,7 +54,16 @@ def encode_items(items: list[Resource]) -> str:
 
 
 def decode(content: str, source: str) -> Decoded:
-    """Items of a ResourceList (v1, v1beta1, v1alpha1), a `kind: List`, or a plain stream."""
+    """Items of a ResourceList (v1, v1beta1, v1alpha1), a `kind: List`, or a plain stream. A big
+    list in fnrun's own layout (a function's output over thousands of resources) is parsed on
+    every core."""
+    share_among = workers.count(len(content), workers.MIN_BYTES_TO_SHARE)
+    if share_among > 1:
+        with fast.gc_paused():
+            try:
+                return Decoded(*fastlist.decode_lines([content], source, workers_for=share_among))
+            except fastlist.NotFast:
+                return decode_whole(content, source)
     return decode_stream([content], source)
 
 

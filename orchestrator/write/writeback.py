@@ -12,9 +12,11 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from typing import Callable
 
 from .. import annotations as ann
-from . import journal, parallel
+from . import journal
+from .. import workers
 from ..errors import InputError
 from ..read.krmignore import KrmIgnore
 from ..read.package import Package, SourceFile
@@ -108,8 +110,7 @@ def plan(root: Path | str, resources: list[Resource], original: Package | None =
     def render(path: str) -> bytes:
         return _render_file(path, by_path[path], original, original.files.get(path) if original else None)
 
-    workers = parallel.workers_for(len(resources))
-    rendered = parallel.render_all(paths, [len(by_path[p]) for p in paths], render, workers)
+    rendered = _render_files(paths, [len(by_path[p]) for p in paths], render)
     for path in paths:
         source = original.files.get(path) if original else None
         new = rendered[path]
@@ -120,6 +121,29 @@ def plan(root: Path | str, resources: list[Resource], original: Package | None =
             result.changes.append(FileChange(path, new, old))
     result.changes.extend(_deletions(original, set(by_path), check))
     return result
+
+
+#: Below this many resources to render, one process is faster than forking workers.
+MIN_RESOURCES_TO_SHARE = 1500
+
+workers.on_worker_start(textedit.counts.clear)
+
+
+def _render_files(paths: list[str], weights: list[int], render: Callable[[str], bytes]) -> dict[str, bytes]:
+    """Each path's new bytes; a big plan (a function that changed thousands of resources) is
+    rendered on every core, with the same bytes in the same order and the fallback counts added up."""
+    count = workers.count(sum(weights), MIN_RESOURCES_TO_SHARE)
+    if count <= 1:
+        return {path: render(path) for path in paths}
+
+    def share(start: int, end: int) -> tuple[dict[str, bytes], Counter[str]]:
+        return {path: render(path) for path in paths[start:end]}, Counter(textedit.counts)
+
+    rendered: dict[str, bytes] = {}
+    for files, counts in workers.fork_map(share, weights, count):
+        rendered.update(files)
+        textedit.counts.update(counts)
+    return rendered
 
 
 def _on_disk(root: Path, path: str, source: SourceFile | None) -> bytes | None:

@@ -1,0 +1,139 @@
+"""Big packages are read, decoded and written back by forked workers (orchestrator.workers): the
+resources, the decoded items and the bytes written must be exactly what one process gives, the
+fallback counts must add up, and an error in a worker must reach the user as the same one-line
+error (the first one in file order)."""
+
+from __future__ import annotations
+
+import copy
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+from gen_package import generate  # noqa: E402
+
+from orchestrator.errors import InputError
+from orchestrator.read.package import read_package
+from orchestrator.resource import Resource
+from orchestrator import workers
+from orchestrator.run import resourcelist
+from orchestrator.write import writeback
+from orchestrator.yamlio import textedit
+
+
+def labelled(resources: list[Resource]) -> list[Resource]:
+    """Every resource with a label added and, every third one, a scalar changed (the edits of a
+    set-labels and a set-namespace), plus one whose comments the round trip must keep."""
+    out = []
+    for i, resource in enumerate(resources):
+        data = copy.deepcopy(resource.data)
+        data["metadata"].setdefault("labels", {})["team"] = "platform"
+        if i % 3 == 0:
+            data["metadata"]["namespace"] = "prod"
+        out.append(resource.replaced(data))
+    return out
+
+
+def plan_with(workers: str, package_dir: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[dict[str, bytes | None], dict[str, int]]:
+    monkeypatch.setenv("FNRUN_WORKERS", workers)
+    textedit.counts.clear()
+    package = read_package(package_dir)
+    plan = writeback.plan(package_dir, labelled(package.resources), package)
+    return {change.path: change.new for change in plan.changes}, dict(textedit.counts)
+
+
+def test_workers_write_the_same_bytes_as_one_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    generate(tmp_path, 120, 5)
+    serial, serial_counts = plan_with("1", tmp_path, monkeypatch)
+    forked, forked_counts = plan_with("3", tmp_path, monkeypatch)
+    assert len(serial) == 120
+    assert forked == serial
+    assert list(forked) == list(serial)  # the plan's order too
+    assert forked_counts == serial_counts and sum(serial_counts.values()) == 600
+
+
+def test_big_jobs_fork_by_default_and_small_ones_do_not(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("FNRUN_WORKERS", raising=False)
+    monkeypatch.delenv("FNRUN_WRITE_WORKERS", raising=False)
+    assert workers.count(10, writeback.MIN_RESOURCES_TO_SHARE) == 1
+    cores = min(workers.MAX_WORKERS, len(os.sched_getaffinity(0)))
+    assert workers.count(writeback.MIN_RESOURCES_TO_SHARE, writeback.MIN_RESOURCES_TO_SHARE) == cores
+    monkeypatch.setenv("FNRUN_WORKERS", "1")
+    assert workers.count(10**9, 1) == 1
+    monkeypatch.delenv("FNRUN_WORKERS")
+    monkeypatch.setenv("FNRUN_WRITE_WORKERS", "3")  # the variable's first name still works
+    assert workers.count(10, 10**9) == 3
+
+
+def test_shares_cover_every_unit_once_in_order() -> None:
+    for weights, count in (([1] * 10, 3), ([50, 1, 1, 1, 1, 1], 2), ([5], 4), ([1, 1], 8)):
+        shares = workers.shares_of(weights, count)
+        assert len(shares) <= count
+        assert [i for start, end in shares for i in range(start, end)] == list(range(len(weights)))
+
+
+def test_an_error_in_a_worker_is_the_same_one_line_error() -> None:
+    paths = [f"f{i}" for i in range(10)]
+
+    def job(start: int, end: int) -> list[str]:
+        for path in paths[start:end]:
+            if path in ("f7", "f9"):
+                raise InputError(f"{path}: cannot render", exit_code=3)
+        return paths[start:end]
+
+    with pytest.raises(InputError) as caught:
+        workers.fork_map(job, [1] * 10, 3)
+    assert str(caught.value) == "f7: cannot render" and caught.value.exit_code == 3  # the first in order
+    assert workers.fork_map(job, [1] * 7, 2) == [paths[:4], paths[4:7]]
+
+
+def snapshot(resources: list[Resource]) -> list[tuple[dict, str, str | None]]:
+    return [(r.data, r.text, r.body) for r in resources]
+
+
+def test_workers_read_the_same_package_as_one_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    generate(tmp_path, 60, 5)
+    (tmp_path / "odd.yaml").write_text("# only a comment\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\r\n")
+    monkeypatch.setenv("FNRUN_WORKERS", "1")
+    serial = read_package(tmp_path)
+    monkeypatch.setenv("FNRUN_WORKERS", "3")
+    forked = read_package(tmp_path)
+    assert snapshot(forked.resources) == snapshot(serial.resources) and len(serial.resources) == 301
+    assert forked.files == serial.files and list(forked.files) == list(serial.files)
+
+
+def test_the_first_bad_file_is_named_whichever_worker_reads_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    generate(tmp_path, 40, 2)
+    files = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*.yaml"))
+    for rel in (files[25], files[35]):
+        (tmp_path / rel).write_text("apiVersion: v1\nkind: [unclosed\n")
+    errors = []
+    for count in ("1", "3"):
+        monkeypatch.setenv("FNRUN_WORKERS", count)
+        with pytest.raises(InputError) as caught:
+            read_package(tmp_path)
+        errors.append(str(caught.value))
+    assert errors[0] == errors[1] and errors[0].startswith(files[25] + ":")
+
+
+def test_workers_decode_a_big_output_as_one_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    generate(tmp_path, 40, 5)
+    package = read_package(tmp_path)
+    content = resourcelist.encode(package.resources, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "fc"}})
+    monkeypatch.setattr(workers, "MIN_BYTES_TO_SHARE", 1)
+    monkeypatch.setenv("FNRUN_WORKERS", "1")
+    serial = resourcelist.decode(content, "output")
+    monkeypatch.setenv("FNRUN_WORKERS", "2")
+    forked = resourcelist.decode(content, "output")
+    assert snapshot(forked.items) == snapshot(serial.items) and len(serial.items) == 200
+    assert forked.function_config == serial.function_config and forked.results == serial.results
+    broken = content.replace("kind: Service", "kind: [Service", 1)  # not fnrun's layout any more: the general path says where
+    with pytest.raises(InputError) as caught:
+        resourcelist.decode(broken, "output")
+    monkeypatch.setenv("FNRUN_WORKERS", "1")
+    with pytest.raises(InputError) as again:
+        resourcelist.decode(broken, "output")
+    assert str(caught.value) == str(again.value)
