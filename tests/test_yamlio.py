@@ -206,3 +206,20 @@ def test_decode_stream_strips_stamped_annotations_from_the_body() -> None:
 def test_decode_rejects_what_is_not_a_resource_list(listing: str, message: str) -> None:
     with pytest.raises(InputError, match=message):
         resourcelist.decode(listing, "t")
+
+
+def test_same_tells_types_apart_on_its_fast_path_and_its_walk() -> None:
+    """`roundtrip.same` answers most calls from marshal bytes; both ways must stay type-strict."""
+    from ruamel.yaml.comments import CommentedMap
+
+    from orchestrator.yamlio.roundtrip import same
+
+    nested = {"a": [1, {"b": "x"}], "c": None}
+    for a, b in ((True, 1), ("1", 1), (False, 0), ({"k": True}, {"k": 1}), ([1, "2"], [1, 2]), ({"a": [1, {"b": "x"}], "c": 0}, nested)):
+        assert not same(a, b) and not same(b, a)
+    assert same(1, 1.0) and same([1, 2], [1, 2.0])  # numbers compare by value, as they always did (marshal bytes differ: the walk says)
+    key = "".join(["a", ""])  # a key that is not the interned literal
+    assert same(nested, {key: [1, {"b": "x"}], "c": None})
+    assert same({"x": 1, "y": 2}, {"y": 2, "x": 1})  # key order is layout, not value (the walk)
+    assert same(CommentedMap(nested), nested) and not same(CommentedMap({"k": True}), {"k": 1})
+    assert not same(float("nan"), float("nan"))

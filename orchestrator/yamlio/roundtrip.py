@@ -8,6 +8,7 @@ reformat, but that did not change, keep the user's bytes."""
 from __future__ import annotations
 
 import io
+import marshal
 import re
 from dataclasses import dataclass
 from difflib import SequenceMatcher
@@ -122,11 +123,26 @@ def reindent(text: str, style: Style) -> str:
 
 
 def same(a: Any, b: Any) -> bool:
-    """Equality that tells `true` from `1` and `"1"` from `1`, across plain and ruamel types."""
+    """Equality that tells `true` from `1` and `"1"` from `1`, across plain and ruamel types.
+
+    Write-back asks this of every changed resource, twice; the walk in Python is most of that, so
+    the two C-speed answers come first: values that are not equal are not the same, and plain
+    values whose marshal bytes match (the bytes name every type) are."""
+    if a != b:
+        return False
+    try:
+        if marshal.dumps(a, 0) == marshal.dumps(b, 0):  # version 0: no sharing or interning marks
+            return True
+    except ValueError:  # ruamel's types (subclasses) are not marshallable: walk them
+        pass
+    return _same(a, b)
+
+
+def _same(a: Any, b: Any) -> bool:
     if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(same(v, b[k]) for k, v in a.items())
+        return a.keys() == b.keys() and all(_same(v, b[k]) for k, v in a.items())
     if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
     if isinstance(a, (dict, list)) or isinstance(b, (dict, list)):
         return False
     if isinstance(a, bool) or isinstance(b, bool):
