@@ -9,11 +9,9 @@ the pickling back cost more than they save below a few thousand resources' worth
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import signal
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from typing import TypeVar
 
 from .errors import FnrunError
@@ -37,7 +35,11 @@ def count(weight: int, threshold: int) -> int:
     chosen = os.environ.get("FNRUN_WORKERS") or os.environ.get("FNRUN_WRITE_WORKERS")
     if chosen and chosen.isdigit():
         return max(1, int(chosen))
-    if weight < threshold or "fork" not in multiprocessing.get_all_start_methods():
+    if weight < threshold:
+        return 1
+    import multiprocessing  # only here: its import costs as much as a small package's whole run
+
+    if "fork" not in multiprocessing.get_all_start_methods():
         return 1
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     return max(1, min(MAX_WORKERS, cores))
@@ -56,6 +58,9 @@ def fork_map(job: Job[T], weights: Sequence[int], workers: int) -> list[T]:
     the cyclic GC is paused while the results are unpickled (they are many small acyclic objects)."""
     if workers <= 1 or len(weights) < 2:
         return [job(0, len(weights))]
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
     global _job
     _job = job
     shares = shares_of(weights, workers)
