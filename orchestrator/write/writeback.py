@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import posixpath
-import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -21,8 +20,9 @@ from ..errors import InputError
 from ..read.krmignore import KrmIgnore
 from ..read.package import Package, SourceFile
 from ..resource import Resource
+from .body import resolve_body
 from .staging import Stager, stager_for
-from ..yamlio import fast, roundtrip, text, textedit
+from ..yamlio import fast, text, textedit
 
 
 @dataclass(frozen=True)
@@ -258,64 +258,6 @@ def _without_separator(prefix: str) -> str:
     if all(text.is_separator(line) or not line.strip() for line in lines):
         return ""
     return "".join(lines)
-
-
-_COMPACT_DASH = re.compile(r"^( *)[^\s#-][^#\n]*:[ \t]*\n\1- ", re.M)  # a block sequence at its key's column
-
-
-def resolve_body(resource: Resource, base: Resource | None) -> str:
-    """The text a resource is written as: the original bytes when it did not change, the original
-    edited line by line when it did, and its own text when it is new."""
-    if base is None and resource.original_text is not None:
-        note = resource.original_text
-        base = Resource(fast.load(note, "fnrun-original"), note, note)
-    body = resource.body if resource.fresh else None
-    if base is not None and base.body is not None:
-        if body is not None and body == base.body:
-            return base.body
-        value = resource.value
-        unchanged_value = roundtrip.same(value, base.value)
-        if unchanged_value and (not resource.fresh or text.comments(body or resource.text) == text.comments(base.body)):
-            return base.body
-        edited = _text_edit(resource, base.body, value, base.value)
-        if edited is not None:
-            return edited
-        new_text = (body if body is not None else _unstamped(resource)) if resource.fresh else None
-        return _ensure_newline(roundtrip.edit(base.body, new_text, value))
-    if body is not None:
-        return _ensure_newline(_noted_sequence_style(resource, body))
-    if resource.fresh and resource._text is not None:
-        return _ensure_newline(_noted_sequence_style(resource, _unstamped(resource)))
-    return _ensure_newline(roundtrip.render(resource.body, resource.value) if resource.body else fast.dump(resource.value))
-
-
-def _noted_sequence_style(resource: Resource, own: str) -> str:
-    """A new document's own text, with its block sequences indented when kyaml noted the file's as
-    `wide` and the text has them compact (`kpt fn source` prints every item compact)."""
-    if ann.annotations_of(resource.data).get(ann.SEQINDENT) != "wide" or not _COMPACT_DASH.search(own):
-        return own
-    return roundtrip.reindent(own, roundtrip.WIDE)
-
-
-def _text_edit(resource: Resource, original: str, value: dict, old: dict) -> str | None:
-    """The original changed into `value` by minimal text edits, or None (round trip instead) when
-    they cannot express the change or the function's comments differ from the result's."""
-    edited = textedit.edit(original, value, old) if original.endswith("\n") else None
-    if edited is not None and resource.fresh:
-        wanted = text.comments(resource.body if resource.body is not None else resource.text)
-        if wanted and wanted != text.comments(edited) and Counter(wanted) - Counter(text.comments(original)):
-            edited = None  # the function wrote comments of its own (only dropping or moving some is not)
-    textedit.counts["text" if edited is not None else "roundtrip"] += 1
-    return edited
-
-
-def _unstamped(resource: Resource) -> str:
-    """The resource's own text without fnrun's annotations (round-trip edited: its layout was odd)."""
-    return roundtrip.render(resource.text, resource.value)
-
-
-def _ensure_newline(content: str) -> str:
-    return content if content.endswith("\n") else content + "\n"
 
 
 def apply(plan_: WritePlan) -> None:
