@@ -34,16 +34,31 @@ def diagnose(images: list[str], oci_runtime: str | None = None, mount_mode: str 
         version, info = api.version(), api.info()
     except FnrunError as err:
         return [Finding("engine", str(err),
-                        "start dockerd (or `podman system service --time 0 unix://SOCKET`) and point DOCKER_HOST at it")]
+                        "start dockerd (or `podman system service --time 0 unix://SOCKET`) and point DOCKER_HOST at it"), builtins()]
     except Exception as err:  # noqa: BLE001 - an engine that answers ping but not /info: still a finding
-        return [Finding("engine", f"the engine at {host} does not answer /version or /info: {err}", "check the engine's log")]
+        return [Finding("engine", f"the engine at {host} does not answer /version or /info: {err}", "check the engine's log"), builtins()]
     findings = [_engine(host, version), Finding("api", f"{api.api_version} (fnrun needs {MINIMUM_DOCKER_API_VERSION} or later)")]
     findings.append(_rootless(info))
     findings += _runtimes(info, oci_runtime)
     findings += _sandbox(info)
     findings.append(_mounts(host, mount_mode))
+    findings.append(builtins())
     findings += [_image(api, image) for image in images]
     return findings
+
+
+def builtins() -> Finding:
+    """Whether functions run in-process (fnrun's catalog, --builtin-catalog, Starlark) get their
+    confinement here; they run with or without an engine, so this is reported either way."""
+    from orchestrator.runtimes.confine import available
+
+    if available():
+        return Finding("builtins", "confined: builtin functions run with no network and a read-only file system "
+                                   "(network and mount namespaces) under the --memory limit")
+    return Finding("builtins", "not confined: this kernel refuses the namespaces, so builtin functions keep this "
+                               "machine's network and file system (only the --memory limit holds)",
+                   "allow unprivileged user namespaces (sysctl user.max_user_namespaces > 0, "
+                   "kernel.unprivileged_userns_clone=1) or run as root; --no-builtin runs fnrun's catalog in containers")
 
 
 def _engine(host: str, version: dict) -> Finding:

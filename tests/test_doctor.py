@@ -31,6 +31,7 @@ def test_doctor_on_the_machines_engine_with_a_catalog_sample(tmp_path: Path) -> 
     assert found["api"][0].startswith("ok   api       1.")
     assert "rootless" in found and "runc" in found["runtimes"][0]
     assert found["image"] == ["ok   image     fnrun/set-labels:v1 present"]
+    assert found["builtins"][0].startswith("ok   builtins  confined: builtin functions run with no network")
     assert result.stdout.endswith("no problems\n")
 
 
@@ -51,5 +52,18 @@ def test_no_engine_is_one_problem_naming_where_it_looked(tmp_path: Path) -> None
     assert result.code == 1, result
     assert "Traceback" not in result.stderr
     found = lines(result.stdout)
-    assert list(found) == ["engine"]
+    assert list(found) == ["engine", "builtins"]  # builtins run without an engine: still reported
     assert f"unix://{socket}" in found["engine"][0] and "fix: start dockerd" in found["engine"][0]
+
+
+def test_builtins_without_namespaces_are_a_problem_with_a_fix(monkeypatch) -> None:
+    """A kernel that refuses unprivileged namespaces cannot be made on a shared machine without
+    changing it for everyone: the one fault here that is simulated."""
+    from orchestrator import doctor
+    from orchestrator.runtimes import confine
+
+    monkeypatch.setattr(confine, "available", lambda: False)
+    finding = doctor.builtins()
+    assert finding.problem and "not confined" in finding.text and "--no-builtin" in (finding.fix or "")
+    monkeypatch.undo()
+    assert not doctor.builtins().problem  # this machine gives them (root or unprivileged user namespaces)
