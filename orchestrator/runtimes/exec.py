@@ -155,11 +155,16 @@ def _timed_out(inv: Invocation) -> FunctionError:
 
 
 def _kill_group(process: subprocess.Popen[bytes]) -> None:
-    """Kill the whole process group (also grandchildren still holding the pipes) and reap."""
-    try:
-        os.killpg(process.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
+    """Kill the whole process group (also grandchildren still holding the pipes) and reap.
+
+    The child itself is killed by pid too: a forked builtin makes its own session only once it
+    runs, so a timeout that comes first (`--timeout 0.001`) finds no group of that id yet, and a
+    child left alive would wait on its stdin while this waits on it."""
+    for kill in (os.killpg, os.kill):
+        try:
+            kill(process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
     process.wait()
     for pipe in (process.stdin, process.stdout, process.stderr):
         if pipe is not None:
