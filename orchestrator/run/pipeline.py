@@ -297,8 +297,18 @@ def run_scoped(
 
 
 def _runtime(spec: FunctionSpec, call: Invocation, options: RunOptions, runtime_for: RuntimeFor) -> Runtime:
-    """Where a function runs: a catalog image's own code in-process when that cannot differ from the
-    image (not cached: it costs less than a cache lookup's hashing), else its runtime, maybe cached."""
+    """Where a function runs: in-process where it can (not cached: that costs less than a cache
+    lookup's hashing), else its runtime, maybe cached."""
+    found = in_process_runtime(spec, call, options)
+    if found is not None:
+        return found
+    runtime = runtime_for(spec.kind)
+    return _caching(runtime) if options.cache and spec.kind == "container" else runtime
+
+
+def in_process_runtime(spec: FunctionSpec, call: Invocation, options: RunOptions) -> Runtime | None:
+    """The builtin runtime for a function that starts no container: a Starlark file, kpt's catalog
+    functions when asked, a catalog image's own code when that cannot differ from the image."""
     if spec.kind == "starlark" or (options.builtin_catalog and spec.kind == "container"):
         from orchestrator.runtimes.kpt_catalog import StarlarkFileRuntime, runtime_for_image
 
@@ -311,8 +321,7 @@ def _runtime(spec: FunctionSpec, call: Invocation, options: RunOptions, runtime_
         module = builtin_module(call)
         if module is not None:
             return BuiltinRuntime(module)
-    runtime = runtime_for(spec.kind)
-    return _caching(runtime) if options.cache and spec.kind == "container" else runtime
+    return None
 
 
 def _caching(runtime: Runtime) -> Runtime:

@@ -75,16 +75,23 @@ def builtin_module(invocation: Invocation) -> str | None:
 
 
 _ABSENT = object()
+# image -> its label, asked once per run: the prestart check and the step both need it, and a
+# pipeline may name an image more than once (forget_images at each run's start)
+_labels: dict[str, object] = {}
+
+
+def forget_images() -> None:
+    _labels.clear()
 
 
 def _image_label(image: str) -> object:
     """The source-hash label of the local image; _ABSENT when there is no such image (or no engine)."""
-    from orchestrator.runtimes.inspect import inspect_image
+    if image not in _labels:
+        from orchestrator.runtimes.inspect import inspect_image
 
-    found = inspect_image(image)
-    if found is None:
-        return _ABSENT
-    return ((found.get("Config") or {}).get("Labels") or {}).get(SOURCE_HASH_LABEL)
+        found = inspect_image(image)
+        _labels[image] = _ABSENT if found is None else ((found.get("Config") or {}).get("Labels") or {}).get(SOURCE_HASH_LABEL)
+    return _labels[image]
 
 
 class BuiltinRuntime:
