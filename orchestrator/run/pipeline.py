@@ -19,7 +19,7 @@ from ..merge.origin import Changes, compare
 from ..read.package import Package, read_package
 from ..report.plain import PlainEvents
 from ..resource import Resource
-from ..runtimes import Invocation, Mount, Runtime, Sandbox, get_runtime
+from ..runtimes import Invocation, Mount, Runtime, RunOutput, Sandbox, get_runtime
 from ..runtimes.access import check_readable
 from ..yamlio import fast
 
@@ -254,14 +254,13 @@ def run_scoped(
     runtime_for: RuntimeFor,
 ) -> tuple[list[Resource] | None, FunctionReport, FunctionError | None]:
     """Run one function over the items in its scope; its output (None on failure) replaces them."""
-    stdin = resourcelist.encode(items, spec.config).encode("utf-8")
     report = FunctionReport(spec.name, spec.kind, spec.declared_in)
     events.started(spec)
     started = time.monotonic()
     try:
         call = invocation(spec, options, root)
         runtime = _runtime(spec, call, options, runtime_for)
-        output = runtime.run(call, stdin, lambda line: events.stderr(spec, line))
+        output = _run(runtime, call, spec, items, lambda line: events.stderr(spec, line))
     except InputError as err:
         from orchestrator.runtimes.kpt_catalog import offer
 
@@ -275,7 +274,7 @@ def run_scoped(
     report.duration, report.exit_code, report.cached = output.duration, output.exit_code, output.cached
     report.builtin = output.builtin
     try:
-        decoded = _decode(spec, output.stdout, output.exit_code)
+        decoded = _handed_back(output) or _decode(spec, output.stdout, output.exit_code)
         report.results = results.normalise(decoded.results, spec.name) if decoded else []
         if output.exit_code != 0:
             raise FunctionError(f"function {spec.name} failed with exit code {output.exit_code}")
@@ -294,6 +293,17 @@ def run_scoped(
     events.transformed(spec, changes)
     events.finished(spec, report)
     return new_items, report, None
+
+
+def _run(runtime: Runtime, call: Invocation, spec: FunctionSpec, items: list[Resource], on_stderr: Callable[[str], None]) -> RunOutput:
+    """A runtime that takes the items as fnrun holds them (a catalog function in a fork of fnrun,
+    orchestrator.runtimes.handover) skips the ResourceList's text both ways; the others get it."""
+    run_items = getattr(runtime, "run_items", None)
+    if run_items is not None:
+        output = run_items(call, items, spec.config.data if spec.config is not None else None, on_stderr)
+        if output is not None:
+            return output
+    return runtime.run(call, resourcelist.encode(items, spec.config).encode("utf-8"), on_stderr)
 
 
 def _runtime(spec: FunctionSpec, call: Invocation, options: RunOptions, runtime_for: RuntimeFor) -> Runtime:
@@ -337,6 +347,13 @@ def _caching(runtime: Runtime) -> Runtime:
 _cache_lock = threading.Lock()
 
 _cache = None
+
+
+def _handed_back(output: RunOutput) -> resourcelist.Decoded | None:
+    if output.handed_back is None:
+        return None
+    items, function_results = output.handed_back
+    return resourcelist.Decoded(items, results=function_results)
 
 
 def _decode(spec: FunctionSpec, stdout: bytes, exit_code: int) -> resourcelist.Decoded | None:

@@ -19,7 +19,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from orchestrator.runtimes import forked
+from orchestrator.resource import Resource
+from orchestrator.runtimes import forked, handover
 from orchestrator.runtimes.base import Invocation, RunOutput, StderrSink
 from orchestrator.runtimes.confine import confinement
 from orchestrator.runtimes.exec import run_process
@@ -94,6 +95,15 @@ def _image_label(image: str) -> object:
     return _labels[image]
 
 
+#: Catalog modules whose function runs over handed-over data (orchestrator.runtimes.handover):
+#: they edit through the SDK only. inject-sidecar copies commented YAML nodes out of its config,
+#: which plain data does not carry.
+HANDOVER = frozenset({
+    "functions.set_labels", "functions.set_namespace", "functions.require_resource_limits",
+    "functions.tshirt_size", "functions.check_service_selectors",
+})
+
+
 class BuiltinRuntime:
     """Runtime for a catalog image run as `python -m functions.<module>`, as its ENTRYPOINT does."""
 
@@ -101,8 +111,8 @@ class BuiltinRuntime:
         self.module = module
 
     def run(self, invocation: Invocation, stdin: bytes, on_stderr: StderrSink | None = None) -> RunOutput:
-        argv = [sys.executable, "-s", "-m", self.module, *invocation.args]  # -s: no user site-packages
-        env = {"PATH": os.defpath, **invocation.env, "PYTHONPATH": str(FUNCTIONS_DIR.parent), "PYTHONDONTWRITEBYTECODE": "1"}
+        argv = self._argv(invocation)
+        env = self._environment(invocation)
         with tempfile.TemporaryDirectory(prefix="fnrun-builtin-") as cwd:
             confine = confinement(parse_size(invocation.sandbox.memory))
             spawn = None
@@ -110,3 +120,34 @@ class BuiltinRuntime:
                 spawn = lambda: forked.spawn(self.module, list(invocation.args), env, cwd, confine)  # noqa: E731
             output = run_process(argv, invocation, env, cwd, stdin, on_stderr, confine, spawn)
         return RunOutput(output.stdout, output.stderr, output.exit_code, output.duration, builtin=True)
+
+    def run_items(self, invocation: Invocation, items: list[Resource], function_config: dict | None,
+                  on_stderr: StderrSink | None = None) -> RunOutput | None:
+        """The function over the items as fnrun holds them, in a fork, under the same runner
+        (timeout, output cap, kill) and confinement as `run`; None where that does not apply
+        (the caller then sends the ResourceList as text to `run`)."""
+        if self.module not in HANDOVER or not forked.can_fork(self.module, FUNCTIONS_DIR):
+            return None
+        data = [item.data for item in items]
+        if not handover.is_plain([data, function_config]):
+            return None
+        env = self._environment(invocation)
+        lines: list[str] = []  # shown once the function's way is known, so a fallback shows them once
+        transport = handover.HandedOver(data, function_config)
+        with tempfile.TemporaryDirectory(prefix="fnrun-builtin-") as cwd:
+            confine = confinement(parse_size(invocation.sandbox.memory))
+            spawn = lambda: forked.spawn(self.module, list(invocation.args), env, cwd, confine, transport.install)  # noqa: E731
+            output = run_process(self._argv(invocation), invocation, env, cwd, b"", lines.append, confine, spawn)
+        if output.stdout == handover.FALLBACK:
+            return None
+        for line in lines:
+            if on_stderr is not None:
+                on_stderr(line)
+        back = handover.handed_back(output.stdout, output.exit_code, items, invocation.name) if output.stdout.strip() else None
+        return RunOutput(output.stdout, output.stderr, output.exit_code, output.duration, builtin=True, handed_back=back)
+
+    def _argv(self, invocation: Invocation) -> list[str]:
+        return [sys.executable, "-s", "-m", self.module, *invocation.args]  # -s: no user site-packages
+
+    def _environment(self, invocation: Invocation) -> dict[str, str]:
+        return {"PATH": os.defpath, **invocation.env, "PYTHONPATH": str(FUNCTIONS_DIR.parent), "PYTHONDONTWRITEBYTECODE": "1"}

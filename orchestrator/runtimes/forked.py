@@ -63,14 +63,16 @@ class ForkedProcess:
         return self.returncode
 
 
-def spawn(module: str, args: list[str], env: dict[str, str], cwd: str, confine: Callable[[int], None]) -> ForkedProcess:
-    """Fork a child that runs `module` as `python -m module args` would."""
+def spawn(module: str, args: list[str], env: dict[str, str], cwd: str, confine: Callable[[int], None],
+          prepare: Callable[[], None] | None = None) -> ForkedProcess:
+    """Fork a child that runs `module` as `python -m module args` would; `prepare` runs in the
+    child, confined, just before the module (orchestrator.runtimes.handover installs itself)."""
     importlib.import_module(module)  # once per fnrun process; every fork inherits it
     budget = _data_in_use()
     pipes = [os.pipe() for _ in range(3)]  # stdin, stdout, stderr: (read end, write end)
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the child; what it does is checked through its output
-        _child(module, args, env, cwd, confine, pipes, budget)
+        _child(module, args, env, cwd, confine, pipes, budget, prepare)
     os.close(pipes[0][0])
     os.close(pipes[1][1])
     os.close(pipes[2][1])
@@ -78,7 +80,7 @@ def spawn(module: str, args: list[str], env: dict[str, str], cwd: str, confine: 
 
 
 def _child(module: str, args: list[str], env: dict[str, str], cwd: str, confine: Callable[[int], None],
-           pipes: list[tuple[int, int]], inherited: int) -> None:
+           pipes: list[tuple[int, int]], inherited: int, prepare: Callable[[], None] | None = None) -> None:
     code = 1
     try:
         os.setsid()
@@ -98,6 +100,8 @@ def _child(module: str, args: list[str], env: dict[str, str], cwd: str, confine:
         sys.argv = [module, *args]
         sys.modules.pop(module, None)  # run afresh as __main__; its imports stay loaded
         try:
+            if prepare is not None:
+                prepare()
             runpy.run_module(module, run_name="__main__", alter_sys=True)
             code = 0
         except SystemExit as done:

@@ -1,0 +1,124 @@
+"""A catalog function run in a fork of fnrun over the items fnrun already holds (issue 14 §6).
+
+The text way costs a builtin step 20–30 ms for a handful of resources: fnrun writes the
+ResourceList, the SDK parses it round-trip with ruamel, dumps it again, and fnrun parses that.
+A fork shares fnrun's memory, so the child can take the parsed items as they are: the SDK's runner
+(`functions.sdk.runner.transport`) runs the SAME function over SDK wrappers of that plain data,
+and the child hands back only what changed, as JSON (C codecs both ways):
+`{"items": [0, [1, {...}], ...], "results": [...]}`, an item's input position where its value is
+the same as it went in, else its position and new value.
+
+fnrun then keeps the item it sent when the value is the same, and for a changed one the sent item
+with the new value (`Resource.replaced`): its text is the base the write-back edits line by line,
+exactly as for the text way, whose own text only decides where an edit cannot be expressed by
+minimal text edits. It does not apply, and the caller sends text instead, where the difference
+could show: values that are not plain JSON data (dates, binary, non-string keys), and a function
+that adds items or replaces an item by a new mapping (a new item's text would be the function's
+own); the child then hands back FALLBACK and fnrun runs the function the text way.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from orchestrator.errors import FunctionError
+from orchestrator.resource import Resource
+
+if TYPE_CHECKING:
+    from functions.sdk import ResourceList
+
+#: What the child writes when the function's output needs the text way (nothing else is written).
+FALLBACK = b'{"fallback": true}'
+_JSON_SCALARS = (str, int, float, bool, type(None))
+
+
+def is_plain(value: Any) -> bool:
+    """Whether `value` is exactly what JSON carries: str-keyed dicts, lists, str, int, float,
+    bool, None (no subclasses, no cycles)."""
+    stack, seen = [value], set()
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is dict or kind is list:
+            if id(node) in seen:  # an alias: JSON writes the shared value twice, unless it holds itself
+                if _holds_itself(node):
+                    return False
+                continue
+            seen.add(id(node))
+            if kind is dict:
+                if any(type(key) is not str for key in node):
+                    return False
+                stack.extend(node.values())
+            else:
+                stack.extend(node)
+        elif kind not in _JSON_SCALARS:
+            return False
+    return True
+
+
+def _holds_itself(node: Any) -> bool:
+    try:
+        json.dumps(node)
+    except ValueError:
+        return True
+    return False
+
+
+class HandedOver:
+    """The SDK runner's transport in the child: the items in, the changes out on stdout."""
+
+    def __init__(self, items: list[dict], function_config: dict | None) -> None:
+        self.items = items
+        self.function_config = function_config
+        self._before: list[str] = []
+        self._positions: dict[int, int] = {}
+
+    def install(self) -> None:
+        """In the child, before the module runs: its `sdk.main` then reads and writes here."""
+        from functions.sdk import runner
+
+        runner.transport = self
+
+    def read(self) -> ResourceList:
+        from functions.sdk import Resource, ResourceList
+
+        self._before = [_dumps(item) for item in self.items]
+        self._positions = {id(item): position for position, item in enumerate(self.items)}
+        config = Resource(self.function_config) if isinstance(self.function_config, dict) else None
+        return ResourceList([Resource(item) for item in self.items], config)
+
+    def write(self, resource_list: ResourceList) -> None:
+        import sys
+
+        entries = []
+        for resource in resource_list.items:
+            position = self._positions.get(id(resource.data))
+            if position is None:  # a new item: its text would be the function's own
+                sys.stdout.write(FALLBACK.decode())
+                return
+            after = _dumps(resource.data)
+            entries.append(str(position) if after == self._before[position] else f"[{position},{after}]")
+        results = _dumps([result.to_data() for result in resource_list.results])
+        sys.stdout.write(f'{{"items":[{",".join(entries)}],"results":{results}}}')
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"))
+
+
+def handed_back(stdout: bytes, exit_code: int, sent: list[Resource], name: str) -> tuple[list[Resource], list[dict]] | None:
+    """The function's items and results from what the child wrote; None when it wrote nothing
+    (a failure: the caller reports the exit code). Raises FunctionError on output that is not
+    the protocol's, like invalid output of any function."""
+    try:
+        envelope = json.loads(stdout)
+        items = [sent[entry] if type(entry) is int else sent[entry[0]].replaced(entry[1]) for entry in envelope["items"]]
+        results = envelope["results"]
+        if not isinstance(results, list):
+            raise TypeError("results")
+    except (ValueError, TypeError, KeyError, IndexError) as err:
+        if exit_code != 0:
+            return None
+        raise FunctionError(f"function {name} returned invalid output: {err}") from None
+    return items, results
