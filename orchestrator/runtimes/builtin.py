@@ -70,19 +70,28 @@ def builtin_module(invocation: Invocation) -> str | None:
     if module is None or invocation.mounts or invocation.network or invocation.sandbox.image_pull_policy == "always":
         return None  # what it mounts, reaches or pulls, only the container can say
     label = _image_label(invocation.image or "")
-    if label is _ABSENT or label == source_hash(module):
+    if label is _ABSENT or label == _installed_hash(module):
         return module
     return None
 
 
 _ABSENT = object()
-# image -> its label, asked once per run: the prestart check and the step both need it, and a
-# pipeline may name an image more than once (forget_images at each run's start)
+# image -> its label and module -> its source hash, found once per run: the prestart check and
+# the step both need them, and a pipeline may name an image more than once (forget_images at
+# each run's start)
 _labels: dict[str, object] = {}
+_hashes: dict[str, str] = {}
 
 
 def forget_images() -> None:
     _labels.clear()
+    _hashes.clear()
+
+
+def _installed_hash(module: str) -> str:
+    if module not in _hashes:
+        _hashes[module] = source_hash(module)
+    return _hashes[module]
 
 
 def _image_label(image: str) -> object:

@@ -18,6 +18,7 @@ import importlib
 import importlib.util
 import os
 import runpy
+import select
 import signal
 import subprocess
 import sys
@@ -51,16 +52,34 @@ class ForkedProcess:
         self.returncode: int | None = None
 
     def wait(self, timeout: float | None = None) -> int:
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while self.returncode is None:
-            pid, status = os.waitpid(self.pid, os.WNOHANG if deadline is not None else 0)
+        if self.returncode is None and timeout is not None and not self._exits_within(timeout):
+            raise subprocess.TimeoutExpired(f"builtin {self.pid}", timeout)
+        if self.returncode is None:
+            self.returncode = os.waitstatus_to_exitcode(os.waitpid(self.pid, 0)[1])
+        return self.returncode
+
+    def _exits_within(self, timeout: float) -> bool:
+        """Whether the child exits within `timeout`: told by a pidfd the moment it does (a step
+        costs milliseconds, so polling would add a good part of one), else polled."""
+        try:
+            pidfd = os.pidfd_open(self.pid)
+        except (AttributeError, OSError):  # kernels before 5.3
+            return self._polled(timeout)
+        try:
+            return bool(select.select([pidfd], [], [], max(0.0, timeout))[0])
+        finally:
+            os.close(pidfd)
+
+    def _polled(self, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        while True:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
             if pid:
                 self.returncode = os.waitstatus_to_exitcode(status)
-                break
-            if deadline is not None and time.monotonic() >= deadline:
-                raise subprocess.TimeoutExpired(f"builtin {self.pid}", timeout or 0)
+                return True
+            if time.monotonic() >= deadline:
+                return False
             time.sleep(0.002)
-        return self.returncode
 
 
 def spawn(module: str, args: list[str], env: dict[str, str], cwd: str, confine: Callable[[int], None],

@@ -8,12 +8,10 @@ plans stay in-process: a fork costs more than it saves below a few hundred resou
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import signal
 from collections import Counter
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 
 from ..errors import FnrunError
 from ..yamlio import textedit
@@ -33,7 +31,11 @@ def workers_for(resources: int) -> int:
     chosen = os.environ.get("FNRUN_WRITE_WORKERS")
     if chosen and chosen.isdigit():
         return max(1, int(chosen))
-    if resources < MIN_RESOURCES or "fork" not in multiprocessing.get_all_start_methods():
+    if resources < MIN_RESOURCES:
+        return 1
+    import multiprocessing  # only here: its import costs a small package's whole write
+
+    if "fork" not in multiprocessing.get_all_start_methods():
         return 1
     return max(1, min(MAX_WORKERS, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
 
@@ -46,6 +48,9 @@ def render_all(paths: Sequence[str], weights: Sequence[int], render: Render, wor
     global _job
     _job = (render, paths)
     shares = _shares(weights, workers)
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
     try:
         context = multiprocessing.get_context("fork")
         with ProcessPoolExecutor(max_workers=len(shares), mp_context=context, initializer=_worker_start) as pool:
