@@ -104,6 +104,13 @@ def _image_label(image: str) -> object:
     return _labels[image]
 
 
+def _scratch() -> tempfile.TemporaryDirectory[str]:
+    """The child's empty working directory, on tmpfs where there is one: making and removing a
+    directory on a busy disk can cost milliseconds, and a builtin step costs not many more."""
+    shm = "/dev/shm"
+    return tempfile.TemporaryDirectory(prefix="fnrun-builtin-", dir=shm if os.access(shm, os.W_OK | os.X_OK) else None)
+
+
 #: Catalog modules whose function runs over handed-over data (orchestrator.runtimes.handover):
 #: they edit through the SDK only. inject-sidecar copies commented YAML nodes out of its config,
 #: which plain data does not carry.
@@ -122,7 +129,7 @@ class BuiltinRuntime:
     def run(self, invocation: Invocation, stdin: bytes, on_stderr: StderrSink | None = None) -> RunOutput:
         argv = self._argv(invocation)
         env = self._environment(invocation)
-        with tempfile.TemporaryDirectory(prefix="fnrun-builtin-") as cwd:
+        with _scratch() as cwd:
             confine = confinement(parse_size(invocation.sandbox.memory))
             spawn = None
             if forked.can_fork(self.module, FUNCTIONS_DIR):
@@ -143,7 +150,7 @@ class BuiltinRuntime:
         env = self._environment(invocation)
         lines: list[str] = []  # shown once the function's way is known, so a fallback shows them once
         transport = handover.HandedOver(data, function_config)
-        with tempfile.TemporaryDirectory(prefix="fnrun-builtin-") as cwd:
+        with _scratch() as cwd:
             confine = confinement(parse_size(invocation.sandbox.memory))
             spawn = lambda: forked.spawn(self.module, list(invocation.args), env, cwd, confine, transport.install)  # noqa: E731
             output = run_process(self._argv(invocation), invocation, env, cwd, b"", lines.append, confine, spawn)
