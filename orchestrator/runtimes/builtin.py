@@ -142,7 +142,9 @@ class BuiltinRuntime:
         """The function over the items as fnrun holds them, in a fork, under the same runner
         (timeout, output cap, kill) and confinement as `run`; None where that does not apply
         (the caller then sends the ResourceList as text to `run`)."""
-        if self.module not in HANDOVER or not forked.can_fork(self.module, FUNCTIONS_DIR):
+        if self.module not in HANDOVER or os.environ.get("FNRUN_BUILTIN_HANDOVER", "1") == "0":
+            return None
+        if not forked.can_fork(self.module, FUNCTIONS_DIR):
             return None
         data = [item.data for item in items]
         if not handover.is_plain([data, function_config]):
@@ -156,10 +158,13 @@ class BuiltinRuntime:
             output = run_process(self._argv(invocation), invocation, env, cwd, b"", lines.append, confine, spawn)
         if output.stdout == handover.FALLBACK:
             return None
+        try:
+            back = handover.handed_back(output.stdout, output.exit_code, items, invocation.name) if output.stdout.strip() else None
+        except handover.NeedsText:
+            return None
         for line in lines:
             if on_stderr is not None:
                 on_stderr(line)
-        back = handover.handed_back(output.stdout, output.exit_code, items, invocation.name) if output.stdout.strip() else None
         return RunOutput(output.stdout, output.stderr, output.exit_code, output.duration, builtin=True, handed_back=back)
 
     def _argv(self, invocation: Invocation) -> list[str]:

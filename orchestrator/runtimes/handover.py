@@ -20,9 +20,10 @@ own); the child then hands back FALLBACK and fnrun runs the function the text wa
 from __future__ import annotations
 
 import json
+import re
 from typing import TYPE_CHECKING, Any
 
-from orchestrator.errors import FunctionError
+from orchestrator.errors import FnrunError, FunctionError
 from orchestrator.resource import Resource
 
 if TYPE_CHECKING:
@@ -107,13 +108,17 @@ def _dumps(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"))
 
 
+class NeedsText(Exception):
+    """A changed item whose write-back may need the function's own text: run it the text way."""
+
+
 def handed_back(stdout: bytes, exit_code: int, sent: list[Resource], name: str) -> tuple[list[Resource], list[dict]] | None:
     """The function's items and results from what the child wrote; None when it wrote nothing
     (a failure: the caller reports the exit code). Raises FunctionError on output that is not
-    the protocol's, like invalid output of any function."""
+    the protocol's, like invalid output of any function, and NeedsText (see `_edits_as_text`)."""
     try:
         envelope = json.loads(stdout)
-        items = [sent[entry] if type(entry) is int else sent[entry[0]].replaced(entry[1]) for entry in envelope["items"]]
+        items = [sent[entry] if type(entry) is int else _changed(sent[entry[0]], entry[1]) for entry in envelope["items"]]
         results = envelope["results"]
         if not isinstance(results, list):
             raise TypeError("results")
@@ -122,3 +127,36 @@ def handed_back(stdout: bytes, exit_code: int, sent: list[Resource], name: str) 
             return None
         raise FunctionError(f"function {name} returned invalid output: {err}") from None
     return items, results
+
+
+# What minimal text edits cannot always write (orchestrator/yamlio/textedit.py): flow collections,
+# anchors and aliases, tags, block scalars, merge keys. The write-back then round-trips the item,
+# and the round trip keeps the comments and layout of the function's own text.
+_ROUND_TRIP_SIGNS = re.compile(r"[{}\[\]&*!|>]|<<")
+
+
+def _changed(sent: Resource, value: Any) -> Resource:
+    if not isinstance(value, dict) or not _edits_as_text(sent, value):
+        raise NeedsText
+    return sent.replaced(value)
+
+
+def _edits_as_text(sent: Resource, value: dict) -> bool:
+    """Whether `value` can be written over the item's text by minimal text edits, as the
+    write-back will (its body, the file's text, from the value read to the value now): then the
+    text a function returns plays no part in the bytes written. The handover functions only add
+    keys and change values (no removals or moves, which text edits refuse), so plain block YAML
+    always can; other text is tried."""
+    body = sent.body
+    if body is None:
+        return False  # written as a function's own text: only the text way has it
+    if not _ROUND_TRIP_SIGNS.search(body):
+        return True
+    from orchestrator import annotations
+    from orchestrator.yamlio import fast, textedit
+
+    try:
+        old = fast.load(body, "handover")
+    except FnrunError:
+        return False
+    return isinstance(old, dict) and textedit.edit(body, annotations.without_stripped(value), old) is not None
