@@ -132,12 +132,12 @@ def sample() -> tuple[list, dict]:
     return [r for r in resources if r is not config], config.data
 
 
-def handover(items: list, config: dict | None, **sandbox: object) -> tuple:
+def handover(items: list, config: dict | None, lines: list[str] | None = None, **sandbox: object) -> tuple:
     from orchestrator.runtimes.builtin import BuiltinRuntime
 
     invocation = Invocation(name="fnrun/set-labels:v1", image="fnrun/set-labels:v1",
                             sandbox=Sandbox(**{"timeout": 30.0, "memory": "256m", **sandbox}))  # type: ignore[arg-type]
-    lines: list[str] = []
+    lines = [] if lines is None else lines
     return BuiltinRuntime("functions.set_labels").run_items(invocation, items, config, lines.append), lines
 
 
@@ -232,13 +232,30 @@ def test_a_function_that_adds_an_item_goes_the_text_way(monkeypatch: pytest.Monk
 
 def test_the_handover_is_killed_at_the_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
     def hang(*_: object) -> None:
+        print("working", file=sys.stderr, flush=True)
         while True:
             pass
 
     patch_apply(monkeypatch, hang)
+    lines: list[str] = []
     with pytest.raises(FunctionError, match="timed out after 0.5s"):
-        handover(*sample(), timeout=0.5)
+        handover(*sample(), lines, timeout=0.5)
+    assert lines == ["working"]  # what it said before it was killed is shown, as the text way does
     assert no_zombies()
+
+
+def test_stderr_floods_pass_through_instead_of_piling_up() -> None:
+    from orchestrator.runtimes.handover import HeldLines
+
+    shown: list[str] = []
+    held = HeldLines(shown.append, limit=10)
+    held("four")
+    assert shown == []
+    held("more than ten")
+    held("after")
+    assert shown == ["four", "more than ten", "after"]
+    held.release()
+    assert shown == ["four", "more than ten", "after"]
 
 
 def test_the_handover_is_held_to_the_memory_limit(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -150,21 +150,25 @@ class BuiltinRuntime:
         if not handover.is_plain([data, function_config]):
             return None
         env = self._environment(invocation)
-        lines: list[str] = []  # shown once the function's way is known, so a fallback shows them once
+        lines = handover.HeldLines(on_stderr)
         transport = handover.HandedOver(data, function_config)
-        with _scratch() as cwd:
-            confine = confinement(parse_size(invocation.sandbox.memory))
-            spawn = lambda: forked.spawn(self.module, list(invocation.args), env, cwd, confine, transport.install)  # noqa: E731
-            output = run_process(self._argv(invocation), invocation, env, cwd, b"", lines.append, confine, spawn)
-        if output.stdout == handover.FALLBACK:
-            return None
+        went_back = False  # the text way runs it again and shows its stderr then
         try:
-            back = handover.handed_back(output.stdout, output.exit_code, items, invocation.name) if output.stdout.strip() else None
-        except handover.NeedsText:
-            return None
-        for line in lines:
-            if on_stderr is not None:
-                on_stderr(line)
+            with _scratch() as cwd:
+                confine = confinement(parse_size(invocation.sandbox.memory))
+                spawn = lambda: forked.spawn(self.module, list(invocation.args), env, cwd, confine, transport.install)  # noqa: E731
+                output = run_process(self._argv(invocation), invocation, env, cwd, b"", lines, confine, spawn)
+            went_back = output.stdout == handover.FALLBACK
+            if went_back:
+                return None
+            try:
+                back = handover.handed_back(output.stdout, output.exit_code, items, invocation.name) if output.stdout.strip() else None
+            except handover.NeedsText:
+                went_back = True
+                return None
+        finally:
+            if not went_back:
+                lines.release()  # also before a timeout's or the cap's error, as the text way shows them
         return RunOutput(output.stdout, output.stderr, output.exit_code, output.duration, builtin=True, handed_back=back)
 
     def _argv(self, invocation: Invocation) -> list[str]:

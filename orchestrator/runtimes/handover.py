@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from orchestrator.errors import FnrunError, FunctionError
 from orchestrator.resource import Resource
@@ -106,6 +106,36 @@ class HandedOver:
 
 def _dumps(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"))
+
+
+class HeldLines:
+    """The child's stderr lines, held until the caller knows the handover stands (a fallback runs
+    the function again, which shows them once more); past `limit` bytes they go straight through,
+    so a function that floods stderr costs fnrun no memory here either."""
+
+    def __init__(self, sink: Callable[[str], None] | None, limit: int = 64 * 1024) -> None:
+        self.sink = sink
+        self.limit = limit
+        self.held: list[str] | None = []
+        self.size = 0
+
+    def __call__(self, line: str) -> None:
+        if self.held is None:
+            self._show(line)
+            return
+        self.held.append(line)
+        self.size += len(line)
+        if self.size > self.limit:
+            self.release()
+
+    def release(self) -> None:
+        held, self.held = self.held or [], None
+        for line in held:
+            self._show(line)
+
+    def _show(self, line: str) -> None:
+        if self.sink is not None:
+            self.sink(line)
 
 
 class NeedsText(Exception):
