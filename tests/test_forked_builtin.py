@@ -40,6 +40,11 @@ if __name__ == "__main__":
         sys.exit(3)
     elif what == "write":
         open(sys.argv[2], "w").write("x")
+    elif what == "linger":
+        os.close(1)
+        os.close(2)
+        while True:
+            pass
 '''
 
 
@@ -85,6 +90,13 @@ def test_the_child_sees_only_its_environment_and_directory(probe: str, tmp_path:
 def test_a_runaway_fork_is_killed_at_the_timeout(probe: str) -> None:
     with pytest.raises(FunctionError, match="timed out after 0.5s"):
         run(probe, "hang", timeout=0.5)
+    assert no_zombies()
+
+
+def test_a_fork_that_closes_its_pipes_and_lingers_is_killed_at_the_timeout(probe: str) -> None:
+    """The pipes end, the process does not: waiting for it is held to the same deadline."""
+    with pytest.raises(FunctionError, match="timed out after 0.5s"):
+        run(probe, "linger", timeout=0.5)
     assert no_zombies()
 
 

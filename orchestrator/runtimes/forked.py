@@ -66,7 +66,9 @@ class ForkedProcess:
         except (AttributeError, OSError):  # kernels before 5.3
             return self._polled(timeout)
         try:
-            return bool(select.select([pidfd], [], [], max(0.0, timeout))[0])
+            poller = select.poll()  # not select(): an fd past 1024 is fine
+            poller.register(pidfd, select.POLLIN)
+            return bool(poller.poll(max(0.0, timeout) * 1000))
         finally:
             os.close(pidfd)
 
