@@ -48,6 +48,15 @@ def test_catalog_is_what_the_dockerfiles_run() -> None:
     assert set(BUILTIN_CATALOG) == {image(name) for name in CATALOG}
 
 
+def test_handover_modules_are_catalog_modules() -> None:
+    """The handover list names catalog modules only (inject-sidecar, which copies commented
+    nodes out of its config, is not among them)."""
+    from orchestrator.runtimes.builtin import HANDOVER
+
+    assert HANDOVER < set(BUILTIN_CATALOG.values())
+    assert "functions.inject_sidecar" not in HANDOVER
+
+
 def test_images_carry_the_installed_source_hash(catalog_images: tuple[str, ...]) -> None:
     client = docker.from_env()
     for tag, module in BUILTIN_CATALOG.items():

@@ -9,6 +9,8 @@ source_hash below) equals the installed code's. The child goes through the exec 
 same stdin/stdout protocol, --max-output cap, timeout and process-group kill; it gets only the
 environment the container would get, an empty temporary working directory, no /local, and the
 confinement of orchestrator.runtimes.confine (memory limit, no network, read-only file system).
+Catalog functions in HANDOVER skip the ResourceList's text as well (`run_items`,
+orchestrator.runtimes.handover).
 """
 
 from __future__ import annotations
