@@ -335,3 +335,18 @@ def test_an_edit_only_the_round_trip_can_write_goes_the_text_way(tmp_path: Path)
     assert handover([flow], config)[0] is None
     output, _ = handover([block], config)  # block YAML: text edits; a `{` in a comment is tried and passes
     assert output is not None and output.handed_back[0][0].data["metadata"]["labels"] == {"team": "a"}
+
+
+def test_a_fork_freezes_the_heap_until_the_next_run(probe: str, tmp_path: Path) -> None:
+    """Frozen before the fork (no collection in the child copies the parent's pages), and
+    collectable again once the next run's session starts, so a long-lived caller does not keep
+    garbage for more than a run."""
+    import gc
+
+    from orchestrator.run.pipeline import RunOptions
+    from orchestrator.run.session import session
+
+    run(probe, "echo")
+    assert gc.get_freeze_count() > 0
+    with session([], RunOptions(), tmp_path, lambda kind: None, []):  # type: ignore[arg-type, return-value]
+        assert gc.get_freeze_count() == 0

@@ -8,6 +8,7 @@ and leaving it, however that happens, removes every container it started, used o
 
 from __future__ import annotations
 
+import gc
 import threading
 from contextlib import contextmanager
 from functools import partial
@@ -61,6 +62,7 @@ def session(
     library caller's own runtime_for decides for itself) and in the main thread. `resources`
     are what the first function will see."""
     begin()
+    gc.unfreeze()  # what builtins' forks froze in an earlier run is collectable again (runtimes.forked)
     if options.builtin:
         from ..runtimes.builtin import forget_images
 
