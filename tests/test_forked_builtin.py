@@ -350,3 +350,26 @@ def test_a_fork_freezes_the_heap_until_the_next_run(probe: str, tmp_path: Path) 
     assert gc.get_freeze_count() > 0
     with session([], RunOptions(), tmp_path, lambda kind: None, []):  # type: ignore[arg-type, return-value]
         assert gc.get_freeze_count() == 0
+
+
+def test_a_config_typed_with_module_names_loads_in_the_fork(tmp_path: Path) -> None:
+    """require-resource-limits types `severity` as Literal[...], a name of its own module: the
+    fork calls its function directly, with its module's names to resolve the annotations in."""
+    from orchestrator.read.package import read_package
+    from orchestrator.runtimes.builtin import BuiltinRuntime
+    from orchestrator.runtimes.handover import entry_of
+
+    (tmp_path / "pod.yaml").write_text("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: c\n")
+    items = read_package(tmp_path).resources
+    config = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "fn"}, "data": {"severity": "warning"}}
+    assert entry_of("functions.require_resource_limits") is not None
+    lines: list[str] = []
+    output = BuiltinRuntime("functions.require_resource_limits").run_items(
+        Invocation(name="fnrun/require-resource-limits:v1"), items, config, lines.append)
+    assert output is not None and (output.exit_code, lines) == (0, [])
+    assert [r["severity"] for r in output.handed_back[1]] == ["warning", "warning"]
+    config["data"] = {"severity": "fatal"}
+    output = BuiltinRuntime("functions.require_resource_limits").run_items(
+        Invocation(name="fnrun/require-resource-limits:v1"), items, config, lines.append)
+    assert output is not None and output.exit_code == 1
+    assert lines == ["require-resource-limits: config field 'severity': expected one of error, warning, got 'fatal'"]

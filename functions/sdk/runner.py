@@ -25,6 +25,10 @@ class Transport(Protocol):
 #: without parsing or writing YAML. Everything else (config, errors, exit code) is unchanged.
 transport: Transport | None = None
 
+#: The function and config class of the last `main` call. A host that runs a module's main block
+#: once with a transport that stops at `read` learns them, and can then `run` them directly.
+entry: tuple[Function, type | None] | None = None
+
 
 def process(text: str, fn: Function, config: type | None = None) -> ResourceList:
     """Parse, load the typed config, apply `fn`; the library form of `run` (raises sdk.Error)."""
@@ -63,6 +67,8 @@ def run(fn: Function, config: type | None = None, *, stdin: TextIO | None = None
 
 def main(fn: Function, config: type | None = None) -> NoReturn:
     """`if __name__ == "__main__": main(fn, Config)` — run over the process's stdin and exit."""
+    global entry
+    entry = (fn, config)
     if transport is None:
         sys.stdin.reconfigure(encoding="utf-8")  # type: ignore[union-attr]
         sys.stdout.reconfigure(encoding="utf-8")  # type: ignore[union-attr]

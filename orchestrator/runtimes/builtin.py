@@ -153,7 +153,7 @@ class BuiltinRuntime:
             return None
         env = self._environment(invocation)
         lines = handover.HeldLines(on_stderr)
-        transport = handover.HandedOver(data, function_config)
+        transport = handover.HandedOver(data, function_config, handover.entry_of(self.module))
         went_back = False  # the text way runs it again and shows its stderr then
         try:
             with _scratch() as cwd:

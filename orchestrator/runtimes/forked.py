@@ -23,11 +23,15 @@ import select
 import signal
 import subprocess
 import sys
+import threading
 import time
 import traceback
 from pathlib import Path
 from typing import IO, Callable
 
+#: Held around every fork: what must not leak into a child is set up under it
+#: (orchestrator.runtimes.handover names a module's function with a transport of its own).
+FORK_LOCK = threading.Lock()
 #: Modules that must start in a fresh interpreter (their imports start runtime threads).
 NEEDS_OWN_INTERPRETER = ("starlark",)
 _THREADED_RUNTIMES = ("starlark_go",)
@@ -97,7 +101,8 @@ def spawn(module: str, args: list[str], env: dict[str, str], cwd: str, confine: 
     # parent's pages. It stays frozen until the next run starts (run.session unfreezes), which
     # also spares the interpreter's final collections at exit from walking it (~10 ms).
     gc.freeze()
-    pid = os.fork()
+    with FORK_LOCK:
+        pid = os.fork()
     if pid == 0:  # pragma: no cover - the child; what it does is checked through its output
         _child(module, args, env, cwd, confine, pipes, budget, prepare)
     os.close(pipes[0][0])
