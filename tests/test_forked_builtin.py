@@ -373,3 +373,14 @@ def test_a_config_typed_with_module_names_loads_in_the_fork(tmp_path: Path) -> N
         Invocation(name="fnrun/require-resource-limits:v1"), items, config, lines.append)
     assert output is not None and output.exit_code == 1
     assert lines == ["require-resource-limits: config field 'severity': expected one of error, warning, got 'fatal'"]
+
+
+@pytest.mark.parametrize("stdout", [b'{"items": [-1], "results": []}', b'{"items": [[true, {}]], "results": []}',
+                                    b'{"items": [9], "results": []}', b'{"items": [0]}', b'not json'])
+def test_output_that_is_not_the_protocol_s_is_invalid_output(stdout: bytes) -> None:
+    from orchestrator.runtimes.handover import handed_back
+
+    items, _ = sample()
+    with pytest.raises(FunctionError, match="fnrun/x:v1 returned invalid output"):
+        handed_back(stdout, 0, items, "fnrun/x:v1")
+    assert handed_back(stdout, 1, items, "fnrun/x:v1") is None  # a failed function: its exit code is reported

@@ -6,15 +6,17 @@ A fork shares fnrun's memory, so the child can take the parsed items as they are
 (`functions.sdk.runner.transport`) runs the SAME function over SDK wrappers of that plain data,
 and the child hands back only what changed, as JSON (C codecs both ways):
 `{"items": [0, [1, {...}], ...], "results": [...]}`, an item's input position where its value is
-the same as it went in, else its position and new value.
+the same as it went in, else its position and new value. Which function and config class a
+module runs is learnt once per process from its own main block (`entry_of`).
 
 fnrun then keeps the item it sent when the value is the same, and for a changed one the sent item
 with the new value (`Resource.replaced`): its text is the base the write-back edits line by line,
-exactly as for the text way, whose own text only decides where an edit cannot be expressed by
-minimal text edits. It does not apply, and the caller sends text instead, where the difference
-could show: values that are not plain JSON data (dates, binary, non-string keys), and a function
-that adds items or replaces an item by a new mapping (a new item's text would be the function's
-own); the child then hands back FALLBACK and fnrun runs the function the text way.
+exactly as for the text way, whose own text only matters where an edit cannot be expressed by
+minimal text edits. Where the bytes written could differ, the step runs the text way instead:
+values that are not plain JSON data (dates, binary, non-string keys: `is_plain`, checked before
+the fork), a function that adds items or replaces an item by a new mapping (a new item's text
+would be the function's own: the child hands back FALLBACK), and a changed item whose write-back
+may need the round trip, which keeps the function's own text (`_edits_as_text`).
 """
 
 from __future__ import annotations
@@ -209,7 +211,7 @@ def handed_back(stdout: bytes, exit_code: int, sent: list[Resource], name: str) 
     the protocol's, like invalid output of any function, and NeedsText (see `_edits_as_text`)."""
     try:
         envelope = json.loads(stdout)
-        items = [sent[entry] if type(entry) is int else _changed(sent[entry[0]], entry[1]) for entry in envelope["items"]]
+        items = [_at(sent, entry) if type(entry) is int else _changed(_at(sent, entry[0]), entry[1]) for entry in envelope["items"]]
         results = envelope["results"]
         if not isinstance(results, list):
             raise TypeError("results")
@@ -218,6 +220,12 @@ def handed_back(stdout: bytes, exit_code: int, sent: list[Resource], name: str) 
             return None
         raise FunctionError(f"function {name} returned invalid output: {err}") from None
     return items, results
+
+
+def _at(sent: list[Resource], position: Any) -> Resource:
+    if type(position) is not int or not 0 <= position < len(sent):
+        raise IndexError(f"no item {position!r}")
+    return sent[position]
 
 
 # What minimal text edits cannot always write (orchestrator/yamlio/textedit.py): flow collections,
