@@ -96,6 +96,19 @@ def test_render_runs_the_kpt_package_builtin(tmp_path: Path, catalog_images: tup
     assert contents(builtin_package) == contents(image_package)
 
 
+def test_render_to_stdout_prints_what_the_images_print(tmp_path: Path, catalog_images: tuple[str, ...]) -> None:
+    """`-o unwrap` prints the resources' texts, not files: those of items handed back over the
+    fork are the same bytes as the ones the images returned."""
+    printed = []
+    for way, extra in (("builtin", ()), ("image", ("--no-builtin",))):
+        package = tmp_path / way
+        shutil.copytree(REPO / "samples" / "kpt-package", package)
+        result = fnrun("render", str(package), "--image-prefix", "fnrun", "-o", "unwrap", *extra, env=ON)
+        assert result.code == 0, result
+        printed.append(result.stdout)
+    assert printed[0] == printed[1] and "app.kubernetes.io/part-of: shop" in printed[0]
+
+
 @pytest.mark.parametrize("switch", [("--no-builtin",), ()], ids=["flag", "environment"])
 def test_no_builtin_starts_containers(switch: tuple[str, ...], tmp_path: Path, catalog_images: tuple[str, ...]) -> None:
     package = copy_sample("set-labels", tmp_path)
