@@ -48,20 +48,31 @@ def test_catalog_is_what_the_dockerfiles_run() -> None:
     assert set(BUILTIN_CATALOG) == {image(name) for name in CATALOG}
 
 
+def test_handover_modules_are_catalog_modules() -> None:
+    """The handover list names catalog modules only (inject-sidecar, which copies commented
+    nodes out of its config, is not among them)."""
+    from orchestrator.runtimes.builtin import HANDOVER
+
+    assert HANDOVER < set(BUILTIN_CATALOG.values())
+    assert "functions.inject_sidecar" not in HANDOVER
+
+
 def test_images_carry_the_installed_source_hash(catalog_images: tuple[str, ...]) -> None:
     client = docker.from_env()
     for tag, module in BUILTIN_CATALOG.items():
         assert client.images.get(tag).labels.get(SOURCE_HASH_LABEL) == source_hash(module), tag
 
 
-@pytest.mark.parametrize("fork", ["1", "0"], ids=["forked", "own-interpreter"])
+@pytest.mark.parametrize("way", [{}, {"FNRUN_BUILTIN_HANDOVER": "0"}, {"FNRUN_BUILTIN_FORK": "0"}],
+                         ids=["handover", "forked-text", "own-interpreter"])
 @pytest.mark.parametrize("name, edit", EXEC_CASES)
-def test_builtin_leaves_the_same_files_and_results_as_the_image(name: str, edit: Edit | None, fork: str, tmp_path: Path,
-                                                                catalog_images: tuple[str, ...]) -> None:
-    """In a fork of fnrun (the default) and in an interpreter of its own alike."""
+def test_builtin_leaves_the_same_files_and_results_as_the_image(name: str, edit: Edit | None, way: dict[str, str],
+                                                                tmp_path: Path, catalog_images: tuple[str, ...]) -> None:
+    """In a fork of fnrun over the items it holds (the default), in a fork given the ResourceList
+    as text, and in an interpreter of its own alike."""
     builtin_package = copy_sample(name, tmp_path / "builtin", edit)
     image_package = copy_sample(name, tmp_path / "image", edit)
-    by_builtin, builtin_items = run(builtin_package, env={"FNRUN_BUILTIN_FORK": fork})
+    by_builtin, builtin_items = run(builtin_package, env=way)
     by_image, image_items = run(image_package, "--no-builtin")
     expected = 1 if name in VALIDATORS and edit else 0
     assert (by_builtin.code, by_image.code) == (expected, expected), (by_builtin, by_image)
@@ -83,6 +94,19 @@ def test_render_runs_the_kpt_package_builtin(tmp_path: Path, catalog_images: tup
     assert (by_builtin.code, by_image.code) == (0, 0), (by_builtin, by_image)
     assert by_builtin.stdout.count('"builtin": true') == 6 and '"builtin"' not in by_image.stdout
     assert contents(builtin_package) == contents(image_package)
+
+
+def test_render_to_stdout_prints_what_the_images_print(tmp_path: Path, catalog_images: tuple[str, ...]) -> None:
+    """`-o unwrap` prints the resources' texts, not files: those of items handed back over the
+    fork are the same bytes as the ones the images returned."""
+    printed = []
+    for way, extra in (("builtin", ()), ("image", ("--no-builtin",))):
+        package = tmp_path / way
+        shutil.copytree(REPO / "samples" / "kpt-package", package)
+        result = fnrun("render", str(package), "--image-prefix", "fnrun", "-o", "unwrap", *extra, env=ON)
+        assert result.code == 0, result
+        printed.append(result.stdout)
+    assert printed[0] == printed[1] and "app.kubernetes.io/part-of: shop" in printed[0]
 
 
 @pytest.mark.parametrize("switch", [("--no-builtin",), ()], ids=["flag", "environment"])
@@ -141,3 +165,55 @@ def test_builtin_output_over_the_cap_is_killed(tmp_path: Path, catalog_images: t
     assert result.code != 0, result
     assert_one_line_error(result, "fnrun/set-labels:v1", code=result.code)
     assert snapshot(package) == before
+
+
+ODD_LAYOUTS = {
+    "flow.yaml": (
+        "# flow-style maps, where a label must go into braces\n"
+        "apiVersion: v1\nkind: Service\nmetadata: {name: flow, labels: {app: flow}}  # inline\n"
+        "spec: {selector: {app: flow}, ports: [{port: 80}]}\n"
+    ),
+    "crlf.yaml": "apiVersion: v1\r\nkind: ConfigMap\r\nmetadata:\r\n  name: crlf\r\ndata:\r\n  a: 'b'\r\n",
+    "scalars.yaml": (
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: scalars\n  annotations: &notes\n    owner: ops\n"
+        "data:\n  script: |\n    echo hi   # not a comment\n  copy: *notes\n  tagged: !!str 42\n"
+    ),
+    "many.yaml": (
+        "--- # first\n"
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n    name: wide   # four spaces\n"
+        "spec:\n    template:\n        spec:\n            containers:\n                -   name: c\n"
+        "                    image: x\n"
+        "---\n# between documents\n"
+        "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: bare\n"
+        "spec:\n  template:\n    spec:\n      containers: []\n"
+        "...\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("image_name, config", [
+    ("set-labels", "data:\n  team: payments\n  tier: '1'\n"),
+    ("set-namespace", "data:\n  namespace: shop\n"),
+], ids=["set-labels", "set-namespace"])
+def test_handover_writes_odd_layouts_as_the_image_does(image_name: str, config: str, tmp_path: Path,
+                                                       catalog_images: tuple[str, ...]) -> None:
+    """Flow maps, CRLF, anchors, tags, block scalars, four-space and wide-dash indentation,
+    comments between documents: the
+    edits of a function that took its items handed over land byte for byte as the image's."""
+    packages = {}
+    for way in ("builtin", "image"):
+        package = tmp_path / way
+        package.mkdir()
+        for name, text in ODD_LAYOUTS.items():
+            (package / name).write_bytes(text.encode())
+        (package / "fn.yaml").write_text(
+            f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fn\n  annotations:\n"
+            f"    config.kubernetes.io/function: |\n      container:\n        image: {image(image_name)}\n"
+            f"    config.kubernetes.io/local-config: 'true'\n{config}")
+        packages[way] = package
+    by_builtin, builtin_items = run(packages["builtin"])
+    by_image, _ = run(packages["image"], "--no-builtin")
+    assert (by_builtin.code, by_image.code) == (0, 0), (by_builtin, by_image)
+    assert [item.get("builtin") for item in builtin_items] == [True]
+    assert contents(packages["builtin"]) == contents(packages["image"])
+    assert contents(packages["builtin"]) != {name: text.encode() for name, text in ODD_LAYOUTS.items()}

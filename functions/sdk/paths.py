@@ -11,9 +11,8 @@ One grammar serves both directions: functions use it to read and edit items, and
 from __future__ import annotations
 
 import re
+import sys
 from typing import Any, Sequence, Union
-
-from ruamel.yaml.comments import CommentedMap
 
 Segment = Union[str, int, tuple[str, str]]
 PathLike = Union[str, Sequence[Segment]]
@@ -67,11 +66,25 @@ def _same(old: Any, new: Any) -> bool:
 
 def _add(node: dict, key: str, value: Any) -> Any:
     """Add a new key; a new `metadata` goes before `spec`, where Kubernetes objects keep it."""
-    if key == "metadata" and "spec" in node and isinstance(node, CommentedMap):
-        node.insert(list(node).index("spec"), key, value)
+    if key == "metadata" and "spec" in node:
+        at = list(node).index("spec")
+        if hasattr(node, "insert"):  # a round-trip node: its comments stay with their keys
+            node.insert(at, key, value)
+        else:
+            rest = [(k, node.pop(k)) for k in list(node)[at:]]
+            node[key] = value
+            node.update(rest)
     else:
         node[key] = value
     return value
+
+
+def _new_mapping() -> dict:
+    """A mapping for a missing field: a round-trip node wherever ruamel read the text, so it is
+    written like the others; a plain dict for data handed over parsed (runner.transport), where
+    ruamel is never imported."""
+    comments = sys.modules.get("ruamel.yaml.comments")
+    return comments.CommentedMap() if comments is not None else {}
 
 
 def _step(node: Any, seg: Segment) -> Any:
@@ -108,7 +121,7 @@ def assign(root: Any, path: PathLike, value: Any) -> bool:
         if child is None:
             if not (isinstance(seg, str) and isinstance(node, dict)):
                 raise KeyError(f"{render(segments[: i + 1])} does not exist")
-            child = _add(node, seg, CommentedMap())
+            child = _add(node, seg, _new_mapping())
         node = child
     last = segments[-1]
     if isinstance(last, str) and isinstance(node, dict):

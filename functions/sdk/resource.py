@@ -7,14 +7,15 @@ template, and which kinds are cluster-scoped.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterator
-
-from ruamel.yaml.comments import CommentedMap
+from typing import TYPE_CHECKING, Any, Iterator
 
 from orchestrator import annotations as keys
 
 from . import paths
 from .paths import PathLike
+
+if TYPE_CHECKING:
+    from ruamel.yaml.comments import CommentedMap
 
 #: Where each workload kind keeps its pod template (metadata + spec), by kind and allowed API groups.
 #: The group check keeps custom resources that reuse a name (volcano's batch.volcano.sh Job) out.

@@ -11,17 +11,17 @@ from __future__ import annotations
 import functools
 import io
 from collections import Counter
-from typing import Any, Iterator
-
-from ruamel.yaml import YAML
-from ruamel.yaml.comments import CommentedMap, CommentedSeq
-from ruamel.yaml.error import YAMLError
+from typing import TYPE_CHECKING, Any, Iterator
 
 from . import layout
 from .config import Error
 from .layout import Style
 from .resource import Resource
 from .results import Field, Result, Severity
+
+if TYPE_CHECKING:  # ruamel is imported where text is read or written: a host that hands over
+    from ruamel.yaml import YAML  # parsed data (runner.transport) never needs it
+    from ruamel.yaml.comments import CommentedMap
 
 RESOURCE_LIST_VERSIONS = ("config.kubernetes.io/v1", "config.kubernetes.io/v1beta1", "config.kubernetes.io/v1alpha1")
 
@@ -33,6 +33,8 @@ class InputError(Error):
 @functools.lru_cache(maxsize=None)
 def new_yaml(style: Style = Style()) -> YAML:
     """A round-trip YAML instance writing `style` (one per style, reused)."""
+    from ruamel.yaml import YAML
+
     yaml = YAML(typ="rt")
     yaml.preserve_quotes = True
     yaml.width = 1 << 16  # never fold long strings: a function must not reflow what it did not edit
@@ -82,6 +84,8 @@ class ResourceList:
     @classmethod
     def _parse_split(cls, split: layout.Split) -> ResourceList | None:
         """Items one by one, each in its own style; None to fall back to reading the whole text."""
+        from ruamel.yaml.error import YAMLError
+
         try:
             root = new_yaml().load(split.root)
             nodes = [new_yaml().load(item) for item in split.items]
@@ -97,6 +101,8 @@ class ResourceList:
 
     @classmethod
     def _parse_whole(cls, text: str) -> ResourceList:
+        from ruamel.yaml.error import YAMLError
+
         style = layout.guess_style(text)
         try:
             docs = [d for d in new_yaml().load_all(text) if d is not None]
@@ -167,6 +173,8 @@ class ResourceList:
     def dump(self) -> str:
         """The output document(s); results go into a ResourceList's `results` only (a List or a
         stream has nowhere to put them: the runner prints them on stderr)."""
+        from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
         nodes = [r.data for r in self.items]
         if self.shape == "stream":
             return "---\n".join(self._dump_item(n) for n in nodes)

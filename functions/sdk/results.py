@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any, Literal
-
-from ruamel.yaml.comments import CommentedMap
+from typing import TYPE_CHECKING, Any, Callable, Literal
 
 from .resource import Resource, plain
+
+if TYPE_CHECKING:
+    from ruamel.yaml.comments import CommentedMap
 
 Severity = Literal["error", "warning", "info"]
 SEVERITIES = ("error", "warning", "info")
@@ -37,19 +38,25 @@ class Result:
 
     def to_yaml(self) -> CommentedMap:
         """The result as the `results` entry the orchestrator reads."""
-        out = CommentedMap(message=self.message, severity=self.severity)
+        from ruamel.yaml.comments import CommentedMap
+
+        return self.to_data(CommentedMap)
+
+    def to_data(self, mapping: Callable[..., dict] = dict) -> dict:
+        """The same entry built of `mapping`s (plain dicts unless told)."""
+        out = mapping(message=self.message, severity=self.severity)
         if self.resource is not None:
-            out["resourceRef"] = CommentedMap(self.resource.ref)
+            out["resourceRef"] = mapping(self.resource.ref)
             if self.resource.file is not None:
-                out["file"] = CommentedMap(self.resource.file)
+                out["file"] = mapping(self.resource.file)
         if self.field is not None:
-            out["field"] = CommentedMap(path=self.field.path)
+            out["field"] = mapping(path=self.field.path)
             if self.field.current_value is not None:
                 out["field"]["currentValue"] = plain(self.field.current_value)
             if self.field.proposed_value is not None:
                 out["field"]["proposedValue"] = plain(self.field.proposed_value)
         if self.tags:
-            out["tags"] = CommentedMap((str(k), str(v)) for k, v in self.tags.items())
+            out["tags"] = mapping((str(k), str(v)) for k, v in self.tags.items())
         return out
 
     def to_line(self) -> str:

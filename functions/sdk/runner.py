@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any, Callable, NoReturn, TextIO
+from typing import Any, Callable, NoReturn, Protocol, TextIO
 
 from .config import Error, load_config
 from .resourcelist import ResourceList
@@ -13,9 +13,30 @@ from .resourcelist import ResourceList
 Function = Callable[..., Any]  # fn(resource_list) or fn(resource_list, config)
 
 
+class Transport(Protocol):
+    """Where `main` gets its input and puts its output, when not as text on stdin and stdout."""
+
+    def read(self) -> ResourceList: ...
+    def write(self, resource_list: ResourceList) -> None: ...
+
+
+#: Set by a host that already holds the input parsed (fnrun runs its catalog in a fork of
+#: itself: orchestrator.runtimes.handover): `main` then runs the same function over that data,
+#: without parsing or writing YAML. Everything else (config, errors, exit code) is unchanged.
+transport: Transport | None = None
+
+#: The function and config class of the last `main` call. A host that runs a module's main block
+#: once with a transport that stops at `read` learns them, and can then `run` them directly.
+entry: tuple[Function, type | None] | None = None
+
+
 def process(text: str, fn: Function, config: type | None = None) -> ResourceList:
     """Parse, load the typed config, apply `fn`; the library form of `run` (raises sdk.Error)."""
-    resource_list = ResourceList.parse(text)
+    return apply(ResourceList.parse(text), fn, config)
+
+
+def apply(resource_list: ResourceList, fn: Function, config: type | None = None) -> ResourceList:
+    """Load the typed config and apply `fn` to a list already read."""
     if config is None:
         fn(resource_list)
     else:
@@ -24,16 +45,20 @@ def process(text: str, fn: Function, config: type | None = None) -> ResourceList
 
 
 def run(fn: Function, config: type | None = None, *, stdin: TextIO | None = None,
-        stdout: TextIO | None = None, stderr: TextIO | None = None, prog: str | None = None) -> int:
-    """Run `fn` as a KRM function over stdin; return the exit code."""
+        stdout: TextIO | None = None, stderr: TextIO | None = None, prog: str | None = None,
+        via: Transport | None = None) -> int:
+    """Run `fn` as a KRM function over stdin (or `via` a host's transport); return the exit code."""
     stdin, stdout, stderr = stdin or sys.stdin, stdout or sys.stdout, stderr or sys.stderr
     prog = prog or Path(sys.argv[0]).stem.replace("_", "-") or "function"
     try:
-        resource_list = process(stdin.read(), fn, config)
+        resource_list = apply(via.read() if via is not None else ResourceList.parse(stdin.read()), fn, config)
     except Error as err:
         print(f"{prog}: {err}", file=stderr)
         return 1
-    stdout.write(resource_list.dump())
+    if via is not None:
+        via.write(resource_list)
+    else:
+        stdout.write(resource_list.dump())
     if resource_list.shape != "ResourceList":
         for result in resource_list.results:
             print(f"{prog}: {result.to_line()}", file=stderr)
@@ -42,6 +67,9 @@ def run(fn: Function, config: type | None = None, *, stdin: TextIO | None = None
 
 def main(fn: Function, config: type | None = None) -> NoReturn:
     """`if __name__ == "__main__": main(fn, Config)` — run over the process's stdin and exit."""
-    sys.stdin.reconfigure(encoding="utf-8")  # type: ignore[union-attr]
-    sys.stdout.reconfigure(encoding="utf-8")  # type: ignore[union-attr]
-    sys.exit(run(fn, config))
+    global entry
+    entry = (fn, config)
+    if transport is None:
+        sys.stdin.reconfigure(encoding="utf-8")  # type: ignore[union-attr]
+        sys.stdout.reconfigure(encoding="utf-8")  # type: ignore[union-attr]
+    sys.exit(run(fn, config, via=transport))

@@ -73,7 +73,11 @@ def _differs(before: Resource, after: Resource) -> bool:
     """Changed in value or moved to another file (fnrun's own path/index annotations aside)."""
     if before.path != after.path:
         return True
-    return before.text != after.text and not roundtrip.same(before.value, after.value)
+    if after is before:
+        return False
+    if before.fresh and after.fresh and before.text == after.text:  # a function's own text: cheap to compare
+        return False
+    return not roundtrip.same(before.value, after.value)  # a value handed back (no text to render for it)
 
 
 @dataclass

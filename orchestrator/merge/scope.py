@@ -14,7 +14,6 @@ from ..select.functions import FunctionSpec, in_scope
 from ..read.package import stamped
 from ..select.selectors import selected
 from ..resource import Resource
-from ..select import selected
 from ..yamlio import fast, roundtrip
 
 

@@ -19,7 +19,7 @@ from ..merge.origin import Changes, compare
 from ..read.package import Package, read_package
 from ..report.plain import PlainEvents
 from ..resource import Resource
-from ..runtimes import Invocation, Mount, Runtime, Sandbox, get_runtime
+from ..runtimes import Invocation, Mount, Runtime, RunOutput, Sandbox, get_runtime
 from ..runtimes.access import check_readable
 from ..yamlio import fast
 
@@ -254,14 +254,13 @@ def run_scoped(
     runtime_for: RuntimeFor,
 ) -> tuple[list[Resource] | None, FunctionReport, FunctionError | None]:
     """Run one function over the items in its scope; its output (None on failure) replaces them."""
-    stdin = resourcelist.encode(items, spec.config).encode("utf-8")
     report = FunctionReport(spec.name, spec.kind, spec.declared_in)
     events.started(spec)
     started = time.monotonic()
     try:
         call = invocation(spec, options, root)
         runtime = _runtime(spec, call, options, runtime_for)
-        output = runtime.run(call, stdin, lambda line: events.stderr(spec, line))
+        output = _run(runtime, call, spec, items, lambda line: events.stderr(spec, line))
     except InputError as err:
         from orchestrator.runtimes.kpt_catalog import offer
 
@@ -275,7 +274,7 @@ def run_scoped(
     report.duration, report.exit_code, report.cached = output.duration, output.exit_code, output.cached
     report.builtin = output.builtin
     try:
-        decoded = _decode(spec, output.stdout, output.exit_code)
+        decoded = _handed_back(output) or _decode(spec, output.stdout, output.exit_code)
         report.results = results.normalise(decoded.results, spec.name) if decoded else []
         if output.exit_code != 0:
             raise FunctionError(f"function {spec.name} failed with exit code {output.exit_code}")
@@ -296,9 +295,30 @@ def run_scoped(
     return new_items, report, None
 
 
+def _run(runtime: Runtime, call: Invocation, spec: FunctionSpec, items: list[Resource], on_stderr: Callable[[str], None]) -> RunOutput:
+    """A runtime that takes the items as fnrun holds them (a catalog function in a fork of fnrun,
+    orchestrator.runtimes.handover) skips the ResourceList's text both ways; the others get it."""
+    run_items = getattr(runtime, "run_items", None)
+    if run_items is not None:
+        output = run_items(call, items, spec.config.data if spec.config is not None else None, on_stderr)
+        if output is not None:
+            return output
+    return runtime.run(call, resourcelist.encode(items, spec.config).encode("utf-8"), on_stderr)
+
+
 def _runtime(spec: FunctionSpec, call: Invocation, options: RunOptions, runtime_for: RuntimeFor) -> Runtime:
-    """Where a function runs: a catalog image's own code in-process when that cannot differ from the
-    image (not cached: it costs less than a cache lookup's hashing), else its runtime, maybe cached."""
+    """Where a function runs: in-process where it can (not cached: that costs less than a cache
+    lookup's hashing), else its runtime, maybe cached."""
+    found = in_process_runtime(spec, call, options)
+    if found is not None:
+        return found
+    runtime = runtime_for(spec.kind)
+    return _caching(runtime) if options.cache and spec.kind == "container" else runtime
+
+
+def in_process_runtime(spec: FunctionSpec, call: Invocation, options: RunOptions) -> Runtime | None:
+    """The builtin runtime for a function that starts no container: a Starlark file, kpt's catalog
+    functions when asked, a catalog image's own code when that cannot differ from the image."""
     if spec.kind == "starlark" or (options.builtin_catalog and spec.kind == "container"):
         from orchestrator.runtimes.kpt_catalog import StarlarkFileRuntime, runtime_for_image
 
@@ -311,8 +331,7 @@ def _runtime(spec: FunctionSpec, call: Invocation, options: RunOptions, runtime_
         module = builtin_module(call)
         if module is not None:
             return BuiltinRuntime(module)
-    runtime = runtime_for(spec.kind)
-    return _caching(runtime) if options.cache and spec.kind == "container" else runtime
+    return None
 
 
 def _caching(runtime: Runtime) -> Runtime:
@@ -328,6 +347,13 @@ def _caching(runtime: Runtime) -> Runtime:
 _cache_lock = threading.Lock()
 
 _cache = None
+
+
+def _handed_back(output: RunOutput) -> resourcelist.Decoded | None:
+    if output.handed_back is None:
+        return None
+    items, function_results = output.handed_back
+    return resourcelist.Decoded(items, results=function_results)
 
 
 def _decode(spec: FunctionSpec, stdout: bytes, exit_code: int) -> resourcelist.Decoded | None:

@@ -8,6 +8,7 @@ and leaving it, however that happens, removes every container it started, used o
 
 from __future__ import annotations
 
+import gc
 import threading
 from contextlib import contextmanager
 from functools import partial
@@ -61,7 +62,12 @@ def session(
     library caller's own runtime_for decides for itself) and in the main thread. `resources`
     are what the first function will see."""
     begin()
-    containers = [(key, spec) for key, spec in planned if spec.kind == "container"]
+    gc.unfreeze()  # what builtins' forks froze in an earlier run is collectable again (runtimes.forked)
+    if options.builtin:
+        from ..runtimes.builtin import forget_images
+
+        forget_images()
+    containers = [(key, spec) for key, spec in planned if spec.kind == "container" and not _in_process(spec, options, root)]
     if not containers or runtime_for is not get_runtime or threading.current_thread() is not threading.main_thread():
         yield RunSession(runtime_for, None)
         return
@@ -75,6 +81,20 @@ def session(
             with guard.held():
                 if prestarter is not None:
                     prestarter.close()
+
+
+def _in_process(spec: FunctionSpec, options: "RunOptions", root: Path) -> bool:
+    """A container function that will run as a builtin: nothing to start ahead (and no docker SDK
+    to import for it, which costs more than a builtin pipeline's whole run)."""
+    if not (options.builtin or options.builtin_catalog):
+        return False
+    from ..errors import FnrunError
+    from .pipeline import in_process_runtime, invocation
+
+    try:
+        return in_process_runtime(spec, invocation(spec, options, root), options) is not None
+    except FnrunError:
+        return False  # reported when the function's turn comes, as ever
 
 
 def _prestarter(containers: list[tuple[int, FunctionSpec]], options: "RunOptions", root: Path, first: FunctionSpec, resources: list[Resource]) -> "Prestarter":

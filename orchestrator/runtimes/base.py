@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Protocol
+from typing import Any, Callable, Protocol
 
 
 @dataclass(frozen=True)
@@ -75,6 +75,9 @@ class RunOutput:
     duration: float
     cached: bool = False  # replayed from the result cache (orchestrator.runtimes.cache)
     builtin: bool = False  # a catalog image's code ran in-process (orchestrator.runtimes.builtin)
+    # the function's items and results, when it took them as fnrun holds them instead of as text
+    # (orchestrator.runtimes.handover); stdout is then not a ResourceList
+    handed_back: tuple[list[Any], list[dict]] | None = None
 
 
 StderrSink = Callable[[str], None]

@@ -9,6 +9,8 @@ source_hash below) equals the installed code's. The child goes through the exec 
 same stdin/stdout protocol, --max-output cap, timeout and process-group kill; it gets only the
 environment the container would get, an empty temporary working directory, no /local, and the
 confinement of orchestrator.runtimes.confine (memory limit, no network, read-only file system).
+Catalog functions in HANDOVER skip the ResourceList's text as well (`run_items`,
+orchestrator.runtimes.handover).
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from orchestrator.runtimes import forked
+from orchestrator.resource import Resource
+from orchestrator.runtimes import forked, handover
 from orchestrator.runtimes.base import Invocation, RunOutput, StderrSink
 from orchestrator.runtimes.confine import confinement
 from orchestrator.runtimes.exec import run_process
@@ -69,22 +72,54 @@ def builtin_module(invocation: Invocation) -> str | None:
     if module is None or invocation.mounts or invocation.network or invocation.sandbox.image_pull_policy == "always":
         return None  # what it mounts, reaches or pulls, only the container can say
     label = _image_label(invocation.image or "")
-    if label is _ABSENT or label == source_hash(module):
+    if label is _ABSENT or label == _installed_hash(module):
         return module
     return None
 
 
 _ABSENT = object()
+# image -> its label and module -> its source hash, found once per run: the prestart check and
+# the step both need them, and a pipeline may name an image more than once (forget_images at
+# each run's start)
+_labels: dict[str, object] = {}
+_hashes: dict[str, str] = {}
+
+
+def forget_images() -> None:
+    _labels.clear()
+    _hashes.clear()
+
+
+def _installed_hash(module: str) -> str:
+    if module not in _hashes:
+        _hashes[module] = source_hash(module)
+    return _hashes[module]
 
 
 def _image_label(image: str) -> object:
     """The source-hash label of the local image; _ABSENT when there is no such image (or no engine)."""
-    from orchestrator.runtimes.inspect import inspect_image
+    if image not in _labels:
+        from orchestrator.runtimes.inspect import inspect_image
 
-    found = inspect_image(image)
-    if found is None:
-        return _ABSENT
-    return ((found.get("Config") or {}).get("Labels") or {}).get(SOURCE_HASH_LABEL)
+        found = inspect_image(image)
+        _labels[image] = _ABSENT if found is None else ((found.get("Config") or {}).get("Labels") or {}).get(SOURCE_HASH_LABEL)
+    return _labels[image]
+
+
+def _scratch() -> tempfile.TemporaryDirectory[str]:
+    """The child's empty working directory, on tmpfs where there is one: making and removing a
+    directory on a busy disk can cost milliseconds, and a builtin step costs not many more."""
+    shm = "/dev/shm"
+    return tempfile.TemporaryDirectory(prefix="fnrun-builtin-", dir=shm if os.access(shm, os.W_OK | os.X_OK) else None)
+
+
+#: Catalog modules whose function runs over handed-over data (orchestrator.runtimes.handover):
+#: they edit through the SDK only. inject-sidecar copies commented YAML nodes out of its config,
+#: which plain data does not carry.
+HANDOVER = frozenset({
+    "functions.set_labels", "functions.set_namespace", "functions.require_resource_limits",
+    "functions.tshirt_size", "functions.check_service_selectors",
+})
 
 
 class BuiltinRuntime:
@@ -94,12 +129,52 @@ class BuiltinRuntime:
         self.module = module
 
     def run(self, invocation: Invocation, stdin: bytes, on_stderr: StderrSink | None = None) -> RunOutput:
-        argv = [sys.executable, "-s", "-m", self.module, *invocation.args]  # -s: no user site-packages
-        env = {"PATH": os.defpath, **invocation.env, "PYTHONPATH": str(FUNCTIONS_DIR.parent), "PYTHONDONTWRITEBYTECODE": "1"}
-        with tempfile.TemporaryDirectory(prefix="fnrun-builtin-") as cwd:
+        argv = self._argv(invocation)
+        env = self._environment(invocation)
+        with _scratch() as cwd:
             confine = confinement(parse_size(invocation.sandbox.memory))
             spawn = None
             if forked.can_fork(self.module, FUNCTIONS_DIR):
                 spawn = lambda: forked.spawn(self.module, list(invocation.args), env, cwd, confine)  # noqa: E731
             output = run_process(argv, invocation, env, cwd, stdin, on_stderr, confine, spawn)
         return RunOutput(output.stdout, output.stderr, output.exit_code, output.duration, builtin=True)
+
+    def run_items(self, invocation: Invocation, items: list[Resource], function_config: dict | None,
+                  on_stderr: StderrSink | None = None) -> RunOutput | None:
+        """The function over the items as fnrun holds them, in a fork, under the same runner
+        (timeout, output cap, kill) and confinement as `run`; None where that does not apply
+        (the caller then sends the ResourceList as text to `run`)."""
+        if self.module not in HANDOVER or os.environ.get("FNRUN_BUILTIN_HANDOVER", "1") == "0":
+            return None
+        if not forked.can_fork(self.module, FUNCTIONS_DIR):
+            return None
+        data = [item.data for item in items]
+        if not handover.is_plain([data, function_config]):
+            return None
+        env = self._environment(invocation)
+        lines = handover.HeldLines(on_stderr)
+        transport = handover.HandedOver(data, function_config, handover.entry_of(self.module))
+        went_back = False  # the text way runs it again and shows its stderr then
+        try:
+            with _scratch() as cwd:
+                confine = confinement(parse_size(invocation.sandbox.memory))
+                spawn = lambda: forked.spawn(self.module, list(invocation.args), env, cwd, confine, transport.install)  # noqa: E731
+                output = run_process(self._argv(invocation), invocation, env, cwd, b"", lines, confine, spawn)
+            went_back = output.stdout == handover.FALLBACK
+            if went_back:
+                return None
+            try:
+                back = handover.handed_back(output.stdout, output.exit_code, items, invocation.name) if output.stdout.strip() else None
+            except handover.NeedsText:
+                went_back = True
+                return None
+        finally:
+            if not went_back:
+                lines.release()  # also before a timeout's or the cap's error, as the text way shows them
+        return RunOutput(output.stdout, output.stderr, output.exit_code, output.duration, builtin=True, handed_back=back)
+
+    def _argv(self, invocation: Invocation) -> list[str]:
+        return [sys.executable, "-s", "-m", self.module, *invocation.args]  # -s: no user site-packages
+
+    def _environment(self, invocation: Invocation) -> dict[str, str]:
+        return {"PATH": os.defpath, **invocation.env, "PYTHONPATH": str(FUNCTIONS_DIR.parent), "PYTHONDONTWRITEBYTECODE": "1"}

@@ -14,18 +14,24 @@ imported here: a fork keeps only the forking thread, so those run through a new 
 
 from __future__ import annotations
 
+import gc
 import importlib
 import importlib.util
 import os
 import runpy
+import select
 import signal
 import subprocess
 import sys
+import threading
 import time
 import traceback
 from pathlib import Path
 from typing import IO, Callable
 
+#: Held around every fork: what must not leak into a child is set up under it
+#: (orchestrator.runtimes.handover names a module's function with a transport of its own).
+FORK_LOCK = threading.Lock()
 #: Modules that must start in a fresh interpreter (their imports start runtime threads).
 NEEDS_OWN_INTERPRETER = ("starlark",)
 _THREADED_RUNTIMES = ("starlark_go",)
@@ -51,26 +57,54 @@ class ForkedProcess:
         self.returncode: int | None = None
 
     def wait(self, timeout: float | None = None) -> int:
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while self.returncode is None:
-            pid, status = os.waitpid(self.pid, os.WNOHANG if deadline is not None else 0)
-            if pid:
-                self.returncode = os.waitstatus_to_exitcode(status)
-                break
-            if deadline is not None and time.monotonic() >= deadline:
-                raise subprocess.TimeoutExpired(f"builtin {self.pid}", timeout or 0)
-            time.sleep(0.002)
+        if self.returncode is None and timeout is not None and not self._exits_within(timeout):
+            raise subprocess.TimeoutExpired(f"builtin {self.pid}", timeout)
+        if self.returncode is None:
+            self.returncode = os.waitstatus_to_exitcode(os.waitpid(self.pid, 0)[1])
         return self.returncode
 
+    def _exits_within(self, timeout: float) -> bool:
+        """Whether the child exits within `timeout`: told by a pidfd the moment it does (a step
+        costs milliseconds, so polling would add a good part of one), else polled."""
+        try:
+            pidfd = os.pidfd_open(self.pid)
+        except (AttributeError, OSError):  # kernels before 5.3
+            return self._polled(timeout)
+        try:
+            poller = select.poll()  # not select(): an fd past 1024 is fine
+            poller.register(pidfd, select.POLLIN)
+            return bool(poller.poll(max(0.0, timeout) * 1000))
+        finally:
+            os.close(pidfd)
 
-def spawn(module: str, args: list[str], env: dict[str, str], cwd: str, confine: Callable[[int], None]) -> ForkedProcess:
-    """Fork a child that runs `module` as `python -m module args` would."""
+    def _polled(self, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        while True:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+                return True
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.002)
+
+
+def spawn(module: str, args: list[str], env: dict[str, str], cwd: str, confine: Callable[[int], None],
+          prepare: Callable[[], None] | None = None) -> ForkedProcess:
+    """Fork a child that runs `module` as `python -m module args` would; `prepare` runs in the
+    child, confined, just before the module (orchestrator.runtimes.handover installs itself)."""
     importlib.import_module(module)  # once per fnrun process; every fork inherits it
     budget = _data_in_use()
     pipes = [os.pipe() for _ in range(3)]  # stdin, stdout, stderr: (read end, write end)
-    pid = os.fork()
+    # Every object goes to the collector's permanent generation first, as the gc module advises
+    # for a fork that does not exec: no collection in the child walks (and so copies) the
+    # parent's pages. It stays frozen until the next run starts (run.session unfreezes), which
+    # also spares the interpreter's final collections at exit from walking it (~10 ms).
+    gc.freeze()
+    with FORK_LOCK:
+        pid = os.fork()
     if pid == 0:  # pragma: no cover - the child; what it does is checked through its output
-        _child(module, args, env, cwd, confine, pipes, budget)
+        _child(module, args, env, cwd, confine, pipes, budget, prepare)
     os.close(pipes[0][0])
     os.close(pipes[1][1])
     os.close(pipes[2][1])
@@ -78,7 +112,7 @@ def spawn(module: str, args: list[str], env: dict[str, str], cwd: str, confine: 
 
 
 def _child(module: str, args: list[str], env: dict[str, str], cwd: str, confine: Callable[[int], None],
-           pipes: list[tuple[int, int]], inherited: int) -> None:
+           pipes: list[tuple[int, int]], inherited: int, prepare: Callable[[], None] | None = None) -> None:
     code = 1
     try:
         os.setsid()
@@ -98,6 +132,8 @@ def _child(module: str, args: list[str], env: dict[str, str], cwd: str, confine:
         sys.argv = [module, *args]
         sys.modules.pop(module, None)  # run afresh as __main__; its imports stay loaded
         try:
+            if prepare is not None:
+                prepare()
             runpy.run_module(module, run_name="__main__", alter_sys=True)
             code = 0
         except SystemExit as done:

@@ -8,7 +8,6 @@ DOCKER_HOST over tcp) goes through the SDK, which knows those transports."""
 
 from __future__ import annotations
 
-import http.client
 import json
 import os
 import socket
@@ -26,22 +25,46 @@ def inspect_image(image: str) -> dict[str, Any] | None:
     if path is None:
         return _through_sdk(image)
     try:
-        connection = _UnixConnection(path)
-        try:
-            connection.request("GET", f"/images/{quote(image, safe='/:@')}/json")
-            response = connection.getresponse()
-            body = response.read()
-        finally:
-            connection.close()
-    except OSError:
+        status, body = _get(path, f"/images/{quote(image, safe='/:@')}/json")
+    except (OSError, ValueError, IndexError):  # no engine there, or not HTTP
         return None
-    if response.status != 200:
+    if status != 200:
         return None
     try:
         found = json.loads(body)
     except ValueError:
         return None
     return found if isinstance(found, dict) else None
+
+
+def _get(path: str, target: str) -> tuple[int, bytes]:
+    """One HTTP/1.0 GET on a unix socket: (status, body). HTTP/1.0 makes the engine send the body
+    as is and close (no chunks, no keep-alive), so a few lines do what http.client would, without
+    importing it (and ssl and email with it: more than the request itself costs)."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(TIMEOUT)
+        sock.connect(path)
+        sock.sendall(f"GET {target} HTTP/1.0\r\nHost: localhost\r\n\r\n".encode("ascii"))
+        chunks = []
+        while chunk := sock.recv(65536):
+            chunks.append(chunk)
+    head, _, body = b"".join(chunks).partition(b"\r\n\r\n")
+    lines = head.split(b"\r\n")
+    status = int(lines[0].split()[1])
+    if any(line.lower().replace(b" ", b"") == b"transfer-encoding:chunked" for line in lines[1:]):
+        body = _unchunked(body)
+    return status, body
+
+
+def _unchunked(body: bytes) -> bytes:
+    out, at = [], 0
+    while True:
+        end = body.index(b"\r\n", at)
+        size = int(body[at:end].split(b";")[0], 16)
+        if size == 0:
+            return b"".join(out)
+        out.append(body[end + 2 : end + 2 + size])
+        at = end + 2 + size + 2
 
 
 def _unix_socket() -> str | None:
@@ -53,17 +76,6 @@ def _unix_socket() -> str | None:
     if host.startswith("unix://"):
         return host[len("unix://"):]
     return None
-
-
-class _UnixConnection(http.client.HTTPConnection):
-    def __init__(self, path: str) -> None:
-        super().__init__("localhost", timeout=TIMEOUT)
-        self.path = path
-
-    def connect(self) -> None:
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.settimeout(self.timeout)
-        self.sock.connect(self.path)
 
 
 def _through_sdk(image: str) -> dict[str, Any] | None:

@@ -1,0 +1,261 @@
+"""A catalog function run in a fork of fnrun over the items fnrun already holds (issue 14 §6).
+
+The text way costs a builtin step 20–30 ms for a handful of resources: fnrun writes the
+ResourceList, the SDK parses it round-trip with ruamel, dumps it again, and fnrun parses that.
+A fork shares fnrun's memory, so the child can take the parsed items as they are: the SDK's runner
+(`functions.sdk.runner.transport`) runs the SAME function over SDK wrappers of that plain data,
+and the child hands back only what changed, as JSON (C codecs both ways):
+`{"items": [0, [1, {...}], ...], "results": [...]}`, an item's input position where its value is
+the same as it went in, else its position and new value. Which function and config class a
+module runs is learnt once per process from its own main block (`entry_of`).
+
+fnrun then keeps the item it sent when the value is the same, and for a changed one the sent item
+with the new value (`Resource.replaced`): its text is the base the write-back edits line by line,
+exactly as for the text way, whose own text only matters where an edit cannot be expressed by
+minimal text edits. Where the bytes written could differ, the step runs the text way instead:
+values that are not plain JSON data (dates, binary, non-string keys: `is_plain`, checked before
+the fork), a function that adds items or replaces an item by a new mapping (a new item's text
+would be the function's own: the child hands back FALLBACK), and a changed item whose write-back
+may need the round trip, which keeps the function's own text (`_edits_as_text`).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+import runpy
+import sys
+import types
+from typing import TYPE_CHECKING, Any, Callable
+
+from orchestrator.errors import FnrunError, FunctionError
+from orchestrator.resource import Resource
+from orchestrator.runtimes import forked
+
+if TYPE_CHECKING:
+    from functions.sdk import ResourceList
+
+#: What the child writes when the function's output needs the text way (nothing else is written).
+FALLBACK = b'{"fallback": true}'
+_JSON_SCALARS = (str, int, float, bool, type(None))
+
+
+def is_plain(value: Any) -> bool:
+    """Whether `value` is exactly what JSON carries: str-keyed dicts, lists, str, int, float,
+    bool, None (no subclasses, no cycles)."""
+    stack, seen = [value], set()
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is dict or kind is list:
+            if id(node) in seen:  # an alias: JSON writes the shared value twice, unless it holds itself
+                if _holds_itself(node):
+                    return False
+                continue
+            seen.add(id(node))
+            if kind is dict:
+                if any(type(key) is not str for key in node):
+                    return False
+                stack.extend(node.values())
+            else:
+                stack.extend(node)
+        elif kind not in _JSON_SCALARS:
+            return False
+    return True
+
+
+def _holds_itself(node: Any) -> bool:
+    try:
+        json.dumps(node)
+    except ValueError:
+        return True
+    return False
+
+
+#: A module's function, config class and file, as its main block passes them to sdk.main.
+Entry = tuple[Callable[..., Any], "type | None", str]
+_entries: dict[str, Entry | None] = {}
+
+
+class _Named(Exception):
+    """The main block called sdk.main, and nothing was read."""
+
+
+class _Namer:
+    """A transport that stops sdk.main before it reads anything."""
+
+    def read(self) -> ResourceList:
+        raise _Named
+
+    def write(self, resource_list: ResourceList) -> None:
+        raise _Named
+
+
+def entry_of(module: str) -> Entry | None:
+    """The function and config class `module`'s main block runs, found once per process by
+    running that block here with a transport that stops before reading: only the module's
+    definitions run, as they did when it was imported, and its function never. A fork then calls
+    the function directly instead of running the module again, which costs a fork ~1 ms of
+    copied pages. None when the block does not stop that way (the fork runs the module)."""
+    with forked.FORK_LOCK:  # no fork may inherit the namer as its transport
+        if module not in _entries:
+            _entries[module] = _name(module)
+    return _entries[module]
+
+
+def _name(module: str) -> Entry | None:
+    from functions.sdk import runner
+
+    runner.transport, runner.entry = _Namer(), None
+    try:
+        runpy.run_module(module, run_name="__main__", alter_sys=True)  # as `python -m` runs it
+    except _Named:
+        spec = importlib.util.find_spec(module)
+        if runner.entry is not None and spec is not None and spec.origin:
+            return (*runner.entry, spec.origin)
+    except (Exception, SystemExit):  # noqa: BLE001 - any other way, the fork runs the module itself
+        pass
+    finally:
+        runner.transport = None
+    return None
+
+
+class HandedOver:
+    """The SDK runner's transport in the child: the items in, the changes out on stdout."""
+
+    def __init__(self, items: list[dict], function_config: dict | None, entry: Entry | None = None) -> None:
+        self.items = items
+        self.function_config = function_config
+        self.entry = entry
+        self._before: list[str] = []
+        self._positions: dict[int, int] = {}
+
+    def install(self) -> None:
+        """In the child, before the module would run: its `sdk.main` then reads and writes here.
+        With the module's entry known, the function runs now, as its main block would run it
+        (`python -m` names the program after the module's file), and its exit code leaves as
+        main's sys.exit would."""
+        from functions.sdk import runner
+
+        runner.transport = self
+        if self.entry is not None:
+            fn, config, path = self.entry
+            main = types.ModuleType("__main__")  # what names in the config's annotations resolve in
+            main.__dict__.update(getattr(fn, "__globals__", {}))
+            sys.modules["__main__"], sys.argv[0] = main, path
+            raise SystemExit(runner.run(fn, config, via=self))
+
+    def read(self) -> ResourceList:
+        from functions.sdk import Resource, ResourceList
+
+        self._before = [_dumps(item) for item in self.items]
+        self._positions = {id(item): position for position, item in enumerate(self.items)}
+        config = Resource(self.function_config) if isinstance(self.function_config, dict) else None
+        return ResourceList([Resource(item) for item in self.items], config)
+
+    def write(self, resource_list: ResourceList) -> None:
+        entries = []
+        for resource in resource_list.items:
+            position = self._positions.get(id(resource.data))
+            if position is None:  # a new item: its text would be the function's own
+                sys.stdout.write(FALLBACK.decode())
+                return
+            after = _dumps(resource.data)
+            entries.append(str(position) if after == self._before[position] else f"[{position},{after}]")
+        results = _dumps([result.to_data() for result in resource_list.results])
+        sys.stdout.write(f'{{"items":[{",".join(entries)}],"results":{results}}}')
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"))
+
+
+class HeldLines:
+    """The child's stderr lines, held until the caller knows the handover stands (a fallback runs
+    the function again, which shows them once more); past `limit` bytes they go straight through,
+    so a function that floods stderr costs fnrun no memory here either."""
+
+    def __init__(self, sink: Callable[[str], None] | None, limit: int = 64 * 1024) -> None:
+        self.sink = sink
+        self.limit = limit
+        self.held: list[str] | None = []
+        self.size = 0
+
+    def __call__(self, line: str) -> None:
+        if self.held is None:
+            self._show(line)
+            return
+        self.held.append(line)
+        self.size += len(line)
+        if self.size > self.limit:
+            self.release()
+
+    def release(self) -> None:
+        held, self.held = self.held or [], None
+        for line in held:
+            self._show(line)
+
+    def _show(self, line: str) -> None:
+        if self.sink is not None:
+            self.sink(line)
+
+
+class NeedsText(Exception):
+    """A changed item whose write-back may need the function's own text: run it the text way."""
+
+
+def handed_back(stdout: bytes, exit_code: int, sent: list[Resource], name: str) -> tuple[list[Resource], list[dict]] | None:
+    """The function's items and results from what the child wrote; None when it wrote nothing
+    (a failure: the caller reports the exit code). Raises FunctionError on output that is not
+    the protocol's, like invalid output of any function, and NeedsText (see `_edits_as_text`)."""
+    try:
+        envelope = json.loads(stdout)
+        items = [_at(sent, entry) if type(entry) is int else _changed(_at(sent, entry[0]), entry[1]) for entry in envelope["items"]]
+        results = envelope["results"]
+        if not isinstance(results, list):
+            raise TypeError("results")
+    except (ValueError, TypeError, KeyError, IndexError) as err:
+        if exit_code != 0:
+            return None
+        raise FunctionError(f"function {name} returned invalid output: {err}") from None
+    return items, results
+
+
+def _at(sent: list[Resource], position: Any) -> Resource:
+    if type(position) is not int or not 0 <= position < len(sent):
+        raise IndexError(f"no item {position!r}")
+    return sent[position]
+
+
+# What minimal text edits cannot always write (orchestrator/yamlio/textedit.py): flow collections,
+# anchors and aliases, tags, block scalars, merge keys. The write-back then round-trips the item,
+# and the round trip keeps the comments and layout of the function's own text.
+_ROUND_TRIP_SIGNS = re.compile(r"[{}\[\]&*!|>]|<<")
+
+
+def _changed(sent: Resource, value: Any) -> Resource:
+    if not isinstance(value, dict) or not _edits_as_text(sent, value):
+        raise NeedsText
+    return sent.replaced(value)
+
+
+def _edits_as_text(sent: Resource, value: dict) -> bool:
+    """Whether `value` can be written over the item's text by minimal text edits, as the
+    write-back will (its body, the file's text, from the value read to the value now): then the
+    text a function returns plays no part in the bytes written. The handover functions only add
+    keys and change values (no removals or moves, which text edits refuse), so plain block YAML
+    always can; other text is tried."""
+    body = sent.body
+    if body is None:
+        return False  # written as a function's own text: only the text way has it
+    if not _ROUND_TRIP_SIGNS.search(body):
+        return True
+    from orchestrator import annotations
+    from orchestrator.yamlio import fast, textedit
+
+    try:
+        old = fast.load(body, "handover")
+    except FnrunError:
+        return False
+    return isinstance(old, dict) and textedit.edit(body, annotations.without_stripped(value), old) is not None
