@@ -10,19 +10,17 @@ files. Goal: builtin ≤ 0.1× kpt; exit 1 when missed, 2 when a run fails.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
 import statistics
 import sys
-import tempfile
 from pathlib import Path
 
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_run import BenchError, fnrun_command, same_tree, timed  # noqa: E402  (sibling script)
+from bench_run import BenchError, fnrun_command, rounds_main, same_tree, timed  # noqa: E402  (sibling script)
 
 GOAL = 0.1
 KPTFILE = """\
@@ -92,18 +90,7 @@ def package(root: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=5)
-    args = parser.parse_args(argv)
-    if shutil.which("kpt") is None:
-        print("bench_builtin: kpt is not installed", file=sys.stderr)
-        return 2
-    with tempfile.TemporaryDirectory(prefix="fnrun-bench-builtin-") as tmp:
-        try:
-            return bench(Path(tmp), args.runs)
-        except BenchError as err:
-            print(f"bench_builtin: a run failed: {err}", file=sys.stderr)
-            return 2
+    return rounds_main("bench_builtin", __doc__ or "", bench, argv)
 
 
 def bench(work: Path, runs: int) -> int:

@@ -25,19 +25,17 @@ builtin catalog).
 
 from __future__ import annotations
 
-import argparse
 import os
 import shutil
 import statistics
 import sys
-import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bare_run import BareRun  # noqa: E402
-from bench_run import BenchError, fnrun_command, timed  # noqa: E402  (sibling script)
+from bench_run import fnrun_command, rounds_main, timed  # noqa: E402  (sibling script)
 
 IMAGE = "fnrun/set-labels:v1"
 GOALS = {"pipeline": 0.5, "subpackages": 0.45, "warm": 0.1}
@@ -99,19 +97,7 @@ def container_floor(count: int) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=5)
-    args = parser.parse_args(argv)
-    if shutil.which("kpt") is None:
-        print("bench_render: kpt is not installed", file=sys.stderr)
-        return 2
-    with tempfile.TemporaryDirectory(prefix="fnrun-bench-render-") as tmp:
-        work = Path(tmp)
-        try:
-            return bench(work, args.runs)
-        except BenchError as err:
-            print(f"bench_render: a run failed: {err}", file=sys.stderr)
-            return 2
+    return rounds_main("bench_render", __doc__ or "", bench, argv)
 
 
 def bench(work: Path, runs: int) -> int:

@@ -260,6 +260,23 @@ def row(label: str, series: Series) -> str:
     return f"{label:<56} {statistics.median(times):8.3f} {min(times):8.3f} {max(times):8.3f} {len(times):3d} {rss}"
 
 
+def rounds_main(name: str, doc: str, bench_fn: Callable[[Path, int], int], argv: list[str] | None, needs_kpt: bool = True) -> int:
+    """The `main` of a bench that takes only --runs: kpt checked, a temp work directory, a failed
+    run reported as one line with exit 2 (bench_builtin, bench_render, bench_starlark)."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args(argv)
+    if needs_kpt and shutil.which("kpt") is None:
+        print(f"{name}: kpt is not installed", file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory(prefix=f"fnrun-{name.replace('_', '-')}-") as tmp:
+        try:
+            return bench_fn(Path(tmp), args.runs)
+        except BenchError as err:
+            print(f"{name}: a run failed: {err}", file=sys.stderr)
+            return 2
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5, help="rounds on the 4-resource package (default 5)")

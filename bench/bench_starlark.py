@@ -13,19 +13,17 @@ starts the container). The result cache is off. All leave the same resources (ch
 
 from __future__ import annotations
 
-import argparse
 import os
 import shutil
 import statistics
 import sys
-import tempfile
 from pathlib import Path
 
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_builtin import WORKLOAD  # noqa: E402  (sibling scripts)
-from bench_run import BenchError, fnrun_command, timed  # noqa: E402
+from bench_run import BenchError, fnrun_command, rounds_main, timed  # noqa: E402
 
 STARLARK_STEP = """\
   - image: gcr.io/kpt-fn/starlark:v0.5
@@ -80,19 +78,11 @@ def _data(root: Path, name: str) -> list:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=5)
-    args = parser.parse_args(argv)
-    os.environ["FNRUN_CACHE"] = "0"
-    with tempfile.TemporaryDirectory(prefix="fnrun-bench-starlark-") as tmp:
-        try:
-            return bench(Path(tmp), args.runs)
-        except BenchError as err:
-            print(f"bench_starlark: a run failed: {err}", file=sys.stderr)
-            return 2
+    return rounds_main("bench_starlark", __doc__ or "", bench, argv, needs_kpt=False)
 
 
 def bench(work: Path, runs: int) -> int:
+    os.environ["FNRUN_CACHE"] = "0"  # every run really runs its functions
     for step in ("starlark", "image"):
         package(work / f"template-{step}", step)
     ways = [w for w in WAYS if shutil.which("kpt") or not w.startswith("kpt")]
