@@ -170,7 +170,7 @@ class Prestarter:
             api = container.api_client()
             copies = container.copies_of(inv)
             config = container.container_config(api, inv, copies)
-            config["labels"] = {**config["labels"], LABEL_PRESTARTED: "1"}
+            config["Labels"] = {**config["Labels"], LABEL_PRESTARTED: "1"}
             container_id = container.create(api, config)
         except BaseException:  # noqa: BLE001 - missing image, bad setting, cancelled: reported by the ordinary path
             return None
