@@ -9,6 +9,7 @@ image is looked up by creating the container (a 404 triggers the pull under ifNo
 from __future__ import annotations
 
 import os
+import socket
 import threading
 import time
 from pathlib import Path
@@ -207,7 +208,7 @@ class Attached:
     (attach_socket hands back only the socket, whose wrappers then leak until collected)."""
 
     def __init__(self, api: docker.APIClient, container_id: str) -> None:
-        self.response = api.post(
+        self.response: Any = api.post(
             api._url("/containers/{0}/attach", container_id),
             params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1},
             headers={"Connection": "Upgrade", "Upgrade": "tcp"},
@@ -219,9 +220,18 @@ class Attached:
             self.response.close()
             raise
 
+    @classmethod
+    def over(cls, sock: socket.socket) -> Attached:
+        """An attach stream opened elsewhere: the launcher's early container (runtimes.early)."""
+        attached = cls.__new__(cls)
+        attached.response = None
+        attached.stream = duplex(sock)
+        return attached
+
     def close(self) -> None:
         self.stream.close()
-        self.response.close()
+        if self.response is not None:
+            self.response.close()
 
 
 def attach(api: docker.APIClient, container_id: str) -> Attached:
