@@ -17,8 +17,10 @@ could hit (a hit must start no container: only with --no-cache, FNRUN_CACHE=0 or
 FNRUN_EARLY_START=0 turns it off; FNRUN_DEBUG_LAUNCH=1 says on stderr what became of the container.
 
 The container is removed on every path: the run removes what it adopted; `finish` removes it
-otherwise, after the CLI returned, failed, or was stopped by Ctrl-C or SIGTERM (turned into the
-same exception as Ctrl-C while the container is the launcher's).
+otherwise, after the CLI returned, failed, or was stopped by Ctrl-C or SIGTERM (which unwinds like
+Ctrl-C). The run's container removals happen in the background while the package is written;
+the launcher waits for them before the process exits (orchestrator.runtimes.live.wait_later), and
+leaves without tearing the interpreter down.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ import signal
 import sys
 from types import FrameType
 from typing import TYPE_CHECKING
+
+from orchestrator.runtimes import interrupts, live
 
 if TYPE_CHECKING:
     from orchestrator.runtimes.base import Invocation
@@ -51,16 +55,15 @@ SWITCHES = {
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     _without_paramiko()
-    from orchestrator.runtimes import live
-
     live.defer_waits()  # removals are waited for below, after the package is written
     early = _early_container(args)
     previous = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
-    if early is not None:
-        signal.signal(signal.SIGTERM, lambda signum, frame: _terminated(early, signum, frame))
-        early.begin()
+    if previous[signal.SIGTERM] is signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, _terminated)
     code = 1
     try:
+        if early is not None:
+            early.begin()
         code = _cli(args)
     finally:
         for signum in previous:  # what follows must complete
@@ -109,15 +112,10 @@ def _leave(code: int) -> None:
     os._exit(code)
 
 
-def _terminated(early: EarlyContainer, signum: int, frame: FrameType | None) -> None:
-    """SIGTERM while the early container may still be the launcher's: unwind (like Ctrl-C), so
-    `finish` removes it. Once the run adopted it, SIGTERM does what it would have done anyway."""
-    from orchestrator.runtimes.interrupts import Interrupted  # imported already: see _early_container
-
-    if early.owned_by_launcher():
-        raise Interrupted(signum)
-    signal.signal(signum, signal.SIG_DFL)
-    os.kill(os.getpid(), signum)
+def _terminated(signum: int, frame: FrameType | None) -> None:
+    """SIGTERM unwinds like Ctrl-C (the run's own guard does the same while a function runs), so
+    the early container and the removals still under way are seen through before the exit."""
+    raise interrupts.Interrupted(signum)
 
 
 def _early_container(args: list[str]) -> EarlyContainer | None:
@@ -136,7 +134,6 @@ def _early_container(args: list[str]) -> EarlyContainer | None:
     if _may_run_in_process(image, flags) or _cache_may_hit(flags):
         return None
     from orchestrator.errors import FnrunError
-    from orchestrator.runtimes import interrupts  # noqa: F401 - for _terminated, which must not import
     from orchestrator.runtimes.early import EarlyContainer
     from orchestrator.runtimes.settings import LABEL_PRESTARTED, create_body
 

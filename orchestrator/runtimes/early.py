@@ -87,6 +87,8 @@ class EarlyContainer:
 
     def finish(self) -> None:
         """Remove the container unless the run adopted it (the run removes its own)."""
+        if self._thread.ident is None:  # never begun: nothing was created
+            return
         self._thread.join()
         self._debug("the command is done")
         with self._lock:
@@ -107,10 +109,6 @@ class EarlyContainer:
                 self._debug(f"removed unused container {self.name}")
             return
         print(f"fnrun: warning: could not remove early container {self.name}: {answer[:200]!r}", file=sys.stderr)
-
-    def owned_by_launcher(self) -> bool:
-        with self._lock:
-            return self._owner == "launcher"
 
     def _connect(self) -> socket.socket:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
