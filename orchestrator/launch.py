@@ -104,11 +104,11 @@ def _cli(args: list[str]) -> int:
 def _leave(code: int) -> None:
     """Exit without tearing the interpreter down (~0.05 s with fnrun's modules loaded): everything
     fnrun writes is closed by now, and its threads are done; only the standard streams need a flush."""
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except (BrokenPipeError, ValueError):
-        code = code or 1
+    for stream in {id(s): s for s in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__) if s is not None}.values():
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe (`fnrun source | head`), a closed stream
+            code = code or 1
     os._exit(code)
 
 

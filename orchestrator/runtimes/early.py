@@ -55,7 +55,7 @@ class EarlyContainer:
     def _start(self) -> None:
         try:
             status, headers, _ = self._call("GET", "/_ping", versioned=False)
-            if status != 200 or not headers.get("server", "").startswith("Docker/"):
+            if status != 200 or not headers.get("server", "").startswith("Docker/") or "libpod-api-version" in headers:
                 raise EngineError(f"not a Docker engine ({headers.get('server', 'no Server header')})")  # podman: ordinary path
             if headers.get("api-version"):
                 self._prefix = f"/v{headers['api-version']}"
