@@ -54,17 +54,21 @@ SWITCHES = {
 
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
-    _without_paramiko()
-    live.defer_waits()  # removals are waited for below, after the package is written
-    early = _early_container(args)
     previous = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
     if previous[signal.SIGTERM] is signal.SIG_DFL:
         signal.signal(signal.SIGTERM, _terminated)
+    early: EarlyContainer | None = None
     code = 1
     try:
+        _without_paramiko()
+        live.defer_waits()  # removals are waited for below, after the package is written
+        early = _early_container(args)
         if early is not None:
             early.begin()
         code = _cli(args)
+    except KeyboardInterrupt:  # before the CLI's own handling: nothing was read or written yet
+        print("fnrun: interrupted", file=sys.stderr)
+        code = 130
     finally:
         for signum in previous:  # what follows must complete
             signal.signal(signum, signal.SIG_IGN)
