@@ -137,13 +137,12 @@ def _early_container(args: list[str]) -> EarlyContainer | None:
     image = flags["--image"][-1]
     if _may_run_in_process(image, flags) or _cache_may_hit(flags):
         return None
-    from orchestrator.errors import FnrunError
     from orchestrator.runtimes.early import EarlyContainer
     from orchestrator.runtimes.settings import LABEL_PRESTARTED, create_body
 
     try:
         body = create_body(_invocation(image, flags), {})
-    except (FnrunError, ValueError):  # reported by the ordinary path, as ever
+    except Exception:  # noqa: BLE001 - a bad value (FnrunError, ValueError, --cpus inf): the CLI reports it
         return None
     body["Labels"][LABEL_PRESTARTED] = "1"
     return EarlyContainer(path, body)

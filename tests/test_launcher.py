@@ -192,6 +192,8 @@ def test_a_cache_that_may_hit_starts_nothing_early(tmp_path: Path, test_images: 
         (["run", "pkg", "--image", IDENTITY, "-qv"], {}),
         (["run", "pkg", "--image", IDENTITY, "--image-pull-policy", "always"], {}),
         (["run", "pkg", "--image", IDENTITY, "--pids-limit", "many"], {}),
+        (["run", "pkg", "--image", IDENTITY, "--cpus", "inf"], {}),
+        (["run", "pkg", "--image", IDENTITY, "--memory", "lots"], {}),
         (["run", "pkg", "--image", IDENTITY], {"DOCKER_HOST": "tcp://127.0.0.1:2375"}),
         (["run", "pkg", "--image", IDENTITY], {"DOCKER_HOST": "ssh://me@engine"}),
         (["run", "pkg", "--image", "fnrun/set-labels:v1"], {"FNRUN_BUILTIN": "1"}),

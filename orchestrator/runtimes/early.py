@@ -69,13 +69,14 @@ class EarlyContainer:
             if status not in (204, 304):
                 raise EngineError(f"start answered {status}: {answer[:200]!r}")
             self._debug(f"started container {self.container_id[:12]} early")
-        except (OSError, ValueError, KeyError, EngineError) as err:
+        except Exception as err:  # noqa: BLE001 - whatever went wrong, the run goes the ordinary way
             self.failure = str(err) or type(err).__name__
             self._debug(f"no early container: {self.failure}")
 
     def adopt(self, body: dict[str, Any]) -> tuple[str, socket.socket] | None:
         """The started container and its attach socket when `body` is what it was created from;
         from then on the caller removes it. None: the caller creates its own."""
+        self._debug("the run asks for its container")
         self._thread.join()
         with self._lock:
             if self._owner != "launcher" or self.failure is not None or body != self.body:
