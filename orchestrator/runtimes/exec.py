@@ -158,7 +158,12 @@ def _kill_group(process: subprocess.Popen[bytes]) -> None:
     """Kill the whole process group (also grandchildren still holding the pipes) and reap."""
     try:
         os.killpg(process.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
+    except ProcessLookupError:  # not its own group yet (a forked builtin before its setsid): it alone
+        try:
+            os.kill(process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    except PermissionError:
         pass
     process.wait()
     for pipe in (process.stdin, process.stdout, process.stderr):
