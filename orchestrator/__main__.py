@@ -1,5 +1,6 @@
-"""Entry point. `fnrun wrap` and `fnrun xargs` run inside function images on every call, so they
-skip the CLI framework; everything else goes through the typer app in `cli`."""
+"""The CLI behind the launcher (orchestrator.launch, the `fnrun` entry point; function images call
+`main` here directly). `fnrun wrap` and `fnrun xargs` run inside function images on every call, so
+they skip the CLI framework; everything else goes through the typer app in `cli`."""
 
 from __future__ import annotations
 
@@ -19,5 +20,7 @@ def main(argv: list[str] | None = None) -> None:
     sys.exit(run_app(args))
 
 
-if __name__ == "__main__":
-    main()
+if __name__ == "__main__":  # `python -m orchestrator` goes through the launcher, as `fnrun` does
+    from .launch import main as launch
+
+    launch()

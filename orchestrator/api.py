@@ -12,7 +12,6 @@ from typing import IO, TYPE_CHECKING
 
 from . import annotations as ann
 from .run import pipes, resourcelist
-from .render import save
 from .write import writeback
 from .run.pipes import read_chunks, source_chunks
 from .read.package import Package, read_package
@@ -21,6 +20,7 @@ from .errors import FnrunError, InputError
 from .yamlio import fast
 
 if TYPE_CHECKING:
+    from .render import save
     from .doctor import Finding
     from .select.functions import FunctionSpec
     from .run.pipeline import Events, Outcome, RunOptions
@@ -164,7 +164,9 @@ def run(request: RunRequest, events: "Events | None" = None, stdout: IO[str] | N
         if tracker is not None:
             resources = origin.annotate(resources, tracker, request.origin_annotations, request.transformer_annotations)
         if saving is not None and summary.plan is not None:
-            saved_note = saving.describe(save.add_to_plan(summary.plan, saving))
+            from .render.save import add_to_plan  # only for --save: not loaded by every run
+
+            saved_note = saving.describe(add_to_plan(summary.plan, saving))
         if summary.plan is not None and (request.check or request.diff):
             diff_text = diff.unified(summary.plan)
         if summary.plan is not None and not (request.check or request.to_stdout):
@@ -204,7 +206,9 @@ def _save_request(request: RunRequest, root: Path | None) -> "save.SaveRequest |
     if root is None or request.to_stdout or request.check:
         raise InputError("--save edits the package's Kptfile; it does not go with a package on stdin, --output - or --check")
     selectors, exclude = _selections(request)
-    return save.prepare(root, request.function_type, request.image, request.fn_config, request.arguments, selectors, exclude)
+    from .render.save import prepare
+
+    return prepare(root, request.function_type, request.image, request.fn_config, request.arguments, selectors, exclude)
 
 
 def _selections(request: RunRequest) -> tuple[list[dict], list[dict]]:

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from dataclasses import dataclass, field
@@ -21,6 +20,7 @@ from ..report.plain import PlainEvents
 from ..resource import Resource
 from ..runtimes import Invocation, Mount, Runtime, RunOutput, Sandbox, get_runtime
 from ..runtimes.access import check_readable
+from ..runtimes.settings import function_env
 from ..yamlio import fast
 
 
@@ -390,13 +390,7 @@ def _local_dir(spec: FunctionSpec, root: Path) -> Path | None:
 
 def invocation(spec: FunctionSpec, options: RunOptions, root: Path) -> Invocation:
     """The sandboxed invocation of a function: environment, /local, mounts, limits."""
-    env = {"LOG_TO_STDERR": "true", "STRUCTURED_RESULTS": "true"}
-    for entry in (*spec.envs, *options.env):
-        key, sep, value = entry.partition("=")
-        if sep:
-            env[key] = value
-        elif key in os.environ:
-            env[key] = os.environ[key]
+    env = function_env(spec.envs, options.env)
     local_dir = _local_dir(spec, root)
     mounts = tuple(Mount(_mount_source(root, spec, m), m.target, m.read_only) for m in spec.mounts)
     mounts += tuple(Mount(_mount_source(root, None, m), m.target, m.read_only) for m in options.mounts)

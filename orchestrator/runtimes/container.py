@@ -9,6 +9,7 @@ image is looked up by creating the container (a 404 triggers the pull under ifNo
 from __future__ import annotations
 
 import os
+import socket
 import threading
 import time
 from pathlib import Path
@@ -17,24 +18,19 @@ from typing import Any
 import docker
 import docker.errors
 import requests.exceptions
-from docker.types import LogConfig
-from docker.types import Mount as DockerMount
-from docker.types import Ulimit
 from docker.constants import DEFAULT_DOCKER_API_VERSION, DEFAULT_TIMEOUT_SECONDS, MINIMUM_DOCKER_API_VERSION
 from docker.utils import kwargs_from_env, parse_repository_tag, version_lt
 
 from orchestrator.errors import FnrunError, FunctionError, InputError
 from orchestrator.runtimes import live
 from orchestrator.runtimes.access import NOBODY_GID, NOBODY_UID, blocked_by, check_readable
-from orchestrator.runtimes.base import PULL_POLICIES, Invocation, Mount, RunOutput, Sandbox, StderrSink
+from orchestrator.runtimes.base import Invocation, Mount, RunOutput, StderrSink
 from orchestrator.runtimes.hijack import duplex
 from orchestrator.runtimes.interrupts import SignalGuard
 from orchestrator.runtimes.remote import uploads
+from orchestrator.runtimes.settings import LABEL_FUNCTION, LABEL_PID, NOBODY, create_body, existing  # noqa: F401 - re-exported
 from orchestrator.runtimes.streams import BoundedOutput, FrameDemux, LineSplitter, OutputTooLarge, pump, too_large
 
-LABEL_FUNCTION = "fnrun.function"
-LABEL_PID = "fnrun.pid"  # lets tests (and a user) find what one fnrun process started
-NOBODY = "65534:65534"
 
 _client: docker.APIClient | None = None
 _client_lock = threading.Lock()
@@ -126,10 +122,10 @@ def copies_of(inv: Invocation) -> dict[str, Path]:
     everything = uploads(inv.sandbox.mount_mode)
     uid, gid = (os.getuid(), os.getgid()) if inv.sandbox.as_current_user else (NOBODY_UID, NOBODY_GID)
     copies: dict[str, Path] = {}
-    if inv.local_dir is not None and (everything or blocked_by(_existing(inv.local_dir, inv), uid, gid)):
-        copies["/local"] = _existing(inv.local_dir, inv)
+    if inv.local_dir is not None and (everything or blocked_by(existing(inv.local_dir, inv), uid, gid)):
+        copies["/local"] = existing(inv.local_dir, inv)
     for mount in inv.mounts:
-        source = _existing(mount.source, inv)
+        source = existing(mount.source, inv)
         if everything:
             _check_uploadable(inv, mount, source)
         elif not blocked_by(source, uid, gid):
@@ -160,69 +156,8 @@ def upload(api: docker.APIClient, container_id: str, inv: Invocation, copies: di
 
 
 def container_config(api: docker.APIClient, inv: Invocation, copies: dict[str, Path]) -> dict[str, Any]:
-    """Validate the invocation and build the create request; nothing reaches the engine yet.
-    `copies` become anonymous volumes (filled before start, removed with the container)."""
-    sandbox: Sandbox = inv.sandbox
-    if sandbox.image_pull_policy not in PULL_POLICIES:
-        raise InputError(
-            f"unknown image pull policy {sandbox.image_pull_policy!r}: use {', '.join(PULL_POLICIES)}"
-        )
-    if inv.network and not sandbox.network:
-        raise InputError(f"function {inv.name} declares network: true; pass --network to allow it")
-    use_network = sandbox.network and inv.network is not False
-    try:
-        host_config = api.create_host_config(
-            network_mode=None if use_network else "none",
-            security_opt=["no-new-privileges"],
-            mounts=_mounts(inv, copies),
-            read_only=sandbox.read_only_root,
-            tmpfs={"/tmp": f"size={sandbox.tmpfs_size}"} if sandbox.read_only_root else None,
-            cap_drop=["ALL"] if sandbox.drop_capabilities else None,
-            mem_limit=sandbox.memory or None,
-            pids_limit=sandbox.pids_limit or None,
-            ulimits=_ulimits(sandbox),
-            nano_cpus=int(sandbox.cpus * 1e9) if sandbox.cpus else None,
-            log_config=LogConfig(type="none"),  # output goes through the attach stream only
-            runtime=sandbox.oci_runtime or None,
-        )
-    except docker.errors.DockerException as err:
-        raise InputError(f"function {inv.name}: bad sandbox setting: {_brief(err)}") from None
-    return dict(
-        image=inv.image,
-        command=list(inv.args) or None,
-        user=f"{os.getuid()}:{os.getgid()}" if sandbox.as_current_user else NOBODY,
-        stdin_open=True,  # with detach=False this also sets StdinOnce: our EOF closes its stdin
-        environment=[f"{key}={value}" for key, value in inv.env.items()],
-        labels={LABEL_FUNCTION: inv.name, LABEL_PID: str(os.getpid())},
-        host_config=host_config,
-        volumes=list(copies) or None,
-    )
-
-
-def _ulimits(sandbox: Sandbox) -> list[Ulimit] | None:
-    limits = {"nofile": sandbox.nofile_limit, "nproc": sandbox.nproc_limit}
-    return [Ulimit(name=name, soft=value, hard=value) for name, value in limits.items() if value] or None
-
-
-def _mounts(inv: Invocation, copies: dict[str, Path]) -> list[DockerMount]:
-    mounts = []
-    if inv.local_dir is not None and "/local" not in copies:
-        mounts.append(DockerMount("/local", str(_existing(inv.local_dir, inv)), type="bind", read_only=True))
-    root = inv.mount_root.resolve() if inv.mount_root is not None else None
-    for mount in inv.mounts:
-        source = _existing(mount.source, inv)
-        if root is not None and not source.is_relative_to(root):
-            raise InputError(f"function {inv.name}: mount source {mount.source} is outside {inv.mount_root}")
-        if mount.target not in copies:
-            mounts.append(DockerMount(mount.target, str(source), type="bind", read_only=mount.read_only))
-    return mounts
-
-
-def _existing(path: Path, inv: Invocation) -> Path:
-    resolved = Path(path).resolve()
-    if not resolved.exists():
-        raise InputError(f"function {inv.name}: mount source {path} does not exist")
-    return resolved
+    """The create request (orchestrator.runtimes.settings: the launcher builds the same one)."""
+    return create_body(inv, copies)
 
 
 def _create(api: docker.APIClient, inv: Invocation, config: dict[str, Any], guard: SignalGuard) -> str:
@@ -273,7 +208,7 @@ class Attached:
     (attach_socket hands back only the socket, whose wrappers then leak until collected)."""
 
     def __init__(self, api: docker.APIClient, container_id: str) -> None:
-        self.response = api.post(
+        self.response: Any = api.post(
             api._url("/containers/{0}/attach", container_id),
             params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1},
             headers={"Connection": "Upgrade", "Upgrade": "tcp"},
@@ -285,9 +220,18 @@ class Attached:
             self.response.close()
             raise
 
+    @classmethod
+    def over(cls, sock: socket.socket) -> Attached:
+        """An attach stream opened elsewhere: the launcher's early container (runtimes.early)."""
+        attached = cls.__new__(cls)
+        attached.response = None
+        attached.stream = duplex(sock)
+        return attached
+
     def close(self) -> None:
         self.stream.close()
-        self.response.close()
+        if self.response is not None:
+            self.response.close()
 
 
 def attach(api: docker.APIClient, container_id: str) -> Attached:
@@ -364,7 +308,7 @@ def _timed_out(inv: Invocation) -> FunctionError:
 def create(api: docker.APIClient, config: dict[str, Any]) -> str:
     """Create a container and remember it until it is removed (orchestrator.runtimes.live)."""
     live.refuse_if_cancelled()
-    container_id = api.create_container(**config)["Id"]
+    container_id = api.create_container_from_config(config)["Id"]
     if not live.register(container_id):  # created while the run was being cancelled
         remove(api, container_id)
         raise KeyboardInterrupt()

@@ -9,19 +9,19 @@ DOCKER_HOST over tcp) goes through the SDK, which knows those transports."""
 from __future__ import annotations
 
 import json
-import os
 import socket
 from typing import Any
 from urllib.parse import quote
 
-DEFAULT_SOCKET = "/var/run/docker.sock"
+from orchestrator.runtimes.remote import unix_socket
+
 TIMEOUT = 10.0
 
 
 def inspect_image(image: str) -> dict[str, Any] | None:
     """The engine's description of a local image; None when it has no such image or no engine
     answers (either way, the image cannot be what ran)."""
-    path = _unix_socket()
+    path = unix_socket()
     if path is None:
         return _through_sdk(image)
     try:
@@ -65,17 +65,6 @@ def _unchunked(body: bytes) -> bytes:
             return b"".join(out)
         out.append(body[end + 2 : end + 2 + size])
         at = end + 2 + size + 2
-
-
-def _unix_socket() -> str | None:
-    """The socket path when the engine is reached on a local unix socket (the default, or
-    DOCKER_HOST=unix://...), else None."""
-    host = os.environ.get("DOCKER_HOST", "").strip()
-    if not host:
-        return DEFAULT_SOCKET
-    if host.startswith("unix://"):
-        return host[len("unix://"):]
-    return None
 
 
 def _through_sdk(image: str) -> dict[str, Any] | None:

@@ -6,10 +6,12 @@ a run that starts no container never loads the SDK to clean up."""
 from __future__ import annotations
 
 import threading
+from typing import Callable
 
 _live: set[str] = set()
 _lock = threading.Lock()
 _cancelled = threading.Event()
+_deferred: list[Callable[[], None]] | None = None  # waits for background removals, left to the launcher
 
 
 def begin() -> None:
@@ -47,3 +49,24 @@ def cancel_all() -> None:
 
     for container_id in doomed:
         remove_quietly(container_id)
+
+
+def defer_waits() -> None:
+    """fnrun's launcher (orchestrator.launch) waits for background removals itself, after the
+    package is written and the output printed: removal is then off the command's critical path."""
+    global _deferred
+    _deferred = []
+
+
+def wait_later(wait: Callable[[], None]) -> None:
+    """Call `wait` (it returns once removals are done) now, or at `finish_waits` when deferred."""
+    if _deferred is None:
+        wait()
+    else:
+        _deferred.append(wait)
+
+
+def finish_waits() -> None:
+    """Every deferred wait, each once; the process may exit after this."""
+    while _deferred:
+        _deferred.pop(0)()

@@ -12,12 +12,14 @@ ordinary way, which reports exactly what it always did. With the result cache on
 pre-started until the first cache miss, so an unchanged re-run starts no container at all.
 Every container this module started is removed: after its function (in a background remover,
 off the critical path), when its function turns out not to run, and by `close()`, which the run
-always reaches (success, failure, Ctrl-C, SIGTERM) and which waits for the remover.
+always reaches (success, failure, Ctrl-C, SIGTERM) and which waits for the remover (under fnrun's
+launcher, that wait comes after the package is written: orchestrator.launch).
 """
 
 from __future__ import annotations
 
 import queue
+import socket
 import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -27,11 +29,10 @@ from typing import Callable
 import docker.errors
 import requests.exceptions
 
-from orchestrator.runtimes import container
+from orchestrator.runtimes import container, early, live
 from orchestrator.runtimes.base import Invocation, Runtime, RunOutput, StderrSink
 from orchestrator.runtimes.interrupts import SignalGuard
-
-LABEL_PRESTARTED = "fnrun.prestarted"
+from orchestrator.runtimes.settings import LABEL_PRESTARTED
 
 
 @dataclass
@@ -58,8 +59,10 @@ class Remover:
             container.remove_quietly(container_id)
 
     def close(self) -> None:
+        """No more containers; returns once all are gone (or, under the launcher, leaves that wait
+        to it: orchestrator.runtimes.live.wait_later)."""
         self._queue.put(None)
-        self._thread.join()
+        live.wait_later(self._thread.join)
 
 
 class Prestarter:
@@ -170,7 +173,10 @@ class Prestarter:
             api = container.api_client()
             copies = container.copies_of(inv)
             config = container.container_config(api, inv, copies)
-            config["labels"] = {**config["labels"], LABEL_PRESTARTED: "1"}
+            config["Labels"] = {**config["Labels"], LABEL_PRESTARTED: "1"}
+            adopted = None if copies else early.adopt(config)
+            if adopted is not None:
+                return self._adopt(*adopted)
             container_id = container.create(api, config)
         except BaseException:  # noqa: BLE001 - missing image, bad setting, cancelled: reported by the ordinary path
             return None
@@ -189,6 +195,15 @@ class Prestarter:
             self.release(Ready(container_id, attached))
             return None
         return Ready(container_id, attached)
+
+    def _adopt(self, container_id: str, sock: socket.socket) -> Ready | None:
+        """The launcher's early container (orchestrator.runtimes.early), started from this very
+        create request: from here on it is this pool's to remove."""
+        ready = Ready(container_id, container.Attached.over(sock))
+        if not live.register(container_id) or self._closing.is_set():
+            self.release(ready)
+            return None
+        return ready
 
 
 def _startable(inv: Invocation, builtin: bool) -> bool:

@@ -19,6 +19,17 @@ LOOPBACK_NAMES = {"", "localhost", "127.0.0.1", "::1"}
 MOUNT_MODES = ("auto", "bind", "upload")
 
 
+def unix_socket() -> str | None:
+    """The socket path when the engine is reached on a local unix socket (the default, or
+    DOCKER_HOST=unix://...), else None."""
+    host = os.environ.get("DOCKER_HOST", "").strip()
+    if not host:
+        return DEFAULT_HOST[len("unix://"):]
+    if host.startswith("unix://"):
+        return host[len("unix://"):]
+    return None
+
+
 def engine_host() -> str:
     """The engine fnrun talks to, as DOCKER_HOST spells it."""
     return os.environ.get("DOCKER_HOST") or DEFAULT_HOST

@@ -1,0 +1,232 @@
+"""fnrun's entry point: for `fnrun run DIR --image IMAGE`, start the function's container before
+fnrun itself is imported.
+
+Why it exists: for one function over a small package, fnrun's time is a new interpreter importing
+typer, ruamel and the docker SDK (~0.15-0.25 s here), then the engine creating and starting the
+container (~0.2 s, mostly runc). Those need not wait for each other. This module imports only the
+standard library and fnrun's light sandbox modules, reads the command line, and when the function
+and its sandbox are known from argv alone it starts the container in a background thread
+(orchestrator.runtimes.early) while the real CLI is imported and run. The run's pre-start pool
+adopts the container only if the create request it would send itself is identical, so the early
+container is never a different sandbox; in every other case it is removed unused.
+
+No early start (the ordinary path, unchanged) when anything is not simple: another command, a flag
+this module does not know, --mount/--fn-config/--exec/--save, a remote engine or podman, the
+`always` pull policy, a catalog image that may run in-process (builtin), or a result cache that
+could hit (a hit must start no container: only with --no-cache, FNRUN_CACHE=0 or an empty cache).
+FNRUN_EARLY_START=0 turns it off; FNRUN_DEBUG_LAUNCH=1 says on stderr what became of the container.
+
+The container is removed on every path: the run removes what it adopted; `finish` removes it
+otherwise, after the CLI returned, failed, or was stopped by Ctrl-C or SIGTERM (which unwinds like
+Ctrl-C). The run's container removals happen in the background while the package is written;
+the launcher waits for them before the process exits (orchestrator.runtimes.live.wait_later), and
+leaves without tearing the interpreter down.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from types import FrameType
+from typing import TYPE_CHECKING
+
+from orchestrator.runtimes import interrupts, live
+
+if TYPE_CHECKING:
+    from orchestrator.runtimes.base import Invocation
+    from orchestrator.runtimes.early import EarlyContainer
+
+OFF = ("0", "false", "no", "off")
+# `run` flags the launcher understands. Those that shape the container are read; the others only
+# need their value skipped. Anything else (or a flag's other spelling) means no early start.
+VALUE_FLAGS = {
+    "--image", "--env", "-e", "--image-pull-policy", "--memory", "--pids-limit", "--cpus", "--tmpfs-size", "--runtime",
+    "--mounts", "--timeout", "--max-output", "--results-format", "--results-dir", "--jobs", "-j", "--output", "-o",
+    *(f"--{which}-{what}" for which in ("match", "exclude") for what in ("api-version", "kind", "name", "namespace", "labels", "annotations")),
+}
+SWITCHES = {
+    "--network", "--as-current-user", "--writable-root", "--keep-capabilities", "--no-cache", "--no-builtin",
+    "--quiet", "-q", "--verbose", "-v", "--check", "--diff", "--exclude-local-config", "--origin-annotations",
+    "--transformer-annotations", "--global-scope",
+}
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = sys.argv[1:] if argv is None else argv
+    previous = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
+    if previous[signal.SIGTERM] is signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, _terminated)
+    early: EarlyContainer | None = None
+    code = 1
+    try:
+        _without_paramiko()
+        live.defer_waits()  # removals are waited for below, after the package is written
+        early = _early_container(args)
+        if early is not None:
+            early.begin()
+        code = _cli(args)
+    except KeyboardInterrupt:  # before the CLI's own handling: nothing was read or written yet
+        print("fnrun: interrupted", file=sys.stderr)
+        code = 130
+    finally:
+        for signum in previous:  # what follows must complete
+            signal.signal(signum, signal.SIG_IGN)
+        live.finish_waits()
+        if early is not None:
+            early.finish()
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+    _leave(code)
+
+
+def _without_paramiko() -> None:
+    """Keep paramiko (~50 ms of imports with invoke) out of a process that will not use it: the
+    docker SDK imports it for its ssh:// transport, which it makes optional (an ImportError there
+    leaves that transport out). Only DOCKER_HOST=ssh://... needs it."""
+    if not os.environ.get("DOCKER_HOST", "").strip().startswith("ssh://"):
+        sys.modules.setdefault("paramiko", None)  # type: ignore[arg-type] - None: "cannot be imported"
+
+
+def _cli(args: list[str]) -> int:
+    """The real CLI's exit code (it always ends in SystemExit)."""
+    try:
+        from orchestrator.__main__ import main as full
+
+        full(args)
+        return 0
+    except SystemExit as done:
+        if done.code is None or isinstance(done.code, int):
+            return done.code or 0
+        print(done.code, file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("fnrun: interrupted; nothing was written", file=sys.stderr)
+        return 130
+
+
+def _leave(code: int) -> None:
+    """Exit without tearing the interpreter down (~0.05 s with fnrun's modules loaded): everything
+    fnrun writes is closed by now, and its threads are done; only the standard streams need a flush."""
+    for stream in {id(s): s for s in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__) if s is not None}.values():
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe (`fnrun source | head`), a closed stream
+            code = code or 1
+    os._exit(code)
+
+
+def _terminated(signum: int, frame: FrameType | None) -> None:
+    """SIGTERM unwinds like Ctrl-C (the run's own guard does the same while a function runs), so
+    the early container and the removals still under way are seen through before the exit."""
+    raise interrupts.Interrupted(signum)
+
+
+def _early_container(args: list[str]) -> EarlyContainer | None:
+    """The container to start early for this command line, or None for the ordinary path."""
+    if args[:1] != ["run"] or os.environ.get("FNRUN_EARLY_START", "1").strip().lower() in OFF:
+        return None
+    flags = _run_flags(args[1:])
+    if flags is None or "--image" not in flags or flags.get("--image-pull-policy", ["ifNotPresent"])[-1] == "always":
+        return None
+    from orchestrator.runtimes.remote import unix_socket
+
+    path = unix_socket()
+    if path is None:  # tcp, TLS, ssh: the SDK's transports
+        return None
+    image = flags["--image"][-1]
+    if _may_run_in_process(image, flags) or _cache_may_hit(flags):
+        return None
+    from orchestrator.runtimes.early import EarlyContainer
+    from orchestrator.runtimes.settings import LABEL_PRESTARTED, create_body
+
+    try:
+        body = create_body(_invocation(image, flags), {})
+    except Exception:  # noqa: BLE001 - a bad value (FnrunError, ValueError, --cpus inf): the CLI reports it
+        return None
+    body["Labels"][LABEL_PRESTARTED] = "1"
+    return EarlyContainer(path, body)
+
+
+def _run_flags(args: list[str]) -> dict[str, list[str]] | None:
+    """`run`'s flags as {flag: [values]} (switches get [""]); None when one is not understood.
+    Positionals (the directory, key=value arguments) do not shape the container."""
+    found: dict[str, list[str]] = {}
+    position = 0
+    while position < len(args):
+        arg = args[position]
+        position += 1
+        if arg == "--":
+            break
+        if not arg.startswith("-") or arg == "-":
+            continue
+        flag, equals, value = arg.partition("=")
+        if flag in SWITCHES and not equals:
+            found.setdefault(flag, []).append("")
+        elif flag in VALUE_FLAGS:
+            if not equals:
+                if position >= len(args):
+                    return None
+                value, position = args[position], position + 1
+            found.setdefault({"-e": "--env"}.get(flag, flag), []).append(value)
+        else:
+            return None
+    return found
+
+
+def _may_run_in_process(image: str, flags: dict[str, list[str]]) -> bool:
+    """fnrun's own catalog images may run without a container (orchestrator.runtimes.builtin),
+    kpt's too with FNRUN_BUILTIN_CATALOG (--builtin-catalog is not a flag the launcher takes)."""
+    builtin = "--no-builtin" not in flags and os.environ.get("FNRUN_BUILTIN", "1").strip().lower() not in OFF
+    if builtin and image.startswith("fnrun/"):
+        return True
+    return os.environ.get("FNRUN_BUILTIN_CATALOG", "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def _cache_may_hit(flags: dict[str, list[str]]) -> bool:
+    """A cache hit starts no container, so a container starts early only when none can hit: the
+    cache is off, or it holds no entry at all."""
+    from orchestrator.runtimes.cache import cache_dir, enabled_by_environment
+
+    if "--no-cache" in flags or not enabled_by_environment():
+        return False
+    try:
+        with os.scandir(cache_dir() / "v1") as shards:
+            for shard in shards:
+                with os.scandir(shard.path) as entries:
+                    if any(not entry.name.startswith(".") for entry in entries):
+                        return True
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    except OSError:
+        return True
+    return False
+
+
+def _invocation(image: str, flags: dict[str, list[str]]) -> Invocation:
+    """What `api.run` builds for `--image` (no /local, no mounts: the function sees the package on
+    stdin), from the flags' values as typer would convert them."""
+    from orchestrator.runtimes.base import Invocation, Sandbox
+    from orchestrator.runtimes.settings import function_env
+
+    def last(flag: str, default: str) -> str:
+        return flags.get(flag, [default])[-1]
+
+    defaults = Sandbox()
+    sandbox = Sandbox(
+        network="--network" in flags,
+        as_current_user="--as-current-user" in flags,
+        read_only_root="--writable-root" not in flags,
+        drop_capabilities="--keep-capabilities" not in flags,
+        tmpfs_size=last("--tmpfs-size", defaults.tmpfs_size),
+        memory=last("--memory", defaults.memory),
+        pids_limit=int(last("--pids-limit", str(defaults.pids_limit))),
+        cpus=float(last("--cpus", str(defaults.cpus))),
+        image_pull_policy=last("--image-pull-policy", defaults.image_pull_policy),
+        oci_runtime=last("--runtime", os.environ.get("FNRUN_RUNTIME", "")) or None,
+    )
+    return Invocation(name=image, image=image, env=function_env((), tuple(flags.get("--env", ()))), sandbox=sandbox)
+
+
+if __name__ == "__main__":
+    main()
