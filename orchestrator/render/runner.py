@@ -25,6 +25,7 @@ from . import kptfile as kf, packages, status as render_status
 from .images import image_prefix
 from .kptfile import Step
 
+from .steps import with_current_config
 from .when import holds
 
 if TYPE_CHECKING:
@@ -171,6 +172,7 @@ def _run_step(
     key: int, step: Step, spec: FunctionSpec, resources: list[Resource], options: RunOptions, root: Path, events: Events, active: "RunSession"
 ) -> tuple[tuple[Step | None, FunctionReport], FnrunError | None, tuple[list[Resource], list[Resource]] | None]:
     """One step: ((step or None if skipped, report), failure, (resources after, its output))."""
+    spec = with_current_config(spec, resources)
     items, positions = scope.split(spec, resources)
     if step.when is not None and not holds(step.when, items, step.where):
         active.done(key)

@@ -1,0 +1,104 @@
+"""kpt semantics `fnrun render` follows for Kptfile packages where kpt's e2e/testdata/fn-render
+and the catalog's cases showed fnrun differing (issues 11 and 14; bench/conformance_known.py).
+
+Run with the real CLI and fnrun's builtins for kpt's catalog images (no registry here)."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from pipeline_helpers import fnrun
+
+from orchestrator.yamlio import fast
+
+ON = {"FNRUN_BUILTIN_CATALOG": "1"}
+CATALOG = "ghcr.io/kptdev/krm-functions-catalog"
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(textwrap.dedent(text).lstrip())
+
+
+def docs(path: Path) -> list[dict]:
+    return [d for d in fast.load_all(path.read_text(), path.name) if d is not None]
+
+
+LABEL_CONFIG = """
+    apiVersion: v1
+    kind: ConfigMap
+    metadata:
+      name: label-config
+    data:
+      tier: db
+"""
+
+APP = """
+    apiVersion: v1
+    kind: Service
+    metadata:
+      name: web
+"""
+
+
+def test_render_hands_a_function_its_own_config_as_an_item(tmp_path: Path) -> None:
+    """kpt's fn-render `fnconfig` cases: set-labels labels the ConfigMap it reads its labels from."""
+    write(tmp_path, {
+        "Kptfile": f"""
+            apiVersion: kpt.dev/v1
+            kind: Kptfile
+            metadata:
+              name: app
+            pipeline:
+              mutators:
+                - image: {CATALOG}/set-labels:latest
+                  configPath: labels.yaml
+        """,
+        "labels.yaml": LABEL_CONFIG,
+        "app.yaml": APP,
+    })
+    result = fnrun("render", str(tmp_path), env=ON)
+    assert result.code == 0, result.stderr
+    assert docs(tmp_path / "labels.yaml")[0]["metadata"]["labels"] == {"tier": "db"}
+    assert docs(tmp_path / "app.yaml")[0]["metadata"]["labels"] == {"tier": "db"}
+
+
+def test_render_gives_a_step_its_config_as_earlier_steps_left_it(tmp_path: Path) -> None:
+    """kpt's `fnconfig-updated-in-render`: a step's configPath resource, edited by the step before,
+    is what the later step reads."""
+    write(tmp_path, {
+        "Kptfile": f"""
+            apiVersion: kpt.dev/v1
+            kind: Kptfile
+            metadata:
+              name: app
+            pipeline:
+              mutators:
+                - image: {CATALOG}/search-replace:latest
+                  configMap:
+                    by-path: data.tier
+                    by-value: db
+                    put-value: cache
+                - image: {CATALOG}/set-labels:latest
+                  configPath: labels.yaml
+        """,
+        "labels.yaml": LABEL_CONFIG,
+        "app.yaml": APP,
+    })
+    result = fnrun("render", str(tmp_path), env=ON)
+    assert result.code == 0, result.stderr
+    assert docs(tmp_path / "labels.yaml")[0]["data"] == {"tier": "cache"}
+    assert docs(tmp_path / "app.yaml")[0]["metadata"]["labels"] == {"tier": "cache"}
+
+
+def test_run_keeps_a_declared_functions_config_out_of_its_items(tmp_path: Path) -> None:
+    """SPEC-NOTES decides for `fnrun run --fn-config`: the config is functionConfig only, written
+    back untouched (kpt's `fn eval --fn-config` differs: tests/starlark/eval-fn-config)."""
+    write(tmp_path, {"labels.yaml": LABEL_CONFIG, "app.yaml": APP})
+    before = (tmp_path / "labels.yaml").read_text()
+    result = fnrun("run", str(tmp_path), "--image", f"{CATALOG}/set-labels:latest", "--fn-config", str(tmp_path / "labels.yaml"), env=ON)
+    assert result.code == 0, result.stderr
+    assert (tmp_path / "labels.yaml").read_text() == before
+    assert docs(tmp_path / "app.yaml")[0]["metadata"]["labels"] == {"tier": "db"}
