@@ -23,8 +23,6 @@ KNOWN: dict[str, str] = {
     "validator-mutates-resources": "fnrun fails a validator that changes the package; kpt discards the change",
     # krm-functions-catalog tests/ and examples/ (the builtins' differences)
     "tests/set-namespace/no-fnconfig-resource": "kpt's function reports an error result yet exits 0; fnrun's builtin exits 1 on it",
-    "tests/starlark/load-library": "kpt's starlark bundles starlib modules for load(); fnrun's interpreter has no load()",
-    "examples/starlark-load-library": "kpt's starlark bundles starlib modules for load(); fnrun's interpreter has no load()",
     "examples/starlark-poddisruptionbudget": _FILE_NAME,
     "tests/starlark/eval-fn-config": "kpt fn eval --fn-config hands the config over as an item too; SPEC-NOTES keeps it out of fnrun run's items (fnrun render does as kpt)",
     "tests/starlark/openapi": "fnrun's Starlark has no cluster OpenAPI schema: ctx.open_api is empty",

@@ -22,6 +22,16 @@ def write(root: Path, files: dict[str, str]) -> None:
         (root / name).write_text(textwrap.dedent(text).lstrip())
 
 
+KPTFILE = """
+    apiVersion: kpt.dev/v1
+    kind: Kptfile
+    metadata:
+      name: app
+    pipeline:
+      mutators:
+"""
+
+
 def docs(path: Path) -> list[dict]:
     return [d for d in fast.load_all(path.read_text(), path.name) if d is not None]
 
@@ -46,13 +56,7 @@ APP = """
 def test_render_hands_a_function_its_own_config_as_an_item(tmp_path: Path) -> None:
     """kpt's fn-render `fnconfig` cases: set-labels labels the ConfigMap it reads its labels from."""
     write(tmp_path, {
-        "Kptfile": f"""
-            apiVersion: kpt.dev/v1
-            kind: Kptfile
-            metadata:
-              name: app
-            pipeline:
-              mutators:
+        "Kptfile": KPTFILE + f"""
                 - image: {CATALOG}/set-labels:latest
                   configPath: labels.yaml
         """,
@@ -69,13 +73,7 @@ def test_render_gives_a_step_its_config_as_earlier_steps_left_it(tmp_path: Path)
     """kpt's `fnconfig-updated-in-render`: a step's configPath resource, edited by the step before,
     is what the later step reads."""
     write(tmp_path, {
-        "Kptfile": f"""
-            apiVersion: kpt.dev/v1
-            kind: Kptfile
-            metadata:
-              name: app
-            pipeline:
-              mutators:
+        "Kptfile": KPTFILE + f"""
                 - image: {CATALOG}/search-replace:latest
                   configMap:
                     by-path: data.tier
@@ -102,3 +100,66 @@ def test_run_keeps_a_declared_functions_config_out_of_its_items(tmp_path: Path) 
     assert result.code == 0, result.stderr
     assert (tmp_path / "labels.yaml").read_text() == before
     assert docs(tmp_path / "app.yaml")[0]["metadata"]["labels"] == {"tier": "db"}
+
+
+def starlark_package(root: Path, source: str) -> None:
+    body = textwrap.indent(textwrap.dedent(source).strip(), "      ")
+    write(root, {
+        "Kptfile": KPTFILE + f"""
+                - image: {CATALOG}/starlark:latest
+                  configPath: fn-config.yaml
+        """,
+        "fn-config.yaml": "apiVersion: fn.kpt.dev/v1alpha1\nkind: StarlarkRun\nmetadata:\n  name: script\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\nsource: |\n" + body + "\n",
+        "app.yaml": """
+            apiVersion: v1
+            kind: ConfigMap
+            metadata:
+              name: web
+              annotations:
+                last-applied: '{"replicas": 2, "tags": ["a", "b"]}'
+        """,
+    })
+
+
+def test_starlark_loads_the_libraries_kpts_image_bundles(tmp_path: Path) -> None:
+    """catalog examples/starlark-load-library and tests/starlark/load-library: json, yaml, base64,
+    hash, math, re and krmfn work; the others load (and are empty)."""
+    starlark_package(tmp_path, """
+        load('encoding/json.star', 'json')
+        load('encoding/yaml.star', 'yaml')
+        load('encoding/base64.star', 'base64')
+        load('hash.star', 'hash')
+        load('math.star', 'math')
+        load('re.star', 're')
+        load('krmfn.star', 'krmfn')
+        load('http.star', 'http')
+        load('zipfile.star', 'ZipFile')
+        for r in ctx.resource_list["items"]:
+          if krmfn.match_gvk(r, "v1", "ConfigMap") and krmfn.match_name(r, "web"):
+            obj = json.decode(r["metadata"]["annotations"]["last-applied"])
+            r["data"] = {
+              "json": json.encode({"b": obj["tags"], "a": obj["replicas"] + 1}),
+              "yaml": yaml.dumps({"n": obj["replicas"]}),
+              "b64": base64.encode("hi") + " " + base64.decode("aGk="),
+              "md5": hash.md5("x"),
+              "ceil": str(math.ceil(1.2)),
+              "re": re.sub("[ab]", "x", "abc"),
+            }
+    """)
+    result = fnrun("render", str(tmp_path), env=ON)
+    assert result.code == 0, result.stderr
+    assert docs(tmp_path / "app.yaml")[0]["data"] == {
+        "json": '{"a":3,"b":["a","b"]}', "yaml": "n: 2\n", "b64": "aGk= hi",
+        "md5": "9dd4e461268c8034f5c8564e155c67a6", "ceil": "2", "re": "xxc",
+    }
+
+
+def test_starlark_library_error_is_one_line(tmp_path: Path) -> None:
+    starlark_package(tmp_path, """
+        load('encoding/json.star', 'json')
+        x = json.decode("{bad")
+    """)
+    result = fnrun("render", str(tmp_path), env=ON)
+    assert result.code == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    assert "script.star" in result.stderr and "property name" in result.stderr
