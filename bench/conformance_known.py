@@ -22,9 +22,8 @@ KNOWN: dict[str, str] = {
     "path-index-duplicate": "kpt refuses two resources at one path and index; fnrun accepts them",
     "validator-mutates-resources": "fnrun fails a validator that changes the package; kpt discards the change",
     # krm-functions-catalog tests/ and examples/ (the builtins' differences)
-    "tests/set-namespace/no-fnconfig-resource": "kpt's function reports an error result yet exits 0; fnrun's builtin exits 1 on it",
+    "tests/set-namespace/no-fnconfig-resource": "kpt's function reports an error result yet exits 0 and kpt passes; an error result is exit 1 in fnrun (SPEC-NOTES, exit codes)",
     "examples/starlark-poddisruptionbudget": _FILE_NAME,
     "tests/starlark/eval-fn-config": "kpt fn eval --fn-config hands the config over as an item too; SPEC-NOTES keeps it out of fnrun run's items (fnrun render does as kpt)",
     "tests/starlark/openapi": "fnrun's Starlark has no cluster OpenAPI schema: ctx.open_api is empty",
-    "examples/search-replace-create-setters": "fnrun's builtin search-replace refuses put-comment (builtins return data, not comments)",
 }

@@ -163,3 +163,35 @@ def test_starlark_library_error_is_one_line(tmp_path: Path) -> None:
     assert result.code == 1, result.stderr
     assert "Traceback" not in result.stderr
     assert "script.star" in result.stderr and "property name" in result.stderr
+
+
+def test_search_replace_puts_comments_that_reach_the_file(tmp_path: Path) -> None:
+    """catalog examples/search-replace-create-setters: put-comment with regex groups creates
+    `kpt-set:` setters; put-value and put-comment together change the value and comment it."""
+    write(tmp_path, {"urls.yaml": """
+        apiVersion: v1
+        kind: ConfigMap
+        metadata:
+          name: urls # the service's
+        data:
+          FQDN: nginx.com
+          BAR: https://nginx.com/bar
+          OTHER: example.org
+    """})
+    image = f"{CATALOG}/search-replace:latest"
+    args = ("by-path=data.**", "by-value-regex=(.*)nginx.com(.*)", "put-comment=kpt-set: ${1}${host}${2}")
+    result = fnrun("run", str(tmp_path), "--image", image, "--", *args, env=ON)
+    assert result.code == 0, result.stderr
+    assert (tmp_path / "urls.yaml").read_text() == textwrap.dedent("""\
+        apiVersion: v1
+        kind: ConfigMap
+        metadata:
+          name: urls # the service's
+        data:
+          FQDN: nginx.com # kpt-set: ${host}
+          BAR: https://nginx.com/bar # kpt-set: https://${host}/bar
+          OTHER: example.org
+    """)
+    result = fnrun("run", str(tmp_path), "--image", image, "--", "by-path=data.OTHER", "put-value=example.com", "put-comment=kpt-set: ${domain}", env=ON)
+    assert result.code == 0, result.stderr
+    assert (tmp_path / "urls.yaml").read_text().endswith("  OTHER: example.com # kpt-set: ${domain}\n")
