@@ -10,7 +10,7 @@ _ABSOLUTE = "a function's absolute path annotation (/another/file/out.yaml) is r
 
 KNOWN: dict[str, str] = {
     # kpt e2e/testdata/fn-render (fnrun render's own differences, not the builtins')
-    "basicpipeline-semver": "fnrun's tag constraints have no hyphen ranges ('0.4.1 - 0.4.3')",
+    "basicpipeline-semver": "tag constraints (hyphen ranges too) resolve against local tags only, and no set-namespace 0.4.x is local here (kpt asks the registry)",
     "fnconfig-missing-name": "kpt refuses a resource without metadata.name; fnrun reads it",
     "generator": _FILE_NAME,
     "selectors/generator": _FILE_NAME,

@@ -14,6 +14,7 @@ from ..errors import InputError
 
 DEFAULT_PREFIX = "ghcr.io/kptdev/krm-functions-catalog/"
 _VERSION = re.compile(r"^v?(\d+)(?:\.(\d+))?(?:\.(\d+))?(?:-([0-9A-Za-z.-]+))?$")
+_HYPHEN = re.compile(r"(v?[\d.x*]+)\s+-\s+(v?[\d.x*]+)")
 _TAG = re.compile(r"^[\w][\w.-]{0,127}$")
 _CONSTRAINT = re.compile(r"^\s*(\^|~|>=|<=|>|<|!=|=)?\s*(v?[\w.*-]+)\s*$")
 
@@ -93,7 +94,18 @@ def _version(text: str) -> tuple[int, int, int, str | None] | None:
     return int(m.group(1)), int(m.group(2) or 0), int(m.group(3) or 0), m.group(4)
 
 
+def _hyphen(match: re.Match) -> str:
+    """Masterminds' `A - B`: `>=A, <=B`, or below the next release when B is partial (`- 1.4`)."""
+    high = match.group(2).lstrip("v").rstrip(".x*").rstrip(".").split(".")
+    if len(high) == 3 or not all(p.isdigit() for p in high):
+        return f">={match.group(1)},<={match.group(2)}"
+    nums = [int(p) for p in high]
+    nums[-1] += 1
+    return f">={match.group(1)},<{'.'.join(map(str, nums))}"
+
+
 def _terms(text: str, where: str) -> list:
+    text = _HYPHEN.sub(_hyphen, text)
     parts = [p for p in re.split(r"[,\s]+", text.strip()) if p]
     merged: list[str] = []
     for part in parts:  # ">= 1.2" written with a space
