@@ -11,7 +11,6 @@ _ABSOLUTE = "a function's absolute path annotation (/another/file/out.yaml) is r
 KNOWN: dict[str, str] = {
     # kpt e2e/testdata/fn-render (fnrun render's own differences, not the builtins')
     "basicpipeline-semver": "tag constraints (hyphen ranges too) resolve against local tags only, and no set-namespace 0.4.x is local here (kpt asks the registry)",
-    "fnconfig-missing-name": "kpt refuses a resource without metadata.name; fnrun reads it",
     "generator": _FILE_NAME,
     "selectors/generator": _FILE_NAME,
     "validate-generated-resource": _FILE_NAME,
@@ -19,7 +18,6 @@ KNOWN: dict[str, str] = {
     "no-resources": _ABSOLUTE,
     "invalid-inline-fnconfig": "kpt ignores the unknown step key `config`; fnrun refuses it",
     "krm-check-exclude-kustomize": "fnrun refuses a YAML file that is not KRM (kustomization.yaml); kpt skips it",
-    "path-index-duplicate": "kpt refuses two resources at one path and index; fnrun accepts them",
     "validator-mutates-resources": "fnrun fails a validator that changes the package; kpt discards the change",
     # krm-functions-catalog tests/ and examples/ (the builtins' differences)
     "tests/set-namespace/no-fnconfig-resource": "kpt's function reports an error result yet exits 0 and kpt passes; an error result is exit 1 in fnrun (SPEC-NOTES, exit codes)",

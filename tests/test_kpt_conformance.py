@@ -8,7 +8,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from pipeline_helpers import fnrun
+from pipeline_helpers import assert_one_line_error, fnrun
 
 from orchestrator.yamlio import fast
 
@@ -195,3 +195,29 @@ def test_search_replace_puts_comments_that_reach_the_file(tmp_path: Path) -> Non
     result = fnrun("run", str(tmp_path), "--image", image, "--", "by-path=data.OTHER", "put-value=example.com", "put-comment=kpt-set: ${domain}", env=ON)
     assert result.code == 0, result.stderr
     assert (tmp_path / "urls.yaml").read_text().endswith("  OTHER: example.com # kpt-set: ${domain}\n")
+
+
+def test_render_refuses_a_config_without_a_name(tmp_path: Path) -> None:
+    """kpt's fnconfig-missing-name: the step's configPath resource must have metadata.name."""
+    write(tmp_path, {
+        "Kptfile": KPTFILE + f"""
+                - image: {CATALOG}/set-labels:latest
+                  configPath: labels.yaml
+        """,
+        "labels.yaml": "apiVersion: v1\nkind: ConfigMap\ndata:\n  tier: db\n",
+        "app.yaml": APP,
+    })
+    before = (tmp_path / "app.yaml").read_text()
+    assert_one_line_error(fnrun("render", str(tmp_path), env=ON), "configPath labels.yaml", "metadata.name", code=2)
+    assert (tmp_path / "app.yaml").read_text() == before
+
+
+def test_render_refuses_two_resources_at_one_path_and_index(tmp_path: Path) -> None:
+    """kpt's path-index-duplicate: a function's new resource claims a place an existing one holds."""
+    starlark_package(tmp_path, """
+        ctx.resource_list["items"].append({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "twin",
+          "annotations": {"internal.config.kubernetes.io/path": "./app.yaml", "internal.config.kubernetes.io/index": "0"}}})
+    """)
+    before = (tmp_path / "app.yaml").read_text()
+    assert_one_line_error(fnrun("render", str(tmp_path), env=ON), "'app.yaml'", "index 0 already exists", code=1)
+    assert (tmp_path / "app.yaml").read_text() == before

@@ -6,6 +6,7 @@ function's directory."""
 
 from __future__ import annotations
 
+import posixpath
 from collections import Counter
 
 from .. import annotations as ann
@@ -33,6 +34,19 @@ def split(spec: FunctionSpec, resources: list[Resource]) -> tuple[list[Resource]
             items.append(resource)
             positions.append(position)
     return items, positions
+
+
+def taken_twice(resources: list[Resource]) -> tuple[str, int] | None:
+    """A (path, index) two resources claim, if any: kpt's render refuses a function that makes one."""
+    seen: set[tuple[str, int]] = set()
+    for resource in resources:
+        if resource.path is None:
+            continue
+        place = (posixpath.normpath(resource.path), resource.index)
+        if place in seen:
+            return place
+        seen.add(place)
+    return None
 
 
 def merge_back(resources: list[Resource], positions: list[int], output: list[Resource]) -> list[Resource]:

@@ -185,7 +185,12 @@ def _run_step(
     if step.validator and (report.added or report.changed or report.removed):
         report.error = f"{step.where}: validator {spec.name} changed the package ({report.added} added, {report.changed} changed, {report.removed} removed); validators must not"
         return (step, report), FunctionError(report.error), None
-    return (step, report), None, (scope.merge_back(resources, positions, output), output)
+    merged = scope.merge_back(resources, positions, output)
+    twice = scope.taken_twice(merged)
+    if twice is not None:
+        report.error = f"{step.where}: function {spec.name}: resource at path {twice[0]!r} and index {twice[1]} already exists"
+        return (step, report), FunctionError(report.error), None
+    return (step, report), None, (merged, output)
 
 
 def _skipped(spec: FunctionSpec, step: Step, events: Events) -> FunctionReport:

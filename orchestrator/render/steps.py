@@ -71,6 +71,8 @@ def _config(step: Step, owner: Kptfile, resources: list[Resource]) -> Resource |
         if len(found) != 1:
             what = "no resource" if not found else f"{len(found)} resources"
             raise InputError(f"{step.where}: configPath {step.config_path}: {what} at {path} (it must hold exactly one)")
+        if not (found[0].data.get("metadata") or {}).get("name"):
+            raise InputError(f"{step.where}: configPath {step.config_path}: the resource has no metadata.name (kpt requires one)")
         return found[0]
     if step.config_ref is not None:
         return _referenced(step, owner, resources)
