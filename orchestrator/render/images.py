@@ -5,10 +5,8 @@ image the local engine already has (so `--image-pull-policy never` works offline
 
 from __future__ import annotations
 
-import json
 import os
 import re
-import subprocess
 
 from ..errors import InputError
 
@@ -66,17 +64,18 @@ def parses(constraint: str) -> bool:
 
 
 def local_tags(repo: str) -> list[str]:
+    """The engine's tags of `repo`, asked through the Engine API (as every engine call is)."""
+    import docker
+    import requests
+
+    from ..runtimes.container import api_client
+
     try:
-        done = subprocess.run(["docker", "image", "ls", "--format", "{{json .}}", repo], capture_output=True, text=True, timeout=60)
-    except (OSError, subprocess.TimeoutExpired) as err:
-        raise InputError(f"cannot list local tags of {repo}: {err}") from None
-    tags = []
-    for line in done.stdout.splitlines():
-        try:
-            tags.append(json.loads(line).get("Tag", ""))
-        except json.JSONDecodeError:
-            continue
-    return [t for t in tags if t and t != "<none>"]
+        images = api_client().images(name=repo)
+    except (docker.errors.DockerException, requests.exceptions.RequestException) as err:
+        raise InputError(f"cannot list local tags of {repo}: {' '.join(str(err).split())}") from None
+    prefix = repo + ":"
+    return [tag[len(prefix):] for image in images for tag in image.get("RepoTags") or [] if tag.startswith(prefix)]
 
 
 def best_match(constraint: str, tags: list[str], where: str) -> str | None:
