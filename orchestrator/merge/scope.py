@@ -42,7 +42,8 @@ def taken_twice(resources: list[Resource]) -> tuple[str, int] | None:
     for resource in resources:
         if resource.path is None:
             continue
-        place = (posixpath.normpath(resource.path), resource.index)
+        path = resource.path
+        place = (posixpath.normpath(path) if "./" in path or "//" in path else path, resource.index)
         if place in seen:
             return place
         seen.add(place)
