@@ -37,6 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from orchestrator.render.images import DEFAULT_PREFIX, resolve  # noqa: E402
+from orchestrator.runtimes.inspect import inspect_image  # noqa: E402
 from orchestrator.runtimes.kpt_catalog import catalog_name  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -217,7 +218,7 @@ def _missing_images(case: Path) -> set[str]:
                         images.add(resolve(step["image"], step.get("tag"), DEFAULT_PREFIX, str(kptfile)))
                     except Exception:  # a tag constraint no local tag satisfies: missing too
                         images.add(f"{step['image']}@{step.get('tag')}")
-    return {image for image in images if subprocess.run(["docker", "image", "inspect", image], capture_output=True).returncode}
+    return {image for image in images if inspect_image(image) is None}
 
 
 def _compare(actual: Path, expected: Path) -> str:

@@ -239,6 +239,16 @@ def test_short_names_and_tag_constraints_resolve_against_local_tags(tmp_path: Pa
     assert_one_line_error(fnrun("render", str(tmp_path), "--image-pull-policy", "never"), "no local tag", ">=2", code=2)
 
 
+def test_hyphen_tag_ranges(tmp_path: Path, local_tags: str) -> None:
+    """Masterminds' `A - B` (kpt's basicpipeline-semver): inclusive, a partial B up to its next release."""
+    for tag, picked in (("1.1 - 1.2.4", "1.2.0"), ("1.2.0 - 1.2", "1.2.5")):
+        write_package(tmp_path, {"Kptfile": kptfile("root", f"- image: {local_tags}\n  tag: '{tag}'\n  configMap: {{picked: range}}"), "a.yaml": cm("a")})
+        result = fnrun("render", str(tmp_path), "--image-pull-policy", "never", "-q")
+        assert result.code == 0, result.stderr
+        status = YAML(typ="safe", pure=True).load((tmp_path / "Kptfile").read_text())["status"]
+        assert [s["image"] for s in status["renderStatus"]["mutationSteps"]] == [f"ghcr.io/kptdev/krm-functions-catalog/{local_tags}:{picked}"]
+
+
 def test_image_prefix_flag_and_environment(tmp_path: Path, test_images: None) -> None:
     write_package(tmp_path, {"Kptfile": kptfile("root", "- image: label:v1\n  configMap: {a: b}"), "a.yaml": cm("a")})
     assert fnrun("render", str(tmp_path), "--image-prefix", "fnrun-test", "-q", "--no-status").code == 0

@@ -100,7 +100,10 @@ def load(raw: bytes, with_comments: bool) -> Any:
     return YAML(typ="rt").load(raw)
 
 
-def main(transform: Transform, prog: str, with_comments: bool = False) -> None:
+def main(transform: Transform, prog: str, with_comments: bool = False, emit_comments: bool = False) -> None:
+    """Run `transform` over the ResourceList on stdin. `with_comments` hands it ruamel's
+    round-trip nodes; `emit_comments` also writes them back as YAML, so comments the function
+    adds reach the files (JSON, faster to read back, carries none)."""
     raw = sys.stdin.buffer.read()
     try:
         resource_list = load(raw, with_comments) or {}
@@ -120,7 +123,12 @@ def main(transform: Transform, prog: str, with_comments: bool = False) -> None:
     resource_list["items"] = items
     if results:
         resource_list["results"] = [*(resource_list.get("results") or []), *results]
-    sys.stdout.write(json.dumps(plain(resource_list) if with_comments else resource_list))
+    if with_comments and emit_comments:
+        from ruamel.yaml import YAML
+
+        YAML(typ="rt").dump(resource_list, sys.stdout)
+    else:
+        sys.stdout.write(json.dumps(plain(resource_list) if with_comments else resource_list))
     sys.exit(1 if any(r.get("severity") == "error" for r in results) else 0)
 
 

@@ -4,8 +4,9 @@
 `by-path` is a dot path: `*` is one field, `**` any number, `[1]` and `[*]` list elements; with
 `put-value` and a path without wildcards the field is created where it is missing, as kpt does.
 `by-file-path` is a glob on the resource's file (`**/` any directories). Config: a ConfigMap's
-`data`. Not supported: `put-comment` (fnrun's builtins return data, not comments); it is refused
-with a message naming the image to use instead."""
+`data`. `put-comment` puts a line comment on each matching field (`${1}` as in `put-value`; kpt's
+way to create `kpt-set:` setters): the items are read and written back as ruamel's round-trip
+nodes, so the comment reaches the file."""
 
 from __future__ import annotations
 
@@ -30,8 +31,6 @@ def search_replace(items: list[krm.Item], config: krm.Item) -> list[dict]:
     unknown = sorted(set(data) - _KEYS)
     if unknown:
         raise krm.ConfigError(f"unknown field `{unknown[0]}` (known: {', '.join(sorted(_KEYS))})")
-    if "put-comment" in data:
-        raise krm.ConfigError("put-comment is not supported by fnrun's builtin search-replace (run the image without --builtin-catalog)")
     if not data.keys() & {"by-value", "by-value-regex", "by-path"}:
         raise krm.ConfigError("at least one of [by-value, by-value-regex, by-path] must be provided")
     if "by-value" in data and "by-value-regex" in data:
@@ -43,7 +42,7 @@ def search_replace(items: list[krm.Item], config: krm.Item) -> list[dict]:
         if "by-file-path" in data and not _file_matches(_file_of(item), data["by-file-path"]):
             continue
         for parent, key, path in list(_scalars(item, [])):
-            value = parent[key]
+            value = krm.plain(parent[key])
             text = "" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
             found = regex.fullmatch(text) if regex else None
             if (regex and not found) or ("by-value" in data and text != data["by-value"]):
@@ -53,7 +52,11 @@ def search_replace(items: list[krm.Item], config: krm.Item) -> list[dict]:
             if "put-value" in data:
                 new = _GROUP.sub(lambda m: found.group(int(m.group(1))) or "", data["put-value"]) if found else data["put-value"]
                 parent[key] = _typed(value, new)
-            results.append(krm.result(f"{'Mutated' if 'put-value' in data else 'Matched'} field value `{text}`", "info", item, ".".join(path)))
+            if "put-comment" in data:
+                comment = _GROUP.sub(lambda m: found.group(int(m.group(1))) or "", data["put-comment"]) if found else data["put-comment"]
+                parent.yaml_add_eol_comment(comment, key, column=0)
+            done = "Mutated" if data.keys() & {"put-value", "put-comment"} else "Matched"
+            results.append(krm.result(f"{done} field value `{text}`", "info", item, ".".join(path)))
         if pattern is not None and "put-value" in data and not any(s in ("*", "**", "[*]") for s in pattern) and not data.keys() & {"by-value", "by-value-regex"}:
             if _create(item, pattern, data["put-value"]):
                 results.append(krm.result(f"Mutated field value to `{data['put-value']}`", "info", item, data["by-path"]))
@@ -133,4 +136,4 @@ def _file_matches(path: str, glob: str) -> bool:
 
 
 if __name__ == "__main__":
-    krm.main(search_replace, "search-replace")
+    krm.main(search_replace, "search-replace", with_comments=True, emit_comments=True)

@@ -7,7 +7,8 @@ form: fnrun reads the file). It sees `ctx.resource_list` (`items`, `functionConf
 place; `ctx.environment` is the function's environment; `ctx.open_api` is empty (fnrun has no
 cluster schema). `print` goes to stderr, `fail(msg)` is an error result. The interpreter is
 go.starlark.net, kpt's own, with kpt's options: `set`, recursion and `while`, global reassignment.
-It has no file system, network or `load` (kpt's bundled starlib libraries are not available).
+It has no file system or network; `load()` gives the libraries functions/kpt_catalog/starlib.py
+provides of those kpt's image bundles.
 
 Starlark has no structs in this binding, so `ctx` is a dict and attribute reads of its fields
 (`x.resource_list`) are rewritten to index reads (`x["resource_list"]`) before the script runs.
@@ -26,7 +27,7 @@ import tokenize
 if __package__ in (None, ""):
     sys.path[0] = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from functions.kpt_catalog import krm  # noqa: E402
+from functions.kpt_catalog import krm, starlib  # noqa: E402
 
 CTX_FIELDS = ("resource_list", "environment", "open_api")
 _LOCATION = re.compile(r"^\s*(?P<where>\S+:\d+:\d+): in ")
@@ -50,16 +51,19 @@ def script_of(config: krm.Item, given: tuple[str, str] | None) -> tuple[str, str
     return source, f"{name}.star"
 
 
-def with_indexed_ctx(source: str) -> str:
-    """`x.resource_list` -> `x["resource_list"]` (same lines, so line numbers still match)."""
+def with_indexed_ctx(source: str, loaded: frozenset[str] | set[str] = frozenset()) -> str:
+    """`x.resource_list` -> `x["resource_list"]`, and `json.decode` -> `json["decode"]` for the
+    names a load() bound (same lines, so line numbers still match)."""
     try:
         tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
     except (tokenize.TokenError, IndentationError, SyntaxError):
         return source  # let Starlark report the syntax error at its line
     lines = source.splitlines(keepends=True)
     edits = []
-    for before, token in zip(tokens, tokens[1:]):
-        if before.string == "." and token.type == tokenize.NAME and token.string in CTX_FIELDS and before.end == token.start:
+    for owner, before, token in zip([None, *tokens], tokens, tokens[1:]):
+        if before.string != "." or token.type != tokenize.NAME or before.end != token.start:
+            continue
+        if token.string in CTX_FIELDS or (owner is not None and owner.type == tokenize.NAME and owner.string in loaded and owner.end == before.start):
             edits.append((before.start, token.end, f'["{token.string}"]'))
     for (row, col), (end_row, end_col), text in reversed(edits):
         if row == end_row:
@@ -95,8 +99,11 @@ def run_script(items: list[krm.Item], config: krm.Item, given: tuple[str, str] |
     resource_list = {"items": items, "functionConfig": config}
     interpreter = starlark_go.Starlark(print=lambda text: print(text, file=sys.stderr, flush=True))
     interpreter.set(_fnrun_ctx={"resource_list": resource_list, "environment": dict(os.environ), "open_api": {}})
+    source, loaded = starlib.rewrite_loads(source)
+    if loaded:
+        interpreter.set(_fnrun_lib=starlib.modules())
     try:
-        interpreter.exec(PRELUDE + with_indexed_ctx(source), filename=filename)
+        interpreter.exec(PRELUDE + with_indexed_ctx(source, loaded), filename=filename)
         edited = interpreter.get("ctx")["resource_list"]
     except starlark_go.StarlarkError as err:
         line = one_line(err, filename)

@@ -6,6 +6,7 @@ function's directory."""
 
 from __future__ import annotations
 
+import posixpath
 from collections import Counter
 
 from .. import annotations as ann
@@ -20,9 +21,10 @@ from ..yamlio import fast, roundtrip
 def split(spec: FunctionSpec, resources: list[Resource]) -> tuple[list[Resource], list[int]]:
     """The items a function receives and their positions in `resources`: those in its scope and
     chosen by its selectors (kpt's `selectors`/`exclude`, `run --match-*/--exclude-*`), its own
-    config excluded. The others pass through untouched."""
+    config excluded (SPEC-NOTES) unless it is kpt's render, which hands it over as an item too.
+    The others pass through untouched."""
     items, positions = [], []
-    config = spec.config
+    config = None if spec.config_in_items else spec.config
     config_at = (config.path, config.index) if config is not None and config.path is not None else None
     for position, resource in enumerate(resources):
         if resource is config or (config_at is not None and (resource.path, resource.index) == config_at):
@@ -31,6 +33,20 @@ def split(spec: FunctionSpec, resources: list[Resource]) -> tuple[list[Resource]
             items.append(resource)
             positions.append(position)
     return items, positions
+
+
+def taken_twice(resources: list[Resource]) -> tuple[str, int] | None:
+    """A (path, index) two resources claim, if any: kpt's render refuses a function that makes one."""
+    seen: set[tuple[str, int]] = set()
+    for resource in resources:
+        if resource.path is None:
+            continue
+        path = resource.path
+        place = (posixpath.normpath(path) if "./" in path or "//" in path else path, resource.index)
+        if place in seen:
+            return place
+        seen.add(place)
+    return None
 
 
 def merge_back(resources: list[Resource], positions: list[int], output: list[Resource]) -> list[Resource]:

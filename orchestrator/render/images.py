@@ -5,15 +5,14 @@ image the local engine already has (so `--image-pull-policy never` works offline
 
 from __future__ import annotations
 
-import json
 import os
 import re
-import subprocess
 
 from ..errors import InputError
 
 DEFAULT_PREFIX = "ghcr.io/kptdev/krm-functions-catalog/"
 _VERSION = re.compile(r"^v?(\d+)(?:\.(\d+))?(?:\.(\d+))?(?:-([0-9A-Za-z.-]+))?$")
+_HYPHEN = re.compile(r"(v?[\d.x*]+)\s+-\s+(v?[\d.x*]+)")
 _TAG = re.compile(r"^[\w][\w.-]{0,127}$")
 _CONSTRAINT = re.compile(r"^\s*(\^|~|>=|<=|>|<|!=|=)?\s*(v?[\w.*-]+)\s*$")
 
@@ -65,17 +64,18 @@ def parses(constraint: str) -> bool:
 
 
 def local_tags(repo: str) -> list[str]:
+    """The engine's tags of `repo`, asked through the Engine API (as every engine call is)."""
+    import docker
+    import requests
+
+    from ..runtimes.container import api_client
+
     try:
-        done = subprocess.run(["docker", "image", "ls", "--format", "{{json .}}", repo], capture_output=True, text=True, timeout=60)
-    except (OSError, subprocess.TimeoutExpired) as err:
-        raise InputError(f"cannot list local tags of {repo}: {err}") from None
-    tags = []
-    for line in done.stdout.splitlines():
-        try:
-            tags.append(json.loads(line).get("Tag", ""))
-        except json.JSONDecodeError:
-            continue
-    return [t for t in tags if t and t != "<none>"]
+        images = api_client().images(name=repo)
+    except (docker.errors.DockerException, requests.exceptions.RequestException) as err:
+        raise InputError(f"cannot list local tags of {repo}: {' '.join(str(err).split())}") from None
+    prefix = repo + ":"
+    return [tag[len(prefix):] for image in images for tag in image.get("RepoTags") or [] if tag.startswith(prefix)]
 
 
 def best_match(constraint: str, tags: list[str], where: str) -> str | None:
@@ -93,7 +93,18 @@ def _version(text: str) -> tuple[int, int, int, str | None] | None:
     return int(m.group(1)), int(m.group(2) or 0), int(m.group(3) or 0), m.group(4)
 
 
+def _hyphen(match: re.Match) -> str:
+    """Masterminds' `A - B`: `>=A, <=B`, or below the next release when B is partial (`- 1.4`)."""
+    high = match.group(2).lstrip("v").rstrip(".x*").rstrip(".").split(".")
+    if len(high) == 3 or not all(p.isdigit() for p in high):
+        return f">={match.group(1)},<={match.group(2)}"
+    nums = [int(p) for p in high]
+    nums[-1] += 1
+    return f">={match.group(1)},<{'.'.join(map(str, nums))}"
+
+
 def _terms(text: str, where: str) -> list:
+    text = _HYPHEN.sub(_hyphen, text)
     parts = [p for p in re.split(r"[,\s]+", text.strip()) if p]
     merged: list[str] = []
     for part in parts:  # ">= 1.2" written with a space

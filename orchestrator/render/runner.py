@@ -25,6 +25,7 @@ from . import kptfile as kf, packages, status as render_status
 from .images import image_prefix
 from .kptfile import Step
 
+from .steps import with_current_config
 from .when import holds
 
 if TYPE_CHECKING:
@@ -171,6 +172,7 @@ def _run_step(
     key: int, step: Step, spec: FunctionSpec, resources: list[Resource], options: RunOptions, root: Path, events: Events, active: "RunSession"
 ) -> tuple[tuple[Step | None, FunctionReport], FnrunError | None, tuple[list[Resource], list[Resource]] | None]:
     """One step: ((step or None if skipped, report), failure, (resources after, its output))."""
+    spec = with_current_config(spec, resources)
     items, positions = scope.split(spec, resources)
     if step.when is not None and not holds(step.when, items, step.where):
         active.done(key)
@@ -183,7 +185,12 @@ def _run_step(
     if step.validator and (report.added or report.changed or report.removed):
         report.error = f"{step.where}: validator {spec.name} changed the package ({report.added} added, {report.changed} changed, {report.removed} removed); validators must not"
         return (step, report), FunctionError(report.error), None
-    return (step, report), None, (scope.merge_back(resources, positions, output), output)
+    merged = scope.merge_back(resources, positions, output)
+    twice = scope.taken_twice(merged)
+    if twice is not None:
+        report.error = f"{step.where}: function {spec.name}: resource at path {twice[0]!r} and index {twice[1]} already exists"
+        return (step, report), FunctionError(report.error), None
+    return (step, report), None, (merged, output)
 
 
 def _skipped(spec: FunctionSpec, step: Step, events: Events) -> FunctionReport:

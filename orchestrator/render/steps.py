@@ -6,6 +6,7 @@ from __future__ import annotations
 import posixpath
 import shlex
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 from ..errors import InputError
@@ -18,6 +19,7 @@ from .kptfile import Kptfile, Step, is_kptfile
 def to_spec(step: Step, owner: Kptfile, resources: list[Resource], prefix: str) -> FunctionSpec:
     common = dict(
         config=_config(step, owner, resources),
+        config_in_items=step.config_path is not None or step.config_ref is not None,
         declared_in=owner.path,
         selectors=step.selectors,
         exclude=step.exclude,
@@ -32,6 +34,20 @@ def to_spec(step: Step, owner: Kptfile, resources: list[Resource], prefix: str) 
     if not words:
         raise InputError(f"{step.where}: exec is empty")
     return FunctionSpec(kind="exec", exec_path=_executable(words[0], step.where), args=tuple(words[1:]), **common)
+
+
+def with_current_config(spec: FunctionSpec, resources: list[Resource]) -> FunctionSpec:
+    """The spec with its package config as an earlier step left it: in kpt's render the config
+    is an item like any other, so a step before (or the function itself, last time) may edit it."""
+    config = spec.config
+    if not spec.config_in_items or config is None or config.path is None:
+        return spec
+    for resource in resources:
+        if resource is config:
+            return spec
+        if (resource.path, resource.index) == (config.path, config.index):
+            return replace(spec, config=resource)
+    return spec
 
 
 def _executable(word: str, where: str) -> str:
@@ -55,6 +71,8 @@ def _config(step: Step, owner: Kptfile, resources: list[Resource]) -> Resource |
         if len(found) != 1:
             what = "no resource" if not found else f"{len(found)} resources"
             raise InputError(f"{step.where}: configPath {step.config_path}: {what} at {path} (it must hold exactly one)")
+        if not (found[0].data.get("metadata") or {}).get("name"):
+            raise InputError(f"{step.where}: configPath {step.config_path}: the resource has no metadata.name (kpt requires one)")
         return found[0]
     if step.config_ref is not None:
         return _referenced(step, owner, resources)

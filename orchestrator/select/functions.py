@@ -49,6 +49,7 @@ class FunctionSpec:
     global_scope: bool = False
     selectors: tuple[Selector, ...] = ()  # the function sees the resources any of these match
     exclude: tuple[Selector, ...] = ()  # ... and none of these matches
+    config_in_items: bool = False  # kpt's render: a configPath/configRef resource is also an item
 
     @property
     def name(self) -> str:
