@@ -53,8 +53,11 @@ APP = """
 """
 
 
-def test_render_hands_a_function_its_own_config_as_an_item(tmp_path: Path) -> None:
-    """kpt's fn-render `fnconfig` cases: set-labels labels the ConfigMap it reads its labels from."""
+def test_render_keeps_a_functions_own_config_out_of_its_items(tmp_path: Path) -> None:
+    """Issue 11 §4: a configPath resource is the function's config, not one of its items, so
+    set-labels does not label the ConfigMap it reads its labels from. kpt beta.56 (and its
+    fn-render `fnconfig` cases) hand it over as an item too; kpt fixed that after beta.56
+    (kptdev/kpt#4673), so fnrun follows the issue and the fix."""
     write(tmp_path, {
         "Kptfile": KPTFILE + f"""
                 - image: {CATALOG}/set-labels:latest
@@ -65,7 +68,7 @@ def test_render_hands_a_function_its_own_config_as_an_item(tmp_path: Path) -> No
     })
     result = fnrun("render", str(tmp_path), env=ON)
     assert result.code == 0, result.stderr
-    assert docs(tmp_path / "labels.yaml")[0]["metadata"]["labels"] == {"tier": "db"}
+    assert "labels" not in docs(tmp_path / "labels.yaml")[0]["metadata"]
     assert docs(tmp_path / "app.yaml")[0]["metadata"]["labels"] == {"tier": "db"}
 
 

@@ -21,10 +21,10 @@ from ..yamlio import fast, roundtrip
 def split(spec: FunctionSpec, resources: list[Resource]) -> tuple[list[Resource], list[int]]:
     """The items a function receives and their positions in `resources`: those in its scope and
     chosen by its selectors (kpt's `selectors`/`exclude`, `run --match-*/--exclude-*`), its own
-    config excluded (SPEC-NOTES) unless it is kpt's render, which hands it over as an item too.
-    The others pass through untouched."""
+    config excluded (SPEC-NOTES; issue 11 for render, as kpt since kptdev/kpt#4673). The others
+    pass through untouched."""
     items, positions = [], []
-    config = None if spec.config_in_items else spec.config
+    config = spec.config
     config_at = (config.path, config.index) if config is not None and config.path is not None else None
     for position, resource in enumerate(resources):
         if resource is config or (config_at is not None and (resource.path, resource.index) == config_at):

@@ -19,7 +19,7 @@ from .kptfile import Kptfile, Step, is_kptfile
 def to_spec(step: Step, owner: Kptfile, resources: list[Resource], prefix: str) -> FunctionSpec:
     common = dict(
         config=_config(step, owner, resources),
-        config_in_items=step.config_path is not None or step.config_ref is not None,
+        config_in_package=step.config_path is not None or step.config_ref is not None,
         declared_in=owner.path,
         selectors=step.selectors,
         exclude=step.exclude,
@@ -37,10 +37,11 @@ def to_spec(step: Step, owner: Kptfile, resources: list[Resource], prefix: str) 
 
 
 def with_current_config(spec: FunctionSpec, resources: list[Resource]) -> FunctionSpec:
-    """The spec with its package config as an earlier step left it: in kpt's render the config
-    is an item like any other, so a step before (or the function itself, last time) may edit it."""
+    """The spec with its package config as an earlier step left it: the config is a resource of
+    the package, so another step before may have edited it (never the function itself: its own
+    config is not among its items)."""
     config = spec.config
-    if not spec.config_in_items or config is None or config.path is None:
+    if not spec.config_in_package or config is None or config.path is None:
         return spec
     for resource in resources:
         if resource is config:

@@ -49,7 +49,7 @@ class FunctionSpec:
     global_scope: bool = False
     selectors: tuple[Selector, ...] = ()  # the function sees the resources any of these match
     exclude: tuple[Selector, ...] = ()  # ... and none of these matches
-    config_in_items: bool = False  # kpt's render: a configPath/configRef resource is also an item
+    config_in_package: bool = False  # render: a configPath/configRef resource, read as earlier steps left it
 
     @property
     def name(self) -> str:
