@@ -15,7 +15,8 @@ from ..merge import scope
 from ..write import writeback
 from ..errors import FnrunError, FunctionError, InputError
 from ..select.functions import FunctionSpec
-from ..run.pipeline import Events, FunctionReport, Outcome, RunOptions, RuntimeFor, check_policy, run_scoped
+from ..run.invocations import check_policy
+from ..run.pipeline import Events, FunctionReport, Outcome, RunOptions, RuntimeFor, run_scoped
 from ..read.package import Package, read_package
 from ..report.plain import PlainEvents
 from ..resource import Resource

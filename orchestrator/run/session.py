@@ -89,7 +89,7 @@ def _in_process(spec: FunctionSpec, options: "RunOptions", root: Path) -> bool:
     if not (options.builtin or options.builtin_catalog):
         return False
     from ..errors import FnrunError
-    from .pipeline import in_process_runtime, invocation
+    from .invocations import in_process_runtime, invocation
 
     try:
         return in_process_runtime(spec, invocation(spec, options, root), options) is not None
@@ -101,7 +101,7 @@ def _prestarter(containers: list[tuple[int, FunctionSpec]], options: "RunOptions
     """With the result cache on, nothing starts until a function misses it; whether the first one
     does is asked at once, in the background (an unchanged re-run then starts no container)."""
     from ..errors import FnrunError
-    from .pipeline import invocation
+    from .invocations import invocation
     from ..runtimes.prestart import Prestarter
 
     # What the background threads will import, imported here first: two threads importing the
@@ -128,9 +128,9 @@ def _prestarter(containers: list[tuple[int, FunctionSpec]], options: "RunOptions
 def _misses_cache(spec: FunctionSpec, call: "Invocation", resources: list[Resource]) -> bool:
     from . import resourcelist
     from ..merge import scope
-    from .pipeline import _caching
+    from .invocations import caching
 
     items, _ = scope.split(spec, resources)
     stdin = resourcelist.encode(items, spec.config).encode("utf-8")
-    return _caching(get_runtime("container")).would_run(call, stdin)  # type: ignore[attr-defined]
+    return caching(get_runtime("container")).would_run(call, stdin)  # type: ignore[attr-defined]
 

@@ -1,0 +1,182 @@
+"""A run as the CLI asks for it: the request (every flag as a plain value), the combinations
+refused before anything runs, and what the pipeline takes from it (RunOptions, the function given
+on the command line with its --match/--exclude selectors)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .errors import InputError
+
+if TYPE_CHECKING:
+    from .select.functions import FunctionSpec
+    from .run.pipeline import RunOptions
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """Everything `fnrun run` can be asked, as plain values (what the CLI's flags become)."""
+
+    directory: str
+    image: str | None = None
+    exec_path: str | None = None
+    fn_config: Path | None = None
+    arguments: tuple[str, ...] = ()
+    enable_exec: bool = False
+    global_scope: bool = False
+    network: bool = False
+    as_current_user: bool = False
+    mounts: tuple[str, ...] = ()
+    env: tuple[str, ...] = ()
+    image_pull_policy: str = "ifNotPresent"
+    timeout: float = 300.0
+    max_output: str = "256M"  # stdout cap per function (k/M/G suffixes)
+    cache: bool = True  # the result cache (also off with FNRUN_CACHE=0)
+    builtin: bool = True  # fnrun's catalog images in-process where equal (--no-builtin, FNRUN_BUILTIN=0)
+    builtin_catalog: bool = False  # kpt's catalog images by fnrun's code (--builtin-catalog, FNRUN_BUILTIN_CATALOG=1)
+    jobs: int | None = None  # --jobs: containers started ahead, independent work at once; None: FNRUN_JOBS or min(4, CPUs)
+    shard: str | None = None  # "I/N": this CI job's share of the independent packages (render.shard)
+    memory: str = "512m"
+    pids_limit: int = 256
+    cpus: float = 1.0
+    tmpfs_size: str = "64m"
+    read_only_root: bool = True
+    drop_capabilities: bool = True
+    oci_runtime: str | None = None  # --runtime / FNRUN_RUNTIME
+    mount_mode: str = "auto"  # --mounts / FNRUN_MOUNTS: bind | upload | auto (upload for a remote engine)
+    results_dir: Path | None = None
+    to_stdout: bool = False
+    exclude_local_config: bool = False
+    quiet: bool = False
+    verbose: bool = False
+    check: bool = False  # render in memory, print the diff, fail (exit 1) when anything would change
+    diff: bool = False  # print the diff of what is written
+    results_format: str | None = None  # text | json | yaml: the run's results as one document on stdout
+    origin_annotations: bool = False
+    transformer_annotations: bool = False
+    save: bool = False  # record the --image function in the package's Kptfile pipeline (kpt fn eval --save)
+    function_type: str = "mutator"  # which list --save adds to: mutator | validator
+    match: tuple[tuple[str, str], ...] = ()  # --match-* flags as (selector field, value): the function sees only resources matching all
+    exclude: tuple[tuple[str, str], ...] = ()  # --exclude-* flags: resources matching all of them are not sent
+
+
+@dataclass(frozen=True)
+class RenderRequest(RunRequest):
+    """`fnrun render`: the package's Kptfile pipelines instead of annotation-declared functions.
+    `enable_exec`/`network` are what render's --allow-exec/--allow-network set."""
+
+    image_prefix: str | None = None
+    record_status: bool = True  # status.conditions/renderStatus in the root Kptfile (in place only)
+    output_dir: Path | None = None  # -o DIR: write the rendered package there, the source untouched
+    unwrap: bool = False  # -o unwrap: the resources as a plain YAML stream on stdout
+
+
+def selections(request: RunRequest) -> tuple[list[dict], list[dict]]:
+    """The match and exclude flags as Kptfile selector lists (empty, or one selector each)."""
+    from .select.flags import selector_dict
+
+    selector, exclude = selector_dict(request.match, "match"), selector_dict(request.exclude, "exclude")
+    return ([selector] if selector else []), ([exclude] if exclude else [])
+
+
+def shard_of(request: RunRequest) -> tuple[int, int] | None:
+    from .render.shard import parse
+
+    return parse(request.shard) if request.shard else None
+
+
+def validate(request: RunRequest) -> None:
+    """Combinations that cannot work are refused before anything runs (exit 2)."""
+    from .report.formats import FORMATS
+
+    stdin = request.directory == "-"
+    shows_diff = request.check or request.diff
+    if request.exclude_local_config and not (stdin or request.to_stdout):
+        raise InputError("--exclude-local-config goes with --output - (or a package on stdin): files always keep local-config resources")
+    if request.quiet and request.verbose:
+        raise InputError("--quiet and --verbose contradict each other; choose one")
+    if request.results_format is not None and request.results_format not in FORMATS:
+        raise InputError(f"--results-format must be one of {', '.join(FORMATS)}, not {request.results_format!r}")
+    if request.shard and stdin:
+        raise InputError("--shard shares out the packages of a directory; it does not go with a package on stdin")
+    if shows_diff and (stdin or request.to_stdout):
+        raise InputError("--check and --diff compare the package's files; they do not go with --output - or a package on stdin")
+    if request.results_format is not None and (stdin or request.to_stdout):
+        raise InputError("--results-format and the rendered package both want stdout; use --results-dir for the results")
+    if request.results_format == "text" and shows_diff:
+        raise InputError("--results-format text and the diff of --check/--diff would share stdout; use json or yaml (they carry the diff) or --results-dir")
+    if (request.origin_annotations or request.transformer_annotations) and not (stdin or request.to_stdout):
+        raise InputError("--origin-annotations and --transformer-annotations go with --output - (or `fnrun explain`); fnrun does not write them into your files")
+
+
+def pipeline_inputs(request: RunRequest, root: Path | None) -> tuple["RunOptions", "list[FunctionSpec] | None"]:
+    """RunOptions from the request, and the function given on the command line, if any."""
+    from .select.functions import adhoc, parse_mount_flag
+    from .run.pipeline import RunOptions
+    from .runtimes import Sandbox
+    from .runtimes.base import PULL_POLICIES
+    from .runtimes.builtin import enabled_by_environment as builtin_by_environment
+    from .runtimes import kpt_catalog
+    from .runtimes.cache import enabled_by_environment
+    from .runtimes.remote import check_mode
+    from .runtimes.streams import parse_size
+    from .run.units import default_jobs, parse_jobs
+
+    try:
+        max_output = parse_size(request.max_output)
+    except ValueError:
+        raise InputError(f"--max-output {request.max_output!r}: use a size such as 256M, 1G or 512k") from None
+    if request.image_pull_policy not in PULL_POLICIES:
+        raise InputError(f"--image-pull-policy {request.image_pull_policy!r}: use one of {', '.join(PULL_POLICIES)}")
+
+    options = RunOptions(
+        sandbox=Sandbox(
+            network=request.network,
+            as_current_user=request.as_current_user,
+            read_only_root=request.read_only_root,
+            tmpfs_size=request.tmpfs_size,
+            memory=request.memory,
+            pids_limit=request.pids_limit,
+            cpus=request.cpus,
+            timeout=request.timeout,
+            drop_capabilities=request.drop_capabilities,
+            image_pull_policy=request.image_pull_policy,
+            max_output=max_output,
+            oci_runtime=request.oci_runtime or None,
+            mount_mode=check_mode(request.mount_mode),
+        ),
+        enable_exec=request.enable_exec,
+        global_scope=request.global_scope,
+        env=request.env,
+        mounts=tuple(parse_mount_flag(m) for m in request.mounts),
+        results_dir=request.results_dir,
+        cache=request.cache and enabled_by_environment(),
+        builtin=request.builtin and builtin_by_environment(),
+        builtin_catalog=request.builtin_catalog or kpt_catalog.enabled_by_environment(),
+        jobs=default_jobs() if request.jobs is None else parse_jobs(request.jobs),
+    )
+    if request.image or request.exec_path:
+        return options, [_selecting(adhoc(root, request.image, request.exec_path, request.fn_config, request.arguments), request)]
+    if request.arguments or request.fn_config:
+        raise InputError("key=value arguments and --fn-config go with --image or --exec")
+    if request.match or request.exclude:
+        raise InputError("--match-* and --exclude-* choose what the function given with --image or --exec sees; give one")
+    return options, None
+
+
+def _selecting(spec: "FunctionSpec", request: RunRequest) -> "FunctionSpec":
+    """The ad-hoc function with the match/exclude flags as its selectors."""
+    from dataclasses import replace
+
+    from .select.selectors import Selector
+
+    selectors, exclude = selections(request)
+    if not (selectors or exclude):
+        return spec
+    return replace(
+        spec,
+        selectors=tuple(Selector.from_dict(s, "--match-* flags") for s in selectors),
+        exclude=tuple(Selector.from_dict(s, "--exclude-* flags") for s in exclude),
+    )

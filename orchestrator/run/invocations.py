@@ -1,0 +1,128 @@
+"""What a FunctionSpec becomes before it runs: the policy checks (exec, network, writable
+mounts), the sandboxed invocation (environment, /local, mounts, limits), and the runtime that
+runs it (in-process where it cannot differ, else its own, maybe behind the result cache)."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..errors import InputError
+from ..runtimes import Invocation, Mount, Runtime
+from ..runtimes.access import check_readable
+from ..runtimes.settings import function_env
+from ..select.functions import FunctionSpec, MountSpec
+
+if TYPE_CHECKING:
+    from .pipeline import RunOptions, RuntimeFor
+
+
+def check_policy(specs: list[FunctionSpec], options: RunOptions, root: Path) -> None:
+    """Refuse, before anything runs, what the user has not allowed."""
+    for spec in specs:
+        where = f"{spec.declared_in}: " if spec.declared_in else ""
+        if spec.kind == "exec" and not options.enable_exec:
+            raise InputError(f"{where}exec function {spec.exec_path} needs --enable-exec")
+        if spec.network and not options.sandbox.network:
+            raise InputError(f"{where}function {spec.name} declares network: true; pass --network to allow it")
+        for mount in spec.mounts:
+            _writable_mount_readable(spec, _mount_source(root, spec, mount), mount, options)
+    for mount in options.mounts:
+        source = _mount_source(root, None, mount)
+        for spec in specs:
+            _writable_mount_readable(spec, source, mount, options)
+
+
+def _writable_mount_readable(spec: FunctionSpec, source: Path, mount: MountSpec, options: RunOptions) -> None:
+    """/local and read-only mounts the sandbox user cannot read are copied into the container
+    (runtimes.upload); a writable mount cannot be a copy, so say so before anything runs."""
+    if spec.kind == "container" and not mount.read_only:
+        check_readable(source, mount.target, spec.name, options.sandbox.as_current_user)
+
+
+def _mount_source(root: Path, spec: FunctionSpec | None, mount: MountSpec) -> Path:
+    base = root / spec.directory if spec else Path.cwd()
+    source = (base / mount.source).resolve()
+    real_root = root.resolve()
+    if source != real_root and real_root not in source.parents:
+        who = f"function {spec.name}" if spec else "--mount"
+        raise InputError(f"{who}: mount source {mount.source} is outside the package")
+    if not source.exists():
+        raise InputError(f"mount source {mount.source} does not exist")
+    return source
+
+
+def _local_dir(spec: FunctionSpec, root: Path) -> Path | None:
+    """The directory shown at /local: the function config's own."""
+    local_dir = (root / spec.directory) if spec.declared_in is not None else None
+    if local_dir is not None and not local_dir.is_dir():
+        return None  # a function declared in a stream on stdin: no directory to show at /local
+    return local_dir
+
+
+def invocation(spec: FunctionSpec, options: RunOptions, root: Path) -> Invocation:
+    """The sandboxed invocation of a function: environment, /local, mounts, limits."""
+    env = function_env(spec.envs, options.env)
+    local_dir = _local_dir(spec, root)
+    mounts = tuple(Mount(_mount_source(root, spec, m), m.target, m.read_only) for m in spec.mounts)
+    mounts += tuple(Mount(_mount_source(root, None, m), m.target, m.read_only) for m in options.mounts)
+    exec_path = None
+    if spec.kind in ("exec", "starlark") and spec.exec_path:
+        base = root / spec.directory if spec.declared_in is not None else Path.cwd()
+        exec_path = (base / spec.exec_path).absolute()
+    return Invocation(
+        name=spec.name,
+        image=spec.image,
+        exec_path=exec_path,
+        args=spec.args,
+        env=env,
+        mounts=mounts,
+        local_dir=local_dir.resolve() if local_dir else None,
+        sandbox=options.sandbox,
+        network=spec.network if spec.declared_in is not None else None,
+        mount_root=root.resolve(),
+    )
+
+
+def choose_runtime(spec: FunctionSpec, call: Invocation, options: RunOptions, runtime_for: RuntimeFor) -> Runtime:
+    """Where a function runs: in-process where it can (not cached: that costs less than a cache
+    lookup's hashing), else its runtime, maybe cached."""
+    found = in_process_runtime(spec, call, options)
+    if found is not None:
+        return found
+    runtime = runtime_for(spec.kind)
+    return caching(runtime) if options.cache and spec.kind == "container" else runtime
+
+
+def in_process_runtime(spec: FunctionSpec, call: Invocation, options: RunOptions) -> Runtime | None:
+    """The builtin runtime for a function that starts no container: a Starlark file, kpt's catalog
+    functions when asked, a catalog image's own code when that cannot differ from the image."""
+    if spec.kind == "starlark" or (options.builtin_catalog and spec.kind == "container"):
+        from orchestrator.runtimes.kpt_catalog import StarlarkFileRuntime, runtime_for_image
+
+        found = StarlarkFileRuntime(call.exec_path, call.mount_root) if spec.kind == "starlark" else runtime_for_image(call.image)
+        if found is not None:
+            return found
+    if options.builtin and spec.kind == "container":
+        from ..runtimes.builtin import BuiltinRuntime, builtin_module
+
+        module = builtin_module(call)
+        if module is not None:
+            return BuiltinRuntime(module)
+    return None
+
+
+def caching(runtime: Runtime) -> Runtime:
+    from ..runtimes.cache import CachingRuntime, ResultCache
+
+    global _cache
+    with _cache_lock:
+        if _cache is None:
+            _cache = ResultCache()
+    return CachingRuntime(runtime, _cache)
+
+
+_cache_lock = threading.Lock()
+
+_cache = None
