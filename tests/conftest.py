@@ -2,6 +2,14 @@
 reachable, so the suite runs without it (every container it starts is removed by its test)."""
 
 import os
+import signal
+
+# A suite started in the background of a non-interactive shell (`bash .ci/run &`) inherits SIGINT
+# ignored, and an ignored signal stays ignored across exec: every fnrun the Ctrl-C tests start
+# would then shrug off their SIGINT. Those tests stand for a user at a terminal, so give the suite
+# (and through it its children) SIGINT's default handling back.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 os.environ.setdefault("TESTCONTAINERS_RYUK_DISABLED", "true")
 # Every test sees its functions really run; the result cache has tests of its own (test_cache.py).
