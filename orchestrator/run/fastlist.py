@@ -41,11 +41,11 @@ class FastDecoder:
     The text of the current item is kept from its head comments on; an item is parsed when the
     next dash shows where it ends (its head comments go with the next item, as in `resourcelist`)."""
 
-    def __init__(self, source: str, on_item: Callable[[Resource], None] | None = None, workers_for: int = 0) -> None:
+    def __init__(self, source: str, on_item: Callable[[Resource], None] | None = None, share_among: int = 0) -> None:
         self.source = source
         self.on_item = on_item
         # > 0: the text is all there and big; keep items' blocks and parse them on every core at the end
-        self.share_among = workers_for
+        self.share_among = share_among
         self.blocks: list[str] = []
         self.header = ""
         self.items: list[Resource] = []
@@ -173,13 +173,13 @@ def _head_start(buffer: str, dash: int, floor: int) -> int:
 
 
 def decode_lines(
-    chunks: Iterable[str], source: str, on_item: Callable[[Resource], None] | None = None, workers_for: int = 0
+    chunks: Iterable[str], source: str, on_item: Callable[[Resource], None] | None = None, share_among: int = 0
 ) -> tuple[list[Resource], dict | None, list[Any]]:
     """Decode text arriving in chunks, handing each item to `on_item` as soon as it is parsed;
-    raises NotFast as soon as the layout is not fnrun's. `workers_for` > 0: the text is all
+    raises NotFast as soon as the layout is not fnrun's. `share_among` > 0: the text is all
     there, parse its items in that many processes once it is cut (`on_item` then gets them all
     at the end)."""
-    decoder = FastDecoder(source, on_item, workers_for)
+    decoder = FastDecoder(source, on_item, share_among)
     partial = ""
     for chunk in chunks:
         if _ODD_BREAKS.search(chunk):

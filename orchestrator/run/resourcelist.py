@@ -57,14 +57,7 @@ def decode(content: str, source: str) -> Decoded:
     """Items of a ResourceList (v1, v1beta1, v1alpha1), a `kind: List`, or a plain stream. A big
     list in fnrun's own layout (a function's output over thousands of resources) is parsed on
     every core."""
-    share_among = workers.count(len(content), workers.MIN_BYTES_TO_SHARE)
-    if share_among > 1:
-        with fast.gc_paused():
-            try:
-                return Decoded(*fastlist.decode_lines([content], source, workers_for=share_among))
-            except fastlist.NotFast:
-                return decode_whole(content, source)
-    return decode_stream([content], source)
+    return decode_stream([content], source, share_among=workers.count(len(content), workers.MIN_BYTES_TO_SHARE))
 
 
 class ItemSink(Protocol):
@@ -75,13 +68,16 @@ class ItemSink(Protocol):
     def reset(self) -> None: ...
 
 
-def decode_stream(chunks: Iterable[str], source: str, sink: ItemSink | None = None, other_documents: bool = False) -> Decoded:
+def decode_stream(chunks: Iterable[str], source: str, sink: ItemSink | None = None, other_documents: bool = False,
+                  share_among: int = 1) -> Decoded:
     """`decode` for text arriving in chunks (a pipe): a list in fnrun's own layout is decoded item
     by item as it arrives, each item handed to `sink` at once; anything else is decoded once all
     of it is there (the sink is then reset and given every item).
 
     other_documents: also accept list items that are not resources but carry a path annotation, the
-    other documents of a package file, as `kpt fn source` prints them (for `fnrun sink`)."""
+    other documents of a package file, as `kpt fn source` prints them (for `fnrun sink`).
+    share_among > 1: the text is all there; fnrun's layout is cut into items first and parsed by
+    that many processes (orchestrator.workers)."""
     chunks = iter(chunks)
     seen: list[str] = []
 
@@ -92,7 +88,8 @@ def decode_stream(chunks: Iterable[str], source: str, sink: ItemSink | None = No
 
     with fast.gc_paused():
         try:
-            items, config, results = fastlist.decode_lines(remember(), source, sink.add if sink else None)
+            items, config, results = fastlist.decode_lines(remember(), source, sink.add if sink else None,
+                                                           share_among if share_among > 1 else 0)
             return Decoded(items, config, results)
         except fastlist.NotFast:
             pass
