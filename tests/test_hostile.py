@@ -176,3 +176,33 @@ def test_ordinary_anchors_and_aliases_still_round_trip(tmp_path: Path, test_imag
     result = fnrun_with_peak("run", str(package), "--image", "fnrun-test/identity:v1")
     assert result.code == 0, result.stderr
     assert (package / "web.yaml").read_text() == ANCHORS
+
+
+@pytest.mark.parametrize("library_limit", [None, 1000, 600])
+def test_nesting_limit_is_fnrun_s_whatever_libyaml_refuses(library_limit: int | None) -> None:
+    """libyaml 0.2.6 refuses flow nesting itself at 1,000 levels, in its own words and up to
+    1,024 characters ahead of the parser; fnrun's limit and message must not depend on that.
+    The library's limit is forced down here (where PyYAML lets it be set) to stand for any
+    version that refuses first."""
+    import yaml
+
+    from orchestrator.errors import InputError
+    from orchestrator.yamlio import fast
+
+    setter = getattr(getattr(yaml, "_yaml", None), "_set_max_nest_level", None)
+    getter = getattr(getattr(yaml, "_yaml", None), "_get_max_nest_level", None)
+    if library_limit is not None and not (callable(setter) and callable(getter)):
+        pytest.skip("this PyYAML does not let libyaml's nesting limit be set")
+    saved = getter() if callable(getter) else None
+    try:
+        if library_limit is not None:
+            setter(library_limit)
+        for depth in (600, 1500, 20000):
+            text = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: deep\ndata:\n  x: " + "[" * depth + "]" * depth + "\n"
+            with pytest.raises(InputError) as caught:
+                fast.parse(text, "deep.yaml")
+            assert str(caught.value) == "deep.yaml:6: collections nested deeper than 500 levels"
+        fast.parse("a: " + "[" * 400 + "]" * 400 + "\n", "ok.yaml")  # under both limits: fine
+    finally:
+        if saved is not None:
+            setter(saved)

@@ -108,7 +108,7 @@ def test_only_an_identical_create_request_adopts_the_early_container(test_images
     "args, why",
     [
         (("--image", "fnrun-test/no-such-image:v1", "--image-pull-policy", "never"), "no-such-image:v1 is not present"),
-        (("--image", IDENTITY, "--timeout", "soon"), "Invalid value for '--timeout'"),
+        (("--image", IDENTITY, "--timeout", "soon"), "--timeout"),  # the rest is click's wording
         (("--image", FAIL), "failing on purpose"),
     ],
 )

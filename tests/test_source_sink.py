@@ -285,7 +285,8 @@ def test_a_source_that_fails_midway_leaves_a_list_no_sink_accepts(tmp_path: Path
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     producer = subprocess.run(f"'{sys.executable}' -m orchestrator source '{root}' | cat", shell=True, capture_output=True, env=env)
     assert producer.stdout.startswith(b"apiVersion: config.kubernetes.io/v1\n") and len(producer.stdout) > 300_000
-    assert producer.stdout.endswith(b"\n@fnrun: fnrun source failed: zz/bad.yaml:4: while parsing a flow node did not find expected node content\n")
+    note = producer.stdout.rsplit(b"\n@fnrun: ", 1)[1]  # the parser's own words after file:line vary by version
+    assert note.startswith(b"fnrun source failed: zz/bad.yaml:4: ") and note.endswith(b"\n") and note.count(b"\n") == 1
     assert producer.stderr.decode().startswith("fnrun: error: zz/bad.yaml:4:")
     consumer = fnrun("sink", str(tmp_path / "out"), stdin=producer.stdout)
     assert_one_line_error(consumer, "stdin: the input stops where its producer failed (fnrun source failed: zz/bad.yaml:4")

@@ -29,8 +29,19 @@ MAX_DEPTH = 500
 MAX_ALIAS_NODES = 1_000_000
 _PRESCAN_BOUND = 10_000  # below this upper bound on depth, libyaml's composer is safe to call
 
+_RECOUNT_LIMIT = 256 * 1024  # a library's own refusal is recounted up to this size (~1 s)
+
 # Construction recurses about two frames per nesting level, ruamel's round trip about four.
 sys.setrecursionlimit(max(sys.getrecursionlimit(), 8 * MAX_DEPTH + 2000))
+
+# libyaml 0.2.6 refuses flow nesting past 1,000 levels in its scanner, which reads up to 1,024
+# characters ahead of the parser: a line of brackets then fails in libyaml's words before fnrun's
+# event count reaches MAX_DEPTH. Where PyYAML lets its limit be set, put it above anything that
+# look-ahead can reach past MAX_DEPTH, so fnrun's own check speaks first; `_own_limits` covers
+# versions that do not.
+_set_nest_limit = getattr(getattr(yaml, "_yaml", None), "_set_max_nest_level", None)
+if callable(_set_nest_limit):
+    _set_nest_limit(MAX_DEPTH + 10 * 1024)
 
 
 class _DuplicateKey(yaml.MarkedYAMLError):
@@ -201,9 +212,21 @@ def _prescan(text: str) -> None:
     """Refuse nesting past MAX_DEPTH before libyaml's recursive composer sees it. Each level of
     nesting costs at least one `[`, `{`, `-` or line break, so a document with fewer of those in
     all is safe without looking closer; otherwise its events (a flat stream) are counted."""
-    if text.count("[") + text.count("{") + text.count("-") + text.count("\n") < _PRESCAN_BOUND:
+    if _nesting_marks(text) < _PRESCAN_BOUND:
         return
-    scanner = StrictLoader(text)
+    mark = _too_deep(text, StrictLoader)
+    if mark is not None:
+        raise _TooComplex(None, None, f"collections nested deeper than {MAX_DEPTH} levels", mark)
+
+
+def _nesting_marks(text: str) -> int:
+    return text.count("[") + text.count("{") + text.count("-") + text.count("\n")
+
+
+def _too_deep(text: str, loader_class: type) -> Any:
+    """The mark of the first collection nested deeper than MAX_DEPTH, or None. Counts parser
+    events, so it needs no recursion; an error of the parser's own propagates."""
+    scanner = loader_class(text)
     try:
         depth = 0
         while scanner.check_event():
@@ -211,11 +234,45 @@ def _prescan(text: str) -> None:
             if isinstance(event, yaml.CollectionStartEvent):
                 depth += 1
                 if depth > MAX_DEPTH:
-                    raise _TooComplex(None, None, f"collections nested deeper than {MAX_DEPTH} levels", event.start_mark)
+                    return event.start_mark
             elif isinstance(event, yaml.CollectionEndEvent):
                 depth -= 1
     finally:
         scanner.dispose()
+    return None
+
+
+def _own_limits(err: yaml.YAMLError, text: str) -> yaml.YAMLError:
+    """fnrun's nesting limit in fnrun's words, whichever libyaml is installed. libyaml 0.2.6 and
+    later refuse deep flow nesting themselves, and their scanner looks up to 1,024 characters
+    ahead, so a line of brackets fails in libyaml's wording before the event count reaches
+    MAX_DEPTH. When the parser fails and the text up to the failing line could nest that deep,
+    PyYAML's pure-Python parser (no nesting limit, iterative) recounts that prefix: nesting past
+    MAX_DEPTH before the failure is what gets reported. Costs nothing on documents that parse;
+    the recount (about 4 s/MB) is skipped past _RECOUNT_LIMIT, where the library's words stand."""
+    if isinstance(err, (_TooComplex, _DuplicateKey)):
+        return err
+    mark = getattr(err, "problem_mark", None) or getattr(err, "context_mark", None)
+    prefix = text if mark is None else _through_line(text, mark.line)
+    if _nesting_marks(prefix) <= MAX_DEPTH or len(prefix) > _RECOUNT_LIMIT:
+        return err
+    try:
+        deep = _too_deep(prefix, yaml.SafeLoader)
+    except yaml.YAMLError:  # the prefix ends mid-document, or the same error again
+        deep = None
+    if deep is None:
+        return err
+    return _TooComplex(None, None, f"collections nested deeper than {MAX_DEPTH} levels", deep)
+
+
+def _through_line(text: str, line: int) -> str:
+    """`text` up to the end of its 0-based line `line`, found without splitting the whole text."""
+    end = -1
+    for _ in range(line + 1):
+        end = text.find("\n", end + 1)
+        if end < 0:
+            return text
+    return text[: end + 1]
 
 
 def _int(value: str) -> int:
@@ -271,6 +328,7 @@ def parse(text: str, source: str, line_offset: int = 0) -> tuple[Node | None, An
         node = loader.get_single_node()
         data = None if node is None else loader.construct_document(node)
     except yaml.YAMLError as err:
+        err = _own_limits(err, text)
         raise InputError(f"{_where(source, err, line_offset)}: {_problem(err)}") from None
     finally:
         loader.dispose()
@@ -283,6 +341,7 @@ def compose(text: str, source: str) -> Node | None:
     try:
         return loader.get_single_node()
     except yaml.YAMLError as err:
+        err = _own_limits(err, text)
         raise InputError(f"{_where(source, err, 0)}: {_problem(err)}") from None
     finally:
         loader.dispose()
@@ -303,6 +362,7 @@ def load_all(text: str, source: str) -> list[Any]:
             node = loader.get_node()
             docs.append(loader.construct_document(node))
     except yaml.YAMLError as err:
+        err = _own_limits(err, text)
         raise InputError(f"{_where(source, err, 0)}: {_problem(err)}") from None
     finally:
         loader.dispose()
