@@ -1,7 +1,8 @@
 """`fnrun doctor`: what the container engine fnrun would use offers, and what will not hold there.
 
-One screen, each line a finding; a problem carries its fix. Nothing is run or changed: the engine
-is asked /version and /info, and each of the package's images is looked up.
+One screen, each line a finding; a problem carries its fix. The engine is asked /version and /info,
+each of the package's images is looked up, and one probe function container is started in the full
+sandbox (orchestrator.sandbox_probe): exit 0 only when it really ran.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ def diagnose(images: list[str], oci_runtime: str | None = None, mount_mode: str 
     findings += _runtimes(info, oci_runtime)
     findings += _sandbox(info)
     findings.append(_mounts(host, mount_mode))
+    findings.append(_container(oci_runtime, mount_mode))
     findings.append(builtins())
     findings += [_image(api, image) for image in images]
     return findings
@@ -97,6 +99,20 @@ def _sandbox(info: dict) -> list[Finding]:
     if not findings:
         findings.append(Finding("sandbox", "memory, pids and CPU limits, seccomp, no network, read-only root: all hold"))
     return findings
+
+
+def _container(oci_runtime: str | None, mount_mode: str) -> Finding:
+    """A real function container, started in the full sandbox: the one check that proves a run works."""
+    from orchestrator.runtimes.start_failures import explain
+    from orchestrator.sandbox_probe import probe
+
+    ran, text = probe(oci_runtime, mount_mode)
+    if ran:
+        return Finding("container", text)
+    what, _, fix = text.partition("; fix: ")  # an explained start failure carries its own fix
+    known = explain(what)
+    return Finding("container", f"no function container can run here: {what}",
+                   fix or (known.fix if known else "see the engine's log; `fnrun run` will fail the same way"))
 
 
 def _mounts(host: str, mode: str) -> Finding:

@@ -76,8 +76,9 @@ def serve(argv: list[str], socket_path: Path, log: Path) -> Iterator[str]:
         stop(process)
 
 
-def podman_service(root: Path) -> Iterator[str]:
-    """`podman system service` on root/podman.sock, its storage under root: yields DOCKER_HOST."""
+def podman_service(root: Path, runtime: str | None = "runc") -> Iterator[str]:
+    """`podman system service` on root/podman.sock, its storage under root: yields DOCKER_HOST.
+    `runtime` None leaves podman's own default (crun on Debian)."""
     podman = shutil.which("podman")
     if podman is None:
         pytest.skip("podman is not installed (.ci/setup installs it)")
@@ -88,8 +89,8 @@ def podman_service(root: Path) -> Iterator[str]:
         "--storage-driver", "vfs",  # works on any filesystem, also inside an overlay
         "--cgroup-manager", "cgroupfs", "--events-backend", "file",
     ]
-    if shutil.which("runc"):
-        argv += ["--runtime", "runc"]  # Debian's crun refuses hybrid cgroup hierarchies
+    if runtime and shutil.which(runtime):
+        argv += ["--runtime", runtime]  # Debian's crun refuses hybrid cgroup hierarchies
     argv += ["system", "service", "--time", "0", f"unix://{socket_path}"]
     yield from serve(argv, socket_path, log)
 

@@ -43,7 +43,8 @@ def test_a_missing_image_and_an_unknown_runtime_are_problems_with_fixes(tmp_path
     assert found["image"] == ["FAIL image     fnrun-test/does-not-exist:v9 is not present || fix: `docker pull fnrun-test/does-not-exist:v9`"
                               " (fnrun pulls it on the first run under --image-pull-policy ifNotPresent)"]
     assert any("'kata' is not offered" in f and "fix: register it" in f and "runc" in f for f in found["runtimes"])
-    assert result.stdout.endswith("2 problems\n")
+    assert found["container"][0].startswith("FAIL container no function container can run here")  # the probe, under kata
+    assert result.stdout.endswith("3 problems\n")
 
 
 def test_no_engine_is_one_problem_naming_where_it_looked(tmp_path: Path) -> None:

@@ -28,6 +28,7 @@ from orchestrator.runtimes.base import Invocation, Mount, RunOutput, StderrSink
 from orchestrator.runtimes.hijack import duplex
 from orchestrator.runtimes.interrupts import SignalGuard
 from orchestrator.runtimes.remote import uploads
+from orchestrator.runtimes.start_failures import podman_runtime_refusal, start_failure
 from orchestrator.runtimes.settings import LABEL_FUNCTION, LABEL_PID, NOBODY, create_body, existing  # noqa: F401 - re-exported
 from orchestrator.runtimes.streams import BoundedOutput, FrameDemux, LineSplitter, OutputTooLarge, pump, too_large
 
@@ -112,7 +113,8 @@ class ContainerRuntime:
 
 
 def engine_error(inv: Invocation, err: BaseException) -> FnrunError:
-    return FnrunError(f"function {inv.name}: container engine error: {_brief(err)}")
+    text = str(getattr(err, "explanation", None) or err)
+    return start_failure(inv.name, text) or FnrunError(f"function {inv.name}: container engine error: {_brief(err)}")
 
 
 def copies_of(inv: Invocation) -> dict[str, Path]:
@@ -308,11 +310,30 @@ def _timed_out(inv: Invocation) -> FunctionError:
 def create(api: docker.APIClient, config: dict[str, Any]) -> str:
     """Create a container and remember it until it is removed (orchestrator.runtimes.live)."""
     live.refuse_if_cancelled()
+    _check_podman_runtime(api, config)
     container_id = api.create_container_from_config(config)["Id"]
     if not live.register(container_id):  # created while the run was being cancelled
         remove(api, container_id)
         raise KeyboardInterrupt()
     return container_id
+
+
+_PODMAN_DEFAULT: dict[str, str | None] = {}  # engine URL -> podman's runtime, None for other engines
+
+
+def _check_podman_runtime(api: docker.APIClient, config: dict[str, Any]) -> None:
+    """Podman ignores HostConfig.Runtime: refuse a runtime it would silently not use."""
+    wanted = config.get("HostConfig", {}).get("Runtime")
+    if not wanted:
+        return
+    key = str(api.base_url)
+    if key not in _PODMAN_DEFAULT:
+        components = api.version().get("Components") or []
+        podman = any("podman" in str(c.get("Name", "")).lower() for c in components)
+        _PODMAN_DEFAULT[key] = (api.info().get("DefaultRuntime") or "its default") if podman else None
+    default = _PODMAN_DEFAULT[key]
+    if default is not None and default != wanted:
+        raise podman_runtime_refusal(config.get("Labels", {}).get(LABEL_FUNCTION, config.get("Image", "?")), wanted, default)
 
 
 def remove(api: docker.APIClient, container_id: str) -> None:
