@@ -169,6 +169,7 @@ def run(
     results_format: opts.ResultsFormat = None,
     results_dir: opts.ResultsDir = None,
     jobs: opts.Jobs = None,
+    no_lock: opts.NoLock = False,
     shard: Optional[str] = typer.Option(None, "--shard", help="I/N: run only the declared functions of this CI job's share of the kpt packages in DIR (N jobs together run them all)."),
     output: Optional[str] = typer.Option(None, "--output", "-o", help="- : print the rendered package as a ResourceList on stdout instead of writing it."),
     exclude_local_config: bool = typer.Option(False, "--exclude-local-config", help="With --output - or stdin: leave out resources marked config.kubernetes.io/local-config (output meant for a cluster)."),
@@ -276,6 +277,7 @@ def render(
     oci_runtime: opts.OciRuntime = None,
     mount_mode: opts.MountMode = "auto",
     jobs: opts.Jobs = None,
+    no_lock: opts.NoLock = False,
 ) -> None:
     """Render a kpt package: run every Kptfile pipeline (subpackages first) and write back only what changed.
 
@@ -368,6 +370,11 @@ def doctor(
     findings = api.doctor(directory, oci_runtime, mount_mode)
     print(render(findings), end="")
     return 1 if any(f.problem for f in findings) else 0
+
+
+from .cli_images import register as _register_image_commands  # noqa: E402 - `lock`, `images save/load`
+
+_register_image_commands(app)
 
 
 def run_app(args: list[str]) -> int:
