@@ -360,6 +360,7 @@ def doctor(
     directory: Optional[Path] = typer.Argument(None, help="Package whose function images to look for."),
     oci_runtime: Optional[str] = typer.Option(None, "--runtime", envvar="FNRUN_RUNTIME", help="Check that the engine offers this OCI runtime."),
     mount_mode: str = typer.Option("auto", "--mounts", envvar="FNRUN_MOUNTS", help="bind | upload | auto: the mount mode `run` and `render` would use."),
+    image_prefix: Optional[str] = typer.Option(None, "--image-prefix", help="Registry prefix for short Kptfile image names, as `fnrun render --image-prefix`."),
 ) -> int:
     """Check the container engine fnrun would use: where it answers, API version, rootless or not,
     runtimes, the package's images, and what of the sandbox will not hold there (each with its fix).
@@ -367,7 +368,7 @@ def doctor(
     from . import api
     from .doctor import render
 
-    findings = api.doctor(directory, oci_runtime, mount_mode)
+    findings = api.doctor(directory, oci_runtime, mount_mode, image_prefix)
     print(render(findings), end="")
     return 1 if any(f.problem for f in findings) else 0
 
