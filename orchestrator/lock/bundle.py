@@ -79,7 +79,9 @@ def verify(bundle: Path, lock: Lock, shown: str | None = None) -> list[str]:
             if extra:
                 raise InputError(f"{name}: {extra[0]} is in the bundle but not in {lock.path}; nothing loaded")
     except (tarfile.TarError, EOFError, OSError, ValueError, KeyError) as err:
-        what = getattr(err, "strerror", None) or str(err) or type(err).__name__
+        what = getattr(err, "strerror", None) or (str(err).splitlines() or [""])[0].rstrip(":") or type(err).__name__
+        if what.startswith("file could not be opened"):
+            what = "not a tar archive"
         raise InputError(f"{name}: not a readable image bundle ({what}); nothing loaded") from None
     return [e.image for e in wanted]
 
