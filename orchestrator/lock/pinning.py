@@ -97,11 +97,9 @@ def _repository(image: str) -> str:
 
 
 def _declared(spec: "FunctionSpec", root: Path) -> str:
-    if spec.declared_in is None:
-        return "--image"
-    import os
+    from ..select.inventory import COMMAND_LINE, shown
 
-    return os.path.relpath((root / spec.declared_in).absolute())
+    return COMMAND_LINE if spec.declared_in is None else shown(root / spec.declared_in)
 
 
 def governing(directory: Path | None) -> LockedImages | None:

@@ -29,12 +29,14 @@ def inventory(directories: list[Path], image_prefix: str | None = None, extra: t
             specs += [spec for _, spec in pipeline_steps(resources, image_prefix) if spec.kind == "container"]
         for spec in specs:
             assert spec.image is not None and spec.declared_in is not None
-            found.setdefault(spec.image, set()).add(_shown(directory / spec.declared_in, relative_to))
+            found.setdefault(spec.image, set()).add(shown(directory / spec.declared_in, relative_to))
     for image in extra:
         found.setdefault(image, set()).add(COMMAND_LINE)
     return {image: sorted(files) for image, files in sorted(found.items())}
 
 
-def _shown(path: Path, base: Path | None) -> str:
-    """A declaring file as the lock and messages name it: relative to `base`, posix slashes."""
-    return Path(os.path.relpath(path.absolute(), (base or Path.cwd()).absolute())).as_posix()
+def shown(path: Path, base: Path | None = None) -> str:
+    """A declaring file as the lock and messages name it: relative to `base` (else the current
+    directory) when inside it, else absolute; posix slashes."""
+    relative = Path(os.path.relpath(path.absolute(), (base or Path.cwd()).absolute())).as_posix()
+    return relative if relative.split("/")[0] != ".." else path.absolute().as_posix()
