@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ..errors import FnrunError, InputError
 from ..runtimes import imagestore
-from .lockfile import Entry, Lock
+from .lockfile import Entry, Lock, publish
 
 CHUNK = 1 << 20
 
@@ -38,12 +38,18 @@ def save(lock: Lock, bundle: Path) -> list[str]:
             raise FnrunError(f"{lock.path}: image {entry.image} is {now}, not the locked {entry.id}; "
                              f"run `fnrun lock` (or `fnrun images load` an older bundle) first", exit_code=imagestore.ENVIRONMENT)
     target = bundle.absolute()
-    fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    try:
+        fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    except OSError as err:
+        raise InputError(f"{bundle}: cannot write the bundle there: {err.strerror}") from None
     try:
         with os.fdopen(fd, "wb") as out:
             imagestore.export([e.image for e in entries], out)
         verify(Path(temp), lock, shown=str(bundle))
-        os.replace(temp, target)
+        publish(Path(temp), target)
+    except OSError as err:
+        Path(temp).unlink(missing_ok=True)
+        raise InputError(f"{bundle}: cannot write the bundle: {err.strerror}") from None
     except BaseException:
         Path(temp).unlink(missing_ok=True)
         raise

@@ -148,3 +148,14 @@ def find(directory: Path) -> Path | None:
         if (candidate / ".git").exists():
             return None
     return None
+
+
+def publish(temp: Path, target: Path) -> None:
+    """Move a finished temporary file into place with the mode a new file gets here (a temporary
+    file is private; a lock is committed and a bundle is carried)."""
+    import os
+
+    umask = os.umask(0o022)
+    os.umask(umask)
+    os.chmod(temp, 0o666 & ~umask)
+    os.replace(temp, target)

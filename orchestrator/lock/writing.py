@@ -100,7 +100,7 @@ def _atomic(path: Path, data: bytes) -> None:
     try:
         with os.fdopen(fd, "wb") as out:
             out.write(data)
-        os.replace(temp, path)
+        lockfile.publish(Path(temp), path)
     except BaseException:
         Path(temp).unlink(missing_ok=True)
         raise
