@@ -84,6 +84,14 @@ def test_a_bundle_with_a_changed_layer_is_refused_and_nothing_loaded(tmp_path: P
     _refused_whole(tmp_path, root, images, bad, f"layer {last_layer}", "does not hash to")
 
 
+def test_a_bundle_whose_manifest_is_not_json_is_refused(tmp_path: Path, locked: tuple[Path, list[str]]) -> None:
+    root, images = locked
+    bundle, bad = tmp_path / "good.tar", tmp_path / "bad.tar"
+    assert fnrun("images", "save", str(bundle), str(root)).code == 0
+    _rewrite(bundle, bad, lambda name, data: b'[{"Config": ' if name == "manifest.json" else data)
+    _refused_whole(tmp_path, root, images, bad, "not a readable image bundle")
+
+
 def test_a_truncated_bundle_is_refused(tmp_path: Path, locked: tuple[Path, list[str]]) -> None:
     root, images = locked
     bundle, bad = tmp_path / "good.tar", tmp_path / "cut.tar"

@@ -14,6 +14,7 @@ import json
 import os
 import tarfile
 import tempfile
+import zlib
 from pathlib import Path
 
 from ..errors import FnrunError, InputError
@@ -84,7 +85,7 @@ def verify(bundle: Path, lock: Lock, shown: str | None = None) -> list[str]:
             extra = sorted(set(tagged) - {_tag(e.image) for e in wanted})
             if extra:
                 raise InputError(f"{name}: {extra[0]} is in the bundle but not in {lock.path}; nothing loaded")
-    except (tarfile.TarError, EOFError, OSError, ValueError, KeyError) as err:
+    except (tarfile.TarError, EOFError, OSError, ValueError, KeyError, zlib.error) as err:
         what = getattr(err, "strerror", None) or (str(err).splitlines() or [""])[0].rstrip(":") or type(err).__name__
         if what.startswith("file could not be opened"):
             what = "not a tar archive"
@@ -101,9 +102,15 @@ def _contents(archive: tarfile.TarFile, name: str) -> dict[str, str]:
     for image in manifest:
         if not isinstance(image, dict) or not isinstance(image.get("Config"), str) or not isinstance(image.get("Layers"), list):
             raise InputError(f"{name}: manifest.json has an entry without Config and Layers; nothing loaded")
+        if not all(isinstance(layer, str) for layer in image["Layers"]):
+            raise InputError(f"{name}: manifest.json names a layer that is not a file name; nothing loaded")
         raw = _read(archive, image["Config"])
         image_id = "sha256:" + hashlib.sha256(raw).hexdigest()
-        diff_ids = (json.loads(raw).get("rootfs") or {}).get("diff_ids") or []
+        config = json.loads(raw)
+        rootfs = config.get("rootfs") if isinstance(config, dict) else None
+        diff_ids = rootfs.get("diff_ids") if isinstance(rootfs, dict) else None
+        if not isinstance(diff_ids, list):
+            raise InputError(f"{name}: the config of image {image_id} has no rootfs.diff_ids; nothing loaded")
         if len(diff_ids) != len(image["Layers"]):
             raise InputError(f"{name}: image {image_id} names {len(image['Layers'])} layers, its config {len(diff_ids)}; nothing loaded")
         for layer, diff_id in zip(image["Layers"], diff_ids):
@@ -123,12 +130,18 @@ def _read(archive: tarfile.TarFile, member: str) -> bytes:
 
 
 def _hash(archive: tarfile.TarFile, member: str) -> str:
+    """The diff ID of a layer: the sha256 of its uncompressed tar (an engine may save it gzipped)."""
+    import gzip
+
     found = archive.extractfile(member)
     if found is None:
         raise KeyError(f"{member} is not a file")
     digest = hashlib.sha256()
     with found:
-        while chunk := found.read(CHUNK):
+        gzipped = found.read(2) == b"\x1f\x8b"
+        found.seek(0)
+        stream = gzip.GzipFile(fileobj=found) if gzipped else found
+        while chunk := stream.read(CHUNK):
             digest.update(chunk)
     return "sha256:" + digest.hexdigest()
 
