@@ -235,12 +235,14 @@ def list_pipeline(root: Path | str, image_prefix: str | None = None) -> list[tup
     return [(step.where, spec) for step, spec in pipeline_steps(read_package(root, KPTFILE_NAMES).resources, image_prefix)]
 
 
-def doctor(root: Path | str | None = None, oci_runtime: str | None = None, mount_mode: str = "auto") -> "list[Finding]":
-    """What the engine offers and what will not hold there (`fnrun doctor`); images of the
-    package's container functions when a package is given."""
+def doctor(root: Path | str | None = None, oci_runtime: str | None = None, mount_mode: str = "auto",
+           image_prefix: str | None = None) -> "list[Finding]":
+    """What the engine offers and what will not hold there (`fnrun doctor`); when a package is
+    given, every image a run or render of it would start (orchestrator.select.inventory)."""
     from .doctor import diagnose
+    from .select.inventory import inventory
 
-    images = [s.image for s in list_functions(root)] if root is not None else []
+    images = inventory([Path(root)], image_prefix, relative_to=Path(root)) if root is not None else {}
     from .runtimes.remote import check_mode
 
-    return diagnose(sorted({i for i in images if i}), oci_runtime, check_mode(mount_mode))
+    return diagnose(images, oci_runtime, check_mode(mount_mode), Path(root) if root is not None else None)

@@ -169,6 +169,7 @@ def run(
     results_format: opts.ResultsFormat = None,
     results_dir: opts.ResultsDir = None,
     jobs: opts.Jobs = None,
+    no_lock: opts.NoLock = False,
     shard: Optional[str] = typer.Option(None, "--shard", help="I/N: run only the declared functions of this CI job's share of the kpt packages in DIR (N jobs together run them all)."),
     output: Optional[str] = typer.Option(None, "--output", "-o", help="- : print the rendered package as a ResourceList on stdout instead of writing it."),
     exclude_local_config: bool = typer.Option(False, "--exclude-local-config", help="With --output - or stdin: leave out resources marked config.kubernetes.io/local-config (output meant for a cluster)."),
@@ -276,6 +277,7 @@ def render(
     oci_runtime: opts.OciRuntime = None,
     mount_mode: opts.MountMode = "auto",
     jobs: opts.Jobs = None,
+    no_lock: opts.NoLock = False,
 ) -> None:
     """Render a kpt package: run every Kptfile pipeline (subpackages first) and write back only what changed.
 
@@ -358,6 +360,7 @@ def doctor(
     directory: Optional[Path] = typer.Argument(None, help="Package whose function images to look for."),
     oci_runtime: Optional[str] = typer.Option(None, "--runtime", envvar="FNRUN_RUNTIME", help="Check that the engine offers this OCI runtime."),
     mount_mode: str = typer.Option("auto", "--mounts", envvar="FNRUN_MOUNTS", help="bind | upload | auto: the mount mode `run` and `render` would use."),
+    image_prefix: Optional[str] = typer.Option(None, "--image-prefix", help="Registry prefix for short Kptfile image names, as `fnrun render --image-prefix`."),
 ) -> int:
     """Check the container engine fnrun would use: where it answers, API version, rootless or not,
     runtimes, the package's images, and what of the sandbox will not hold there (each with its fix).
@@ -365,9 +368,14 @@ def doctor(
     from . import api
     from .doctor import render
 
-    findings = api.doctor(directory, oci_runtime, mount_mode)
+    findings = api.doctor(directory, oci_runtime, mount_mode, image_prefix)
     print(render(findings), end="")
     return 1 if any(f.problem for f in findings) else 0
+
+
+from .cli_images import register as _register_image_commands  # noqa: E402 - `lock`, `images save/load`
+
+_register_image_commands(app)
 
 
 def run_app(args: list[str]) -> int:

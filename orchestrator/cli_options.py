@@ -29,13 +29,14 @@ Diff = Annotated[bool, typer.Option("--diff", help="Write, and print a unified d
 ResultsFormat = Annotated[Optional[str], typer.Option("--results-format", help="text | json | yaml: every function's results as one document on stdout.")]
 ResultsDir = Annotated[Optional[Path], typer.Option("--results-dir", help="Write every function's results to DIR/results.yaml.")]
 Jobs = Annotated[Optional[int], typer.Option("--jobs", "-j", help="Containers started ahead and independent work (sibling packages, functions with disjoint scopes) at once (default min(4, CPUs); FNRUN_JOBS); 1 runs one at a time.")]
+NoLock = Annotated[bool, typer.Option("--no-lock", help="Run images by their tags even where a fnrun.lock pins them (see `fnrun lock --help`).")]
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="Only print failures and the final error.")]
 Verbose = Annotated[bool, typer.Option("--verbose", "-v", help="Also print what each function ran on, its stderr in full, and every file written.")]
 
 SHARED = (
     "as_current_user", "env", "image_pull_policy", "timeout", "no_cache", "no_builtin", "builtin_catalog",
     "max_output", "memory", "pids_limit", "cpus", "tmpfs_size", "writable_root", "keep_capabilities",
-    "oci_runtime", "mount_mode", "jobs", "check", "diff", "results_format", "results_dir", "quiet", "verbose",
+    "oci_runtime", "mount_mode", "jobs", "check", "diff", "results_format", "results_dir", "quiet", "verbose", "no_lock",
 )
 
 
@@ -48,4 +49,5 @@ def shared_fields(options: dict[str, Any]) -> dict[str, Any]:
     fields["builtin"] = not fields.pop("no_builtin")
     fields["read_only_root"] = not fields.pop("writable_root")
     fields["drop_capabilities"] = not fields.pop("keep_capabilities")
+    fields["lock"] = not fields.pop("no_lock")
     return fields

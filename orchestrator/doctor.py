@@ -8,6 +8,7 @@ sandbox (orchestrator.sandbox_probe): exit 0 only when it really ran.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from docker.constants import MINIMUM_DOCKER_API_VERSION
 
@@ -26,7 +27,8 @@ class Finding:
         return self.fix is not None
 
 
-def diagnose(images: list[str], oci_runtime: str | None = None, mount_mode: str = "auto") -> list[Finding]:
+def diagnose(images: dict[str, list[str]], oci_runtime: str | None = None, mount_mode: str = "auto",
+             package: Path | None = None) -> list[Finding]:
     from orchestrator.runtimes.container import api_client
 
     host = engine_host()
@@ -45,7 +47,7 @@ def diagnose(images: list[str], oci_runtime: str | None = None, mount_mode: str 
     findings.append(_mounts(host, mount_mode))
     findings.append(_container(oci_runtime, mount_mode))
     findings.append(builtins())
-    findings += [_image(api, image) for image in images]
+    findings += image_findings(images, package)
     return findings
 
 
@@ -125,15 +127,44 @@ def _mounts(host: str, mode: str) -> Finding:
     return Finding("mounts", f"bind ({how}): /local and --mount sources are bind-mounted read-only from this machine")
 
 
-def _image(api, image: str) -> Finding:
-    import docker.errors
+def image_findings(images: dict[str, list[str]], package: Path | None = None) -> list[Finding]:
+    """Each image a run or render would start (the inventory: image -> declaring files): present,
+    or served by fnrun's own code, and, where a fnrun.lock governs, the content it locks."""
+    from orchestrator.lock.pinning import governing
+
+    lock = governing(package) if images else None
+    return [_image(image, files, lock) for image, files in images.items()]
+
+
+def _image(image: str, files: list[str], lock) -> Finding:
+    from orchestrator.lock.builtins import served_module
+    from orchestrator.runtimes.imagestore import identity
+
+    declared = f"declared in {files[0]}" + (f" and {len(files) - 1} more" if len(files) > 1 else "")
+    if lock is not None:
+        problem = _against_lock(image, files, lock)
+        if problem is not None:
+            return problem
+    if identity(image) is not None:
+        return Finding("image", f"{image} present")
+    if served_module(image, builtin_catalog=False) is not None:
+        return Finding("image", f"{image} not present; fnrun runs its own code for it in-process ({declared})")
+    return Finding("image", f"{image} is not present ({declared})",
+                   f"`docker pull {image}` (fnrun pulls it on the first run under --image-pull-policy ifNotPresent)")
+
+
+def _against_lock(image: str, files: list[str], lock) -> Finding | None:
+    """The lock's refusal of this image as a finding (None: a locked run would accept it)."""
+    from orchestrator.run.pipeline import RunOptions
+    from orchestrator.select.functions import FunctionSpec
 
     try:
-        api.inspect_image(image)
-        return Finding("image", f"{image} present")
-    except docker.errors.ImageNotFound:
-        return Finding("image", f"{image} is not present",
-                       f"`docker pull {image}` (fnrun pulls it on the first run under --image-pull-policy ifNotPresent)")
+        lock.check([FunctionSpec(kind="container", image=image, declared_in=files[0])], RunOptions(), Path.cwd())
+    except FnrunError as err:
+        text = str(err)
+        reason, _, fix = text.rpartition("; ")
+        return Finding("image", reason, fix)
+    return None
 
 
 def render(findings: list[Finding]) -> str:

@@ -28,6 +28,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING
 
@@ -48,7 +49,7 @@ VALUE_FLAGS = {
 SWITCHES = {
     "--network", "--as-current-user", "--writable-root", "--keep-capabilities", "--no-cache", "--no-builtin",
     "--quiet", "-q", "--verbose", "-v", "--check", "--diff", "--exclude-local-config", "--origin-annotations",
-    "--transformer-annotations", "--global-scope",
+    "--transformer-annotations", "--global-scope", "--no-lock",
 }
 
 
@@ -135,7 +136,7 @@ def _early_container(args: list[str]) -> EarlyContainer | None:
     if path is None:  # tcp, TLS, ssh: the SDK's transports
         return None
     image = flags["--image"][-1]
-    if _may_run_in_process(image, flags) or _cache_may_hit(flags):
+    if _may_run_in_process(image, flags) or _cache_may_hit(flags) or ("--no-lock" not in flags and _locked(args[1:])):
         return None
     from orchestrator.runtimes.early import EarlyContainer
     from orchestrator.runtimes.settings import LABEL_PRESTARTED, create_body
@@ -146,6 +147,15 @@ def _early_container(args: list[str]) -> EarlyContainer | None:
         return None
     body["Labels"][LABEL_PRESTARTED] = "1"
     return EarlyContainer(path, body)
+
+
+def _locked(args: list[str]) -> bool:
+    """Whether a fnrun.lock may govern the run: then the image runs by its locked digest, after the
+    lock is checked, never by its tag ahead of that (any word naming a directory counts)."""
+    from orchestrator.lock.lockfile import find
+
+    words = [a for a in args if a == "-" or not a.startswith("-")]
+    return any(find(Path.cwd() if w == "-" else Path(w)) is not None for w in words if w == "-" or Path(w).is_dir())
 
 
 def _run_flags(args: list[str]) -> dict[str, list[str]] | None:

@@ -60,6 +60,7 @@ class RunRequest:
     function_type: str = "mutator"  # which list --save adds to: mutator | validator
     match: tuple[tuple[str, str], ...] = ()  # --match-* flags as (selector field, value): the function sees only resources matching all
     exclude: tuple[tuple[str, str], ...] = ()  # --exclude-* flags: resources matching all of them are not sent
+    lock: bool = True  # obey the fnrun.lock governing the package, if there is one (--no-lock: do not)
 
 
 @dataclass(frozen=True)
@@ -156,6 +157,7 @@ def pipeline_inputs(request: RunRequest, root: Path | None) -> tuple["RunOptions
         builtin=request.builtin and builtin_by_environment(),
         builtin_catalog=request.builtin_catalog or kpt_catalog.enabled_by_environment(),
         jobs=default_jobs() if request.jobs is None else parse_jobs(request.jobs),
+        lock=_governing_lock(request, root),
     )
     if request.image or request.exec_path:
         return options, [_selecting(adhoc(root, request.image, request.exec_path, request.fn_config, request.arguments), request)]
@@ -164,6 +166,15 @@ def pipeline_inputs(request: RunRequest, root: Path | None) -> tuple["RunOptions
     if request.match or request.exclude:
         raise InputError("--match-* and --exclude-* choose what the function given with --image or --exec sees; give one")
     return options, None
+
+
+def _governing_lock(request: RunRequest, root: Path | None):
+    """The fnrun.lock the run obeys (orchestrator.lock.pinning), unless --no-lock."""
+    if not request.lock:
+        return None
+    from .lock.pinning import governing
+
+    return governing(root)
 
 
 def _selecting(spec: "FunctionSpec", request: RunRequest) -> "FunctionSpec":

@@ -40,7 +40,7 @@ def test_a_missing_image_and_an_unknown_runtime_are_problems_with_fixes(tmp_path
     result = fnrun("doctor", str(tmp_path), "--runtime", "kata", env={"DOCKER_HOST": ""})
     assert result.code == 1, result
     found = lines(result.stdout)
-    assert found["image"] == ["FAIL image     fnrun-test/does-not-exist:v9 is not present || fix: `docker pull fnrun-test/does-not-exist:v9`"
+    assert found["image"] == ["FAIL image     fnrun-test/does-not-exist:v9 is not present (declared in p/fn.yaml) || fix: `docker pull fnrun-test/does-not-exist:v9`"
                               " (fnrun pulls it on the first run under --image-pull-policy ifNotPresent)"]
     assert any("'kata' is not offered" in f and "fix: register it" in f and "runc" in f for f in found["runtimes"])
     assert found["container"][0].startswith("FAIL container no function container can run here")  # the probe, under kata
@@ -68,3 +68,32 @@ def test_builtins_without_namespaces_are_a_problem_with_a_fix(monkeypatch) -> No
     assert finding.problem and "not confined" in finding.text and "--no-builtin" in (finding.fix or "")
     monkeypatch.undo()
     assert not doctor.builtins().problem  # this machine gives them (root or unprivileged user namespaces)
+
+
+def test_doctor_looks_for_every_image_the_kptfiles_name(tmp_path: Path) -> None:
+    """What `render` would start counts as much as what `run` would: Kptfile pipelines at any depth."""
+    kptfile = "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: {name}\npipeline:\n  mutators:\n  - image: {image}\n"
+    write_package(tmp_path, {
+        "Kptfile": kptfile.format(name="app", image="fnrun-test/identity:v1"),
+        "db/Kptfile": kptfile.format(name="db", image="fnrun-test/not-built-anywhere:v3"),
+        "db/cache/Kptfile": kptfile.format(name="cache", image="fnrun-test/not-built-anywhere:v3"),
+    })
+    result = fnrun("doctor", str(tmp_path), env={"DOCKER_HOST": ""})
+    assert result.code == 1, result
+    assert lines(result.stdout)["image"] == [
+        "ok   image     fnrun-test/identity:v1 present",
+        "FAIL image     fnrun-test/not-built-anywhere:v3 is not present (declared in db/Kptfile and 1 more) || fix: "
+        "`docker pull fnrun-test/not-built-anywhere:v3` (fnrun pulls it on the first run under --image-pull-policy ifNotPresent)",
+    ]
+
+
+def test_doctor_reports_what_a_locked_run_would_refuse(tmp_path: Path) -> None:
+    write_package(tmp_path, {"a/fn.yaml": function_config("fnrun-test/identity:v1")})
+    assert fnrun("lock", str(tmp_path)).code == 0
+    write_package(tmp_path, {"b/fn.yaml": function_config("fnrun-test/label:v1")})
+    result = fnrun("doctor", str(tmp_path), env={"DOCKER_HOST": ""})
+    assert result.code == 1, result
+    found = lines(result.stdout)["image"]
+    assert found[0] == "ok   image     fnrun-test/identity:v1 present"
+    assert found[1].startswith("FAIL image     ") and "b/fn.yaml: image fnrun-test/label:v1 is not in" in found[1]
+    assert found[1].endswith("|| fix: run `fnrun lock` to add it, or pass --no-lock")

@@ -32,6 +32,8 @@ def check_policy(specs: list[FunctionSpec], options: RunOptions, root: Path) -> 
         source = _mount_source(root, None, mount)
         for spec in specs:
             _writable_mount_readable(spec, source, mount, options)
+    if options.lock is not None:  # a locked run: every image is the locked content, or nothing runs
+        options.lock.check(specs, options, root)
 
 
 def _writable_mount_readable(spec: FunctionSpec, source: Path, mount: MountSpec, options: RunOptions) -> None:
@@ -73,7 +75,7 @@ def invocation(spec: FunctionSpec, options: RunOptions, root: Path) -> Invocatio
         exec_path = (base / spec.exec_path).absolute()
     return Invocation(
         name=spec.name,
-        image=spec.image,
+        image=options.lock.reference(spec.image) if options.lock is not None and spec.image else spec.image,
         exec_path=exec_path,
         args=spec.args,
         env=env,
@@ -97,7 +99,10 @@ def choose_runtime(spec: FunctionSpec, call: Invocation, options: RunOptions, ru
 
 def in_process_runtime(spec: FunctionSpec, call: Invocation, options: RunOptions) -> Runtime | None:
     """The builtin runtime for a function that starts no container: a Starlark file, kpt's catalog
-    functions when asked, a catalog image's own code when that cannot differ from the image."""
+    functions when asked, a catalog image's own code when that cannot differ from the image; under
+    a lock, only what the lock lets answer."""
+    if options.lock is not None and spec.kind == "container":
+        return options.lock.in_process(spec, call, options)
     if spec.kind == "starlark" or (options.builtin_catalog and spec.kind == "container"):
         from orchestrator.runtimes.kpt_catalog import StarlarkFileRuntime, runtime_for_image
 

@@ -7,7 +7,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Protocol
+from typing import TYPE_CHECKING, Callable, Protocol
 
 from . import resourcelist, results
 from ..merge import scope
@@ -21,6 +21,9 @@ from ..resource import Resource
 from ..runtimes import Invocation, Runtime, RunOutput, Sandbox, get_runtime
 from .invocations import check_policy, choose_runtime, invocation
 from ..yamlio import fast
+
+if TYPE_CHECKING:
+    from ..lock.pinning import LockedImages
 
 
 @dataclass(frozen=True)
@@ -37,6 +40,7 @@ class RunOptions:
     builtin: bool = False  # run fnrun's catalog images in-process where equal (orchestrator.runtimes.builtin)
     builtin_catalog: bool = False  # kpt's catalog images by fnrun's own code (orchestrator.runtimes.kpt_catalog)
     jobs: int = 1  # --jobs: containers started ahead and independent functions run at once (orchestrator.run.units)
+    lock: "LockedImages | None" = None  # the fnrun.lock every container image is run by (orchestrator.lock.pinning)
 
 
 @dataclass

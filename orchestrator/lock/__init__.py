@@ -1,0 +1,1 @@
+"""Image locks (fnrun.lock) and air-gapped bundles: pinning function images to their content."""
