@@ -174,6 +174,7 @@ def run(
     exclude_local_config: bool = typer.Option(False, "--exclude-local-config", help="With --output - or stdin: leave out resources marked config.kubernetes.io/local-config (output meant for a cluster)."),
     origin_annotations: bool = typer.Option(False, "--origin-annotations", help="With --output -: annotate where each resource came from (config.kubernetes.io/origin)."),
     transformer_annotations: bool = typer.Option(False, "--transformer-annotations", help="With --output -: list the functions that changed each resource (config.kubernetes.io/transformations)."),
+    file_names: opts.FileNames = None,
     quiet: opts.Quiet = False,
     verbose: opts.Verbose = False,
     save: bool = typer.Option(False, "--save", "-s", help="Also add the --image function (its config and selectors) to the package's Kptfile pipeline, as kpt fn eval --save does."),
@@ -222,6 +223,7 @@ def run(
         exclude_local_config=exclude_local_config,
         origin_annotations=origin_annotations,
         transformer_annotations=transformer_annotations,
+        file_names=file_names,
         save=save,
         function_type=function_type,
         match=_selection(match_api_version, match_kind, match_name, match_namespace, match_labels, match_annotations),
@@ -266,6 +268,7 @@ def render(
     results_format: opts.ResultsFormat = None,
     results_dir: opts.ResultsDir = None,
     output: Optional[str] = typer.Option(None, "--output", "-o", help="stdout (a ResourceList), unwrap (a plain YAML stream) or a new DIR to write to; the package is left as it is."),
+    file_names: opts.FileNames = None,
     quiet: opts.Quiet = False,
     verbose: opts.Verbose = False,
     shard: Optional[str] = typer.Option(None, "--shard", help="I/N: render only this CI job's share of the independent packages (N jobs together render them all)."),
@@ -294,6 +297,7 @@ def render(
         unwrap=output == "unwrap",
         output_dir=Path(output) if output not in (None, "stdout", "-", "unwrap") else None,
         shard=shard,
+        file_names=file_names,
         **opts.shared_fields(locals()),
     )
     api.run(request)

@@ -60,6 +60,7 @@ class RunRequest:
     function_type: str = "mutator"  # which list --save adds to: mutator | validator
     match: tuple[tuple[str, str], ...] = ()  # --match-* flags as (selector field, value): the function sees only resources matching all
     exclude: tuple[tuple[str, str], ...] = ()  # --exclude-* flags: resources matching all of them are not sent
+    file_names: str | None = None  # --file-names kind_name | name_kind; None: render names as kpt, run as fnrun
 
 
 @dataclass(frozen=True)
@@ -156,6 +157,8 @@ def pipeline_inputs(request: RunRequest, root: Path | None) -> tuple["RunOptions
         builtin=request.builtin and builtin_by_environment(),
         builtin_catalog=request.builtin_catalog or kpt_catalog.enabled_by_environment(),
         jobs=default_jobs() if request.jobs is None else parse_jobs(request.jobs),
+        file_names=_file_names(request),
+        absolute_in_package=isinstance(request, RenderRequest),
     )
     if request.image or request.exec_path:
         return options, [_selecting(adhoc(root, request.image, request.exec_path, request.fn_config, request.arguments), request)]
@@ -164,6 +167,17 @@ def pipeline_inputs(request: RunRequest, root: Path | None) -> tuple["RunOptions
     if request.match or request.exclude:
         raise InputError("--match-* and --exclude-* choose what the function given with --image or --exec sees; give one")
     return options, None
+
+
+def _file_names(request: RunRequest) -> str:
+    """kpt's `kind_name.yaml` for render (kpt fn render names new files so), fnrun's
+    `name_kind.yaml` for run (SPEC-NOTES), unless --file-names says otherwise."""
+    from .annotations import FILE_NAMES
+
+    chosen = request.file_names or ("kind_name" if isinstance(request, RenderRequest) else "name_kind")
+    if chosen not in FILE_NAMES:
+        raise InputError(f"--file-names {chosen!r}: use {' or '.join(FILE_NAMES)}")
+    return chosen
 
 
 def _selecting(spec: "FunctionSpec", request: RunRequest) -> "FunctionSpec":

@@ -59,8 +59,11 @@ def merge_back(resources: list[Resource], positions: list[int], output: list[Res
     return merged
 
 
-def reconcile(spec: FunctionSpec, sent: list[Resource], output: list[Resource]) -> list[Resource]:
-    """Make each output item's path/index twins agree (SPEC-NOTES) and give new items a path."""
+def reconcile(spec: FunctionSpec, sent: list[Resource], output: list[Resource], naming: str = "name_kind",
+              absolute_in_package: bool = False) -> list[Resource]:
+    """Make each output item's path/index twins agree (SPEC-NOTES) and give new items a path
+    (`naming`: annotations.FILE_NAMES). With `absolute_in_package`, as kpt's render does, a path a
+    function wrote as absolute (`/another/out.yaml`) is taken below the function's directory."""
     sent_by_identity = _unique_identities(sent)
     new_paths: Counter[str] = Counter()
     result = []
@@ -72,13 +75,23 @@ def reconcile(spec: FunctionSpec, sent: list[Resource], output: list[Resource]) 
             value = _twin(spec, data, public, internal, original)
             if value is not None:
                 fixes[public] = fixes[internal] = value
+        if absolute_in_package:
+            _in_package(spec, data, fixes)
         if ann.PATH not in fixes and ann.get_path(data) is None:
-            path = ann.default_path(data, spec.directory)
+            path = ann.default_path(data, spec.directory, naming)
             fixes[ann.PATH] = fixes[ann.INTERNAL_PATH] = path
             fixes[ann.INDEX] = fixes[ann.INTERNAL_INDEX] = str(new_paths[path])
             new_paths[path] += 1
         result.append(_with_annotations(item, fixes) if fixes else item)
     return result
+
+
+def _in_package(spec: FunctionSpec, data: dict, fixes: dict[str, str]) -> None:
+    """An absolute path made relative to the function's directory, in both twins."""
+    path = fixes.get(ann.PATH, ann.get_path(data))
+    if path is not None and path.startswith("/"):
+        inside = posixpath.normpath(posixpath.join(spec.directory, path.lstrip("/")))
+        fixes[ann.PATH] = fixes[ann.INTERNAL_PATH] = inside
 
 
 def _unique_identities(resources: list[Resource]) -> dict[tuple[str, str, str, str], Resource]:

@@ -37,6 +37,8 @@ class RunOptions:
     builtin: bool = False  # run fnrun's catalog images in-process where equal (orchestrator.runtimes.builtin)
     builtin_catalog: bool = False  # kpt's catalog images by fnrun's own code (orchestrator.runtimes.kpt_catalog)
     jobs: int = 1  # --jobs: containers started ahead and independent functions run at once (orchestrator.run.units)
+    file_names: str = "name_kind"  # --file-names: how a new resource without a path is named (annotations.FILE_NAMES)
+    absolute_in_package: bool = False  # render, as kpt: a function's absolute path lies below its directory
 
 
 @dataclass
@@ -246,7 +248,7 @@ def run_scoped(
             count = sum(1 for r in report.results if r["severity"] == "error")
             raise FunctionError(f"function {spec.name} reported {count} error result(s)")
         assert decoded is not None
-        new_items = scope.reconcile(spec, items, decoded.items)
+        new_items = scope.reconcile(spec, items, decoded.items, options.file_names, options.absolute_in_package)
         _check_item_paths(spec, root, new_items)
     except FunctionError as err:
         report.error = str(err)
