@@ -97,14 +97,13 @@ def main() -> int:
 
 
 def expected_cases(root: Path) -> list[Path]:
-    """Every directory below root that holds `.expected/`, at any depth, in path order (a case's
-    own subpackages are part of it, never cases of their own)."""
+    """Every directory below root that holds `.expected/`, at any depth, in path order (what the
+    suites' own runners take as a case)."""
     found = []
-    for entry in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")):
+    for entry in sorted(p for p in root.iterdir() if p.is_dir() and p.name != ".expected"):
         if (entry / ".expected").is_dir():
             found.append(entry)
-        else:
-            found += expected_cases(entry)
+        found += expected_cases(entry)
     return found
 
 

@@ -72,6 +72,7 @@ class RenderRequest(RunRequest):
     record_status: bool = True  # status.conditions/renderStatus in the root Kptfile (in place only)
     output_dir: Path | None = None  # -o DIR: write the rendered package there, the source untouched
     unwrap: bool = False  # -o unwrap: the resources as a plain YAML stream on stdout
+    strict_results: bool = False  # --strict-results: an error result fails a step that exits 0 (kpt records it and goes on)
 
 
 def selections(request: RunRequest) -> tuple[list[dict], list[dict]]:
@@ -159,6 +160,7 @@ def pipeline_inputs(request: RunRequest, root: Path | None) -> tuple["RunOptions
         jobs=default_jobs() if request.jobs is None else parse_jobs(request.jobs),
         file_names=_file_names(request),
         absolute_in_package=isinstance(request, RenderRequest),
+        error_results_fail=not isinstance(request, RenderRequest) or request.strict_results,
     )
     if request.image or request.exec_path:
         return options, [_selecting(adhoc(root, request.image, request.exec_path, request.fn_config, request.arguments), request)]

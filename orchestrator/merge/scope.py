@@ -21,10 +21,11 @@ from ..yamlio import fast, roundtrip
 def split(spec: FunctionSpec, resources: list[Resource]) -> tuple[list[Resource], list[int]]:
     """The items a function receives and their positions in `resources`: those in its scope and
     chosen by its selectors (kpt's `selectors`/`exclude`, `run --match-*/--exclude-*`), its own
-    config excluded (SPEC-NOTES; issue 11 for render, as kpt since kptdev/kpt#4673). The others
-    pass through untouched."""
+    config excluded (SPEC-NOTES; for render too, as kpt since kptdev/kpt#4673) unless it is
+    an item too (`run --fn-config` of a file in the package, as kpt fn eval). The others pass
+    through untouched."""
     items, positions = [], []
-    config = spec.config
+    config = None if spec.config_also_item else spec.config
     config_at = (config.path, config.index) if config is not None and config.path is not None else None
     for position, resource in enumerate(resources):
         if resource is config or (config_at is not None and (resource.path, resource.index) == config_at):

@@ -50,6 +50,7 @@ class FunctionSpec:
     selectors: tuple[Selector, ...] = ()  # the function sees the resources any of these match
     exclude: tuple[Selector, ...] = ()  # ... and none of these matches
     config_in_package: bool = False  # render: a configPath/configRef resource, read as earlier steps left it
+    config_also_item: bool = False  # run --fn-config FILE in the package: FILE's resource is an item too, as in kpt fn eval
 
     @property
     def name(self) -> str:
@@ -218,7 +219,8 @@ def adhoc(
     arguments: tuple[str, ...] = (),
 ) -> FunctionSpec:
     """The one function given on the command line: `--image`/`--exec` with `k=v` arguments (a
-    ConfigMap functionConfig, as kpt builds it) or `--fn-config FILE`. It sees the whole package."""
+    ConfigMap functionConfig, as kpt builds it) or `--fn-config FILE`. It sees the whole package,
+    FILE's resource included when FILE lies in it (kpt fn eval hands it over as both)."""
     if (image is None) == (exec_path is None):
         raise InputError("give exactly one of --image or --exec")
     if fn_config is not None and arguments:
@@ -244,7 +246,8 @@ def adhoc(
     kind = "container" if image else "exec"
     if exec_path is not None:
         exec_path = str(Path(exec_path).absolute())  # relative to where the user typed it, not to the config
-    return FunctionSpec(kind=kind, image=image, exec_path=exec_path, config=config, declared_in=declared_in, global_scope=True)
+    return FunctionSpec(kind=kind, image=image, exec_path=exec_path, config=config, declared_in=declared_in, global_scope=True,
+                        config_also_item=declared_in is not None)
 
 
 def _config_file(root: Path | None, path: Path) -> tuple[Resource, str | None]:
