@@ -10,21 +10,7 @@ import textwrap
 from pathlib import Path
 
 from pipeline_helpers import assert_one_line_error, fnrun
-
-from orchestrator.yamlio import fast
-
-ON = {"FNRUN_BUILTIN_CATALOG": "1"}
-CATALOG = "ghcr.io/kptdev/krm-functions-catalog"
-
-
-def write(root: Path, files: dict[str, str]) -> None:
-    for name, text in files.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(textwrap.dedent(text).lstrip())
-
-
-def docs(path: Path) -> list[dict]:
-    return [d for d in fast.load_all(path.read_text(), path.name) if d is not None]
+from test_kpt_conformance import CATALOG, ON, docs, write
 
 
 def replacements(root: Path, config: str) -> None:
