@@ -371,3 +371,25 @@ def test_the_conformance_bench_takes_every_expected_folder_at_any_depth(tmp_path
     (tmp_path / "group/deeper/c/sub-package-of-c/.expected").mkdir()
     assert [p.relative_to(tmp_path).as_posix() for p in expected_cases(tmp_path)] == [
         "a", "group/b", "group/deeper/c", "group/deeper/c/sub-package-of-c"]
+
+
+def test_the_builtin_catalog_serves_an_eval_pipe(tmp_path: Path) -> None:
+    """kpt's out-of-place-fnchain-stdout: render to stdout, then catalog functions over stdin, one
+    after another, all in-process; the files are left alone and the Kptfile comes through last."""
+    write(tmp_path, {"Kptfile": KPTFILE + f"""
+            - image: {CATALOG}/set-namespace:latest
+              configMap:
+                namespace: staging
+    """, "app.yaml": APP})
+    before = (tmp_path / "app.yaml").read_text()
+    rendered = fnrun("render", str(tmp_path), "-o", "stdout", "-q", env=ON)
+    assert rendered.code == 0, rendered.stderr
+    annotated = fnrun("run", "-", "--image", f"{CATALOG}/set-annotations:latest", "-q", "--", "foo=bar", stdin=rendered.stdout, env=ON)
+    assert annotated.code == 0, annotated.stderr
+    labelled = fnrun("run", "-", "--image", f"{CATALOG}/set-labels:latest", "-q", "--", "tier=backend", stdin=annotated.stdout, env=ON)
+    assert labelled.code == 0, labelled.stderr
+    items = fast.load(labelled.stdout, "stdout")["items"]
+    assert [item["kind"] for item in items] == ["Service", "Kptfile"]
+    assert items[0]["metadata"]["namespace"] == "staging" and items[0]["metadata"]["labels"] == {"tier": "backend"}
+    assert items[0]["metadata"]["annotations"]["foo"] == "bar"
+    assert (tmp_path / "app.yaml").read_text() == before
