@@ -201,7 +201,7 @@ def _run_case(case: Path, name: str, fnrun: str, workdir: Path, builtin_catalog:
             done = _run_exec_sh(case, actual, fnrun, extra)
         else:
             if config.get("testType") == "eval":
-                command = [fnrun, "run", str(actual), "--image", str(config.get("image")), "--image-pull-policy", "never", "--quiet", "--file-names", "kind_name"]
+                command = [fnrun, "run", str(actual), "--image", str(config.get("image")), "--image-pull-policy", "never", "--quiet", "--file-names", "kind_name", "--fn-config-as-item"]
                 command += ["--fn-config", str(actual / config["fnConfig"])] if config.get("fnConfig") else []
                 command += [*extra, "--", *(f"{k}={v}" for k, v in (config.get("args") or {}).items())]
             else:

@@ -2,8 +2,9 @@
 PATH): `kpt fn render ARGS` becomes `fnrun render ARGS` and `kpt fn eval ARGS` becomes `fnrun run
 ARGS`, the arguments as the script wrote them (no directory, `-`, `-i`, `-o unwrap`, `--exec`...:
 kpt's spellings are fnrun's to accept), with $FNRUN's own flags added (`--builtin-catalog`) and,
-for eval, kpt's `kind_name.yaml` naming of new files. Any other kpt command exits 127 with a
-line saying so.
+for eval, the flags that give kpt fn eval's behaviour where `fnrun run` differs on purpose: new
+files named `kind_name.yaml`, an --fn-config file of the package handed over as an item too. Any
+other kpt command exits 127 with a line saying so.
 
     FNRUN="fnrun --builtin-catalog" conformance_shim.py fn eval --image IMG --fn-config F -- k=v
 """
@@ -26,7 +27,7 @@ def main(argv: list[str]) -> int:
     args, rest = argv[2:], []
     if "--" in args:
         args, rest = args[: args.index("--")], args[args.index("--"):]
-    own = fnrun[1:] + (["--file-names", "kind_name"] if argv[1] == "eval" else [])
+    own = fnrun[1:] + (["--file-names", "kind_name", "--fn-config-as-item"] if argv[1] == "eval" else [])
     os.execvp(fnrun[0], [fnrun[0], COMMANDS[argv[1]], *args, *own, *rest])
 
 

@@ -61,6 +61,7 @@ class RunRequest:
     match: tuple[tuple[str, str], ...] = ()  # --match-* flags as (selector field, value): the function sees only resources matching all
     exclude: tuple[tuple[str, str], ...] = ()  # --exclude-* flags: resources matching all of them are not sent
     file_names: str | None = None  # --file-names kind_name | name_kind; None: render names as kpt, run as fnrun
+    fn_config_as_item: bool = False  # --fn-config-as-item: the --fn-config file, inside the package, is an item too (kpt fn eval)
 
 
 @dataclass(frozen=True)
@@ -163,7 +164,7 @@ def pipeline_inputs(request: RunRequest, root: Path | None) -> tuple["RunOptions
         error_results_fail=not isinstance(request, RenderRequest) or request.strict_results,
     )
     if request.image or request.exec_path:
-        return options, [_selecting(adhoc(root, request.image, request.exec_path, request.fn_config, request.arguments), request)]
+        return options, [_selecting(adhoc(root, request.image, request.exec_path, request.fn_config, request.arguments, request.fn_config_as_item), request)]
     if request.arguments or request.fn_config:
         raise InputError("key=value arguments and --fn-config go with --image or --exec")
     if request.match or request.exclude:
