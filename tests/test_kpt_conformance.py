@@ -399,3 +399,21 @@ def test_the_builtin_catalog_serves_an_eval_pipe(tmp_path: Path) -> None:
     assert items[0]["metadata"]["namespace"] == "staging" and items[0]["metadata"]["labels"] == {"tier": "backend"}
     assert items[0]["metadata"]["annotations"]["foo"] == "bar"
     assert (tmp_path / "app.yaml").read_text() == before
+
+
+def test_the_conformance_bench_runs_a_missing_image_case_only_when_the_absence_is_the_point(tmp_path: Path) -> None:
+    """A case expecting a failure whose image is missing: kpt's missing-fn-image expects the
+    engine's "no such image" and runs (fnrun must fail it too); kubeval-failure expects
+    kubeconform's verdict, which a missing image would only fake, so it cannot run."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    from conformance_render import _cannot_run
+
+    kptfile = KPTFILE + "        - image: example.invalid/fnrun-absent:v0\n"
+    for name, stderr in (("absence", "No such image"), ("verdict", "[error] spec.replicas: got string")):
+        write(tmp_path / name, {"Kptfile": kptfile, ".expected/config.yaml": f"exitCode: 1\nstdErr: {stderr!r}\n"})
+    assert _cannot_run(tmp_path / "absence", {"exitCode": 1, "stdErr": "No such image"}, True) is None
+    reason = _cannot_run(tmp_path / "verdict", {"exitCode": 1, "stdErr": "[error] spec.replicas: got string"}, True)
+    assert reason is not None and "example.invalid/fnrun-absent:v0" in reason and "wrong reason" in reason
+    assert "needs example.invalid/fnrun-absent:v0" in (_cannot_run(tmp_path / "verdict", {}, True) or "")
