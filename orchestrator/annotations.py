@@ -91,11 +91,16 @@ def default_prefix(index: int) -> str:
     return "" if index == 0 else DEFAULT_SEPARATOR
 
 
-def default_path(data: dict, directory: str = "") -> str:
-    """Where a resource with no path goes: `<dir>/<name>_<kind>.yaml`, lowercased (SPEC-NOTES)."""
+FILE_NAMES = ("kind_name", "name_kind")  # kpt's `deployment_web.yaml`, fnrun's own `web_deployment.yaml`
+
+
+def default_path(data: dict, directory: str = "", naming: str = "name_kind") -> str:
+    """Where a resource with no path goes: `<dir>/<name>_<kind>.yaml`, lowercased (SPEC-NOTES), or
+    with `kind_name` kpt's `<dir>/<kind>_<name>.yaml` (kind lowercased, the name as it is)."""
     meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
-    name = f"{meta.get('name') or 'unnamed'}_{data.get('kind') or 'resource'}.yaml".lower()
-    return f"{directory.rstrip('/')}/{name}" if directory.strip("/.") else name
+    name, kind = str(meta.get("name") or "unnamed"), str(data.get("kind") or "resource")
+    file = f"{kind.lower()}_{name}.yaml" if naming == "kind_name" else f"{name}_{kind}.yaml".lower()
+    return f"{directory.rstrip('/')}/{file}" if directory.strip("/.") else file
 
 
 def without_stripped(data: dict) -> dict:

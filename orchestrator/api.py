@@ -123,7 +123,11 @@ def run(request: RunRequest, events: "Events | None" = None, stdout: IO[str] | N
         elif document is None and (from_stdin or request.to_stdout):
             if request.exclude_local_config:
                 resources = [r for r in resources if str(ann.annotations_of(r.data).get(ann.LOCAL_CONFIG)).lower() != "true"]
-            out.write(resourcelist.encode_stream(resources) if getattr(request, "unwrap", False) else resourcelist.encode(resources))
+            from .render import output as render_output  # stdout only: not loaded by every run
+
+            if isinstance(request, RenderRequest):
+                resources = render_output.kptfiles_last(resources)
+            out.write(render_output.unwrapped(resources) if getattr(request, "unwrap", False) else resourcelist.encode(resources))
         if request.check and summary.plan is not None and summary.plan.changes:
             raise diff.Drift(diff.drift_message(request.directory, summary.plan, summary.command))
     except FnrunError as err:
@@ -158,7 +162,11 @@ def _render(request: RenderRequest, root: Path, options: "RunOptions", events: "
     with kpt.dev/save-on-render-failure, what rendered) before its error is raised."""
     from .render.runner import RenderOptions, render_package
 
+    from .render.output import check_output_dir
+
     in_place = not (request.to_stdout or request.output_dir is not None)
+    if request.output_dir is not None:
+        check_output_dir(request.output_dir)
     record = request.record_status and in_place and not request.check
     outcome = render_package(root, RenderOptions(options, request.image_prefix, record, shard_of(request)), events, in_place=in_place)
     if outcome.failure is not None:
@@ -167,8 +175,6 @@ def _render(request: RenderRequest, root: Path, options: "RunOptions", events: "
         raise outcome.failure
     if request.output_dir is not None:
         target = request.output_dir
-        if target.exists() and (not target.is_dir() or any(target.iterdir())):
-            raise InputError(f"{target}: -o DIR must be a new or empty directory")
         outcome.plan = writeback.plan(target, outcome.resources)
     return outcome
 

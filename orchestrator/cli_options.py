@@ -14,7 +14,7 @@ PullPolicy = Annotated[str, typer.Option("--image-pull-policy", help="always | i
 Timeout = Annotated[float, typer.Option("--timeout", help="Seconds before a function is killed and the command fails.")]
 NoCache = Annotated[bool, typer.Option("--no-cache", help="Run every container function even when an identical run's result is cached (FNRUN_CACHE=0 does the same).")]
 NoBuiltin = Annotated[bool, typer.Option("--no-builtin", help="Start fnrun's catalog images as containers even where their code could run in-process (FNRUN_BUILTIN=0 does the same).")]
-BuiltinCatalog = Annotated[bool, typer.Option("--builtin-catalog", help="Run kpt's set-namespace, set-labels, set-annotations, set-image, apply-setters, search-replace and starlark images by fnrun's own in-process versions (FNRUN_BUILTIN_CATALOG=1 does the same).")]
+BuiltinCatalog = Annotated[bool, typer.Option("--builtin-catalog", help="Run kpt's set-namespace, set-labels, set-annotations, set-image, apply-setters, search-replace, apply-replacements, starlark (and its test functions no-op, drop-comments) images by fnrun's own in-process versions (FNRUN_BUILTIN_CATALOG=1 does the same).")]
 MaxOutput = Annotated[str, typer.Option("--max-output", help="Most a function may write on stdout (k/M/G) before it is killed and the command fails.")]
 Memory = Annotated[str, typer.Option("--memory", help="Memory limit per function container.")]
 PidsLimit = Annotated[int, typer.Option("--pids-limit", help="Process limit per function container.")]
@@ -30,6 +30,7 @@ ResultsFormat = Annotated[Optional[str], typer.Option("--results-format", help="
 ResultsDir = Annotated[Optional[Path], typer.Option("--results-dir", help="Write every function's results to DIR/results.yaml.")]
 Jobs = Annotated[Optional[int], typer.Option("--jobs", "-j", help="Containers started ahead and independent work (sibling packages, functions with disjoint scopes) at once (default min(4, CPUs); FNRUN_JOBS); 1 runs one at a time.")]
 NoLock = Annotated[bool, typer.Option("--no-lock", help="Run images by their tags even where a fnrun.lock pins them (see `fnrun lock --help`).")]
+FileNames = Annotated[Optional[str], typer.Option("--file-names", help="kind_name (kpt's deployment_web.yaml; render's default) or name_kind (fnrun's web_deployment.yaml; run's default): how a new resource without a path is named.")]
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="Only print failures and the final error.")]
 Verbose = Annotated[bool, typer.Option("--verbose", "-v", help="Also print what each function ran on, its stderr in full, and every file written.")]
 

@@ -61,6 +61,8 @@ class RunRequest:
     match: tuple[tuple[str, str], ...] = ()  # --match-* flags as (selector field, value): the function sees only resources matching all
     exclude: tuple[tuple[str, str], ...] = ()  # --exclude-* flags: resources matching all of them are not sent
     lock: bool = True  # obey the fnrun.lock governing the package, if there is one (--no-lock: do not)
+    file_names: str | None = None  # --file-names kind_name | name_kind; None: render names as kpt, run as fnrun
+    fn_config_as_item: bool = False  # --fn-config-as-item: the --fn-config file, inside the package, is an item too (kpt fn eval)
 
 
 @dataclass(frozen=True)
@@ -72,6 +74,7 @@ class RenderRequest(RunRequest):
     record_status: bool = True  # status.conditions/renderStatus in the root Kptfile (in place only)
     output_dir: Path | None = None  # -o DIR: write the rendered package there, the source untouched
     unwrap: bool = False  # -o unwrap: the resources as a plain YAML stream on stdout
+    strict_results: bool = False  # --strict-results: an error result fails a step that exits 0 (kpt records it and goes on)
 
 
 def selections(request: RunRequest) -> tuple[list[dict], list[dict]]:
@@ -158,9 +161,12 @@ def pipeline_inputs(request: RunRequest, root: Path | None) -> tuple["RunOptions
         builtin_catalog=request.builtin_catalog or kpt_catalog.enabled_by_environment(),
         jobs=default_jobs() if request.jobs is None else parse_jobs(request.jobs),
         lock=_governing_lock(request, root),
+        file_names=_file_names(request),
+        absolute_in_package=isinstance(request, RenderRequest),
+        error_results_fail=not isinstance(request, RenderRequest) or request.strict_results,
     )
     if request.image or request.exec_path:
-        return options, [_selecting(adhoc(root, request.image, request.exec_path, request.fn_config, request.arguments), request)]
+        return options, [_selecting(adhoc(root, request.image, request.exec_path, request.fn_config, request.arguments, request.fn_config_as_item), request)]
     if request.arguments or request.fn_config:
         raise InputError("key=value arguments and --fn-config go with --image or --exec")
     if request.match or request.exclude:
@@ -175,6 +181,15 @@ def _governing_lock(request: RunRequest, root: Path | None):
     from .lock.pinning import governing
 
     return governing(root)
+def _file_names(request: RunRequest) -> str:
+    """kpt's `kind_name.yaml` for render (kpt fn render names new files so), fnrun's
+    `name_kind.yaml` for run (SPEC-NOTES), unless --file-names says otherwise."""
+    from .annotations import FILE_NAMES
+
+    chosen = request.file_names or ("kind_name" if isinstance(request, RenderRequest) else "name_kind")
+    if chosen not in FILE_NAMES:
+        raise InputError(f"--file-names {chosen!r}: use {' or '.join(FILE_NAMES)}")
+    return chosen
 
 
 def _selecting(spec: "FunctionSpec", request: RunRequest) -> "FunctionSpec":

@@ -345,7 +345,7 @@ def test_a_resource_two_selectors_match_is_sent_once_where_kpt_sends_it_twice(tm
     by_kpt, by_fnrun, _, fnrun_dir = render_both(tmp_path, files)
     assert by_kpt.returncode != 0 and "already exists" in by_kpt.stderr
     assert by_fnrun.code == 0, by_fnrun.stderr
-    assert sorted(as_data(fnrun_dir)) == ["Kptfile", "a.yaml", "extra_configmap.yaml"]
+    assert sorted(as_data(fnrun_dir)) == ["Kptfile", "a.yaml", "configmap_extra.yaml"]  # kpt's <kind>_<name>.yaml
 
 
 def test_exec_steps_results_dir_and_results_format(tmp_path: Path) -> None:

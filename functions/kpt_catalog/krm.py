@@ -100,10 +100,11 @@ def load(raw: bytes, with_comments: bool) -> Any:
     return YAML(typ="rt").load(raw)
 
 
-def main(transform: Transform, prog: str, with_comments: bool = False, emit_comments: bool = False) -> None:
+def main(transform: Transform, prog: str, with_comments: bool = False, emit_comments: bool = False, error_exit: int = 1) -> None:
     """Run `transform` over the ResourceList on stdin. `with_comments` hands it ruamel's
     round-trip nodes; `emit_comments` also writes them back as YAML, so comments the function
-    adds reach the files (JSON, faster to read back, carries none)."""
+    adds reach the files (JSON, faster to read back, carries none). `error_exit`: the exit code
+    with an error result (the catalog's newer functions report a bad config and exit 0)."""
     raw = sys.stdin.buffer.read()
     try:
         resource_list = load(raw, with_comments) or {}
@@ -129,7 +130,7 @@ def main(transform: Transform, prog: str, with_comments: bool = False, emit_comm
         YAML(typ="rt").dump(resource_list, sys.stdout)
     else:
         sys.stdout.write(json.dumps(plain(resource_list) if with_comments else resource_list))
-    sys.exit(1 if any(r.get("severity") == "error" for r in results) else 0)
+    sys.exit(error_exit if any(r.get("severity") == "error" for r in results) else 0)
 
 
 def group_of(item: Item) -> str:

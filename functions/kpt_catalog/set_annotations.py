@@ -25,6 +25,8 @@ FIELDS: dict[str, list[str]] = {
 
 def set_annotations(items: list[krm.Item], config: krm.Item) -> list[dict]:
     annotations = krm.string_map(config, "annotations", "SetAnnotations", "SetAnnotationConfig")
+    if not annotations:
+        raise krm.ConfigError("input annotation list cannot be empty")
     extra = config.get("additionalAnnotationFields") or config.get("fieldSpecs") or [] if config.get("kind") != "ConfigMap" else []
     if not isinstance(extra, list) or not all(isinstance(f, dict) and f.get("path") for f in extra):
         raise krm.ConfigError("set-annotations: each additionalAnnotationFields entry needs a `path`")

@@ -36,6 +36,11 @@ FIELDS: dict[str, list[tuple[str, bool]]] = {
 }
 
 
+# A document without a kind (a kustomization.yaml kpt hands over too) matches every kind's fields,
+# as kpt's set-labels does: it gets spec.selector and spec.selector.matchLabels, made where missing.
+_ANY_KIND = list(dict.fromkeys(field for fields in FIELDS.values() for field in fields))
+
+
 def set_labels(items: list[krm.Item], config: krm.Item) -> list[dict]:
     labels = krm.string_map(config, "labels", "SetLabels")
     if not labels:
@@ -43,7 +48,8 @@ def set_labels(items: list[krm.Item], config: krm.Item) -> list[dict]:
     for item in items:
         if krm.is_local_config(item):
             continue  # never applied to a cluster (the Kptfile, function configs)
-        targets = [(["metadata", "labels"], True), *((p.split("/"), 2 if c else False) for p, c in FIELDS.get(str(item.get("kind")), []))]
+        fields = FIELDS.get(str(item.get("kind")), []) if item.get("kind") else _ANY_KIND
+        targets = [(["metadata", "labels"], True), *((p.split("/"), 2 if c else False) for p, c in fields)]
         for path, create in targets:
             for mapping in krm.walk(item, path, create):
                 mapping.update(labels)

@@ -4,8 +4,9 @@ script over the ResourceList.
 The script comes from a `StarlarkRun`'s `source` (its `params` are read through the
 functionConfig), a ConfigMap's `data.source`, or `--source TEXT --name FILE` (kustomize's declared
 form: fnrun reads the file). It sees `ctx.resource_list` (`items`, `functionConfig`) and edits it in
-place; `ctx.environment` is the function's environment; `ctx.open_api` is empty (fnrun has no
-cluster schema). `print` goes to stderr, `fail(msg)` is an error result. The interpreter is
+place; `ctx.environment` is the function's environment; `ctx.open_api` is the Kubernetes API
+schema shipped in data/kubernetes-openapi.json.gz (read only by scripts that name it; made by
+scripts/gen_k8s_openapi.py). `print` goes to stderr, `fail(msg)` is an error result. The interpreter is
 go.starlark.net, kpt's own, with kpt's options: `set`, recursion and `while`, global reassignment.
 It has no file system or network; `load()` gives the libraries functions/kpt_catalog/starlib.py
 provides of those kpt's image bundles.
@@ -91,6 +92,18 @@ def one_line(err: Exception, filename: str) -> str:
     return re.sub(re.escape(filename) + r":(\d+):", lambda m: f"{filename}:{int(m.group(1)) - 1}:", line)
 
 
+OPENAPI = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "kubernetes-openapi.json.gz")
+
+
+def kubernetes_openapi() -> dict:
+    """The Kubernetes API schema (OpenAPI 2 `definitions`), as kpt's starlark gives `ctx.open_api`."""
+    import gzip
+    import json
+
+    with gzip.open(OPENAPI, "rb") as handle:
+        return json.load(handle)
+
+
 def run_script(items: list[krm.Item], config: krm.Item, given: tuple[str, str] | None = None) -> list[dict]:
     import starlark_go
 
@@ -98,7 +111,8 @@ def run_script(items: list[krm.Item], config: krm.Item, given: tuple[str, str] |
     starlark_go.configure_starlark(allow_set=True, allow_global_reassign=True, allow_recursion=True)
     resource_list = {"items": items, "functionConfig": config}
     interpreter = starlark_go.Starlark(print=lambda text: print(text, file=sys.stderr, flush=True))
-    interpreter.set(_fnrun_ctx={"resource_list": resource_list, "environment": dict(os.environ), "open_api": {}})
+    open_api = kubernetes_openapi() if "open_api" in source else {}
+    interpreter.set(_fnrun_ctx={"resource_list": resource_list, "environment": dict(os.environ), "open_api": open_api})
     source, loaded = starlib.rewrite_loads(source)
     if loaded:
         interpreter.set(_fnrun_lib=starlib.modules())

@@ -21,10 +21,11 @@ from ..yamlio import fast, roundtrip
 def split(spec: FunctionSpec, resources: list[Resource]) -> tuple[list[Resource], list[int]]:
     """The items a function receives and their positions in `resources`: those in its scope and
     chosen by its selectors (kpt's `selectors`/`exclude`, `run --match-*/--exclude-*`), its own
-    config excluded (SPEC-NOTES; issue 11 for render, as kpt since kptdev/kpt#4673). The others
-    pass through untouched."""
+    config excluded (SPEC-NOTES; for render too, as kpt since kptdev/kpt#4673) unless it is
+    an item too (`run --fn-config` of a file in the package, as kpt fn eval). The others pass
+    through untouched."""
     items, positions = [], []
-    config = spec.config
+    config = None if spec.config_also_item else spec.config
     config_at = (config.path, config.index) if config is not None and config.path is not None else None
     for position, resource in enumerate(resources):
         if resource is config or (config_at is not None and (resource.path, resource.index) == config_at):
@@ -59,8 +60,11 @@ def merge_back(resources: list[Resource], positions: list[int], output: list[Res
     return merged
 
 
-def reconcile(spec: FunctionSpec, sent: list[Resource], output: list[Resource]) -> list[Resource]:
-    """Make each output item's path/index twins agree (SPEC-NOTES) and give new items a path."""
+def reconcile(spec: FunctionSpec, sent: list[Resource], output: list[Resource], naming: str = "name_kind",
+              absolute_in_package: bool = False) -> list[Resource]:
+    """Make each output item's path/index twins agree (SPEC-NOTES) and give new items a path
+    (`naming`: annotations.FILE_NAMES). With `absolute_in_package`, as kpt's render does, a path a
+    function wrote as absolute (`/another/out.yaml`) is taken below the function's directory."""
     sent_by_identity = _unique_identities(sent)
     new_paths: Counter[str] = Counter()
     result = []
@@ -72,13 +76,23 @@ def reconcile(spec: FunctionSpec, sent: list[Resource], output: list[Resource]) 
             value = _twin(spec, data, public, internal, original)
             if value is not None:
                 fixes[public] = fixes[internal] = value
+        if absolute_in_package:
+            _in_package(spec, data, fixes)
         if ann.PATH not in fixes and ann.get_path(data) is None:
-            path = ann.default_path(data, spec.directory)
+            path = ann.default_path(data, spec.directory, naming)
             fixes[ann.PATH] = fixes[ann.INTERNAL_PATH] = path
             fixes[ann.INDEX] = fixes[ann.INTERNAL_INDEX] = str(new_paths[path])
             new_paths[path] += 1
         result.append(_with_annotations(item, fixes) if fixes else item)
     return result
+
+
+def _in_package(spec: FunctionSpec, data: dict, fixes: dict[str, str]) -> None:
+    """An absolute path made relative to the function's directory, in both twins."""
+    path = fixes.get(ann.PATH, ann.get_path(data))
+    if path is not None and path.startswith("/"):
+        inside = posixpath.normpath(posixpath.join(spec.directory, path.lstrip("/")))
+        fixes[ann.PATH] = fixes[ann.INTERNAL_PATH] = inside
 
 
 def _unique_identities(resources: list[Resource]) -> dict[tuple[str, str, str, str], Resource]:

@@ -33,8 +33,10 @@ def split_tag(image: str) -> tuple[str, str | None]:
     return image, None
 
 
-def resolve(image: str, tag: str | None, prefix: str, where: str) -> str:
-    """The full image reference a step runs."""
+def resolve(image: str, tag: str | None, prefix: str, where: str, builtin_catalog: bool = False) -> str:
+    """The full image reference a step runs. With `builtin_catalog`, a tag constraint no local
+    tag satisfies is answered by fnrun's builtin of that catalog function when the release it
+    follows satisfies it (there is no registry to ask, as kpt would)."""
     if "/" not in image:  # a short name (a registry with a port has a `/` after it too)
         image = prefix + image
     repo, own_tag = split_tag(image)
@@ -45,6 +47,8 @@ def resolve(image: str, tag: str | None, prefix: str, where: str) -> str:
             raise InputError(f"{where}: tag {tag!r} is neither a semver constraint nor a valid image tag")
         return f"{repo}:{tag}"
     best = best_match(tag, local_tags(repo), where)
+    if best is None and builtin_catalog:
+        best = best_match(tag, _builtin_versions(repo), where)
     if best is None:
         raise InputError(f"{where}: no local tag of {repo} satisfies {tag!r} (fnrun resolves tag constraints against the engine's images only)")
     return f"{repo}:{best}"
@@ -76,6 +80,16 @@ def local_tags(repo: str) -> list[str]:
         raise InputError(f"cannot list local tags of {repo}: {' '.join(str(err).split())}") from None
     prefix = repo + ":"
     return [tag[len(prefix):] for image in images for tag in image.get("RepoTags") or [] if tag.startswith(prefix)]
+
+
+def _builtin_versions(repo: str) -> list[str]:
+    """The release fnrun's builtin of this catalog image follows, if it has one."""
+    from functions.kpt_catalog import VERSIONS
+
+    from ..runtimes.kpt_catalog import catalog_name
+
+    name = catalog_name(repo)
+    return [VERSIONS[name]] if name in VERSIONS else []
 
 
 def best_match(constraint: str, tags: list[str], where: str) -> str | None:

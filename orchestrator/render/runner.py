@@ -49,9 +49,10 @@ class RenderOutcome(Outcome):
     steps: list[tuple[Step, FunctionReport]] = field(default_factory=list)
 
 
-def pipeline_steps(resources: list[Resource], prefix: str | None = None, shard: tuple[int, int] | None = None) -> list[tuple[Step, FunctionSpec]]:
+def pipeline_steps(resources: list[Resource], prefix: str | None = None, shard: tuple[int, int] | None = None,
+                   builtin_catalog: bool = False) -> list[tuple[Step, FunctionSpec]]:
     """Every step of every pipeline (of this shard's packages), in run order, as the spec it runs
-    (what `fnrun list` shows)."""
+    (what `fnrun list` shows); `builtin_catalog` lets fnrun's builtins answer tag constraints."""
     from .steps import to_spec
 
     found = packages.kptfiles(resources)
@@ -59,7 +60,7 @@ def pipeline_steps(resources: list[Resource], prefix: str | None = None, shard: 
     if shard is not None:
         owners = [owner for owner in owners if owner.directory in _shard_share(found, resources, shard)]
     resolved = image_prefix(prefix)
-    return [(step, to_spec(step, owner, resources, resolved)) for owner in owners for step in owner.steps]
+    return [(step, to_spec(step, owner, resources, resolved, builtin_catalog)) for owner in owners for step in owner.steps]
 
 
 def _shard_share(found: dict[str, "kf.Kptfile"], resources: list[Resource], shard: tuple[int, int]) -> set[str]:
@@ -72,7 +73,7 @@ def _shard_share(found: dict[str, "kf.Kptfile"], resources: list[Resource], shar
 
 def plan_steps(root: Path, resources: list[Resource], options: RenderOptions) -> list[tuple[Step, FunctionSpec]]:
     """The steps to run; what the user has not allowed is refused before anything runs."""
-    planned = pipeline_steps(resources, options.image_prefix, options.shard)
+    planned = pipeline_steps(resources, options.image_prefix, options.shard, options.run.builtin_catalog)
     for step, spec in planned:
         if spec.kind == "exec" and not options.run.enable_exec:
             raise InputError(f"{step.where}: exec {step.exec} needs --allow-exec")

@@ -16,7 +16,7 @@ from .images import resolve
 from .kptfile import Kptfile, Step, is_kptfile
 
 
-def to_spec(step: Step, owner: Kptfile, resources: list[Resource], prefix: str) -> FunctionSpec:
+def to_spec(step: Step, owner: Kptfile, resources: list[Resource], prefix: str, builtin_catalog: bool = False) -> FunctionSpec:
     common = dict(
         config=_config(step, owner, resources),
         config_in_package=step.config_path is not None or step.config_ref is not None,
@@ -25,7 +25,7 @@ def to_spec(step: Step, owner: Kptfile, resources: list[Resource], prefix: str) 
         exclude=step.exclude,
     )
     if step.image:
-        return FunctionSpec(kind="container", image=resolve(step.image, step.tag, prefix, step.where), **common)
+        return FunctionSpec(kind="container", image=resolve(step.image, step.tag, prefix, step.where, builtin_catalog), **common)
     assert step.exec is not None
     try:
         words = shlex.split(step.exec)
@@ -62,7 +62,7 @@ def _executable(word: str, where: str) -> str:
 
 
 def _config(step: Step, owner: Kptfile, resources: list[Resource]) -> Resource | None:
-    if step.config_map is not None:
+    if step.config_map:  # `configMap: {}` gives no config at all, as kpt reads it
         return Resource({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "function-input"}, "data": dict(step.config_map)})
     if step.config_path is not None:
         path = posixpath.normpath(posixpath.join(owner.directory, step.config_path))

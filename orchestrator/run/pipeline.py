@@ -41,6 +41,9 @@ class RunOptions:
     builtin_catalog: bool = False  # kpt's catalog images by fnrun's own code (orchestrator.runtimes.kpt_catalog)
     jobs: int = 1  # --jobs: containers started ahead and independent functions run at once (orchestrator.run.units)
     lock: "LockedImages | None" = None  # the fnrun.lock every container image is run by (orchestrator.lock.pinning)
+    file_names: str = "name_kind"  # --file-names: how a new resource without a path is named (annotations.FILE_NAMES)
+    absolute_in_package: bool = False  # render, as kpt: a function's absolute path lies below its directory
+    error_results_fail: bool = True  # an error result fails the function even at exit 0 (render, as kpt: only with --strict-results)
 
 
 @dataclass
@@ -246,11 +249,11 @@ def run_scoped(
         report.results = results.normalise(decoded.results, spec.name) if decoded else []
         if output.exit_code != 0:
             raise FunctionError(f"function {spec.name} failed with exit code {output.exit_code}")
-        if results.has_errors(report.results):
+        if options.error_results_fail and results.has_errors(report.results):
             count = sum(1 for r in report.results if r["severity"] == "error")
             raise FunctionError(f"function {spec.name} reported {count} error result(s)")
         assert decoded is not None
-        new_items = scope.reconcile(spec, items, decoded.items)
+        new_items = scope.reconcile(spec, items, decoded.items, options.file_names, options.absolute_in_package)
         _check_item_paths(spec, root, new_items)
     except FunctionError as err:
         report.error = str(err)

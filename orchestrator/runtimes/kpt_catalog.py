@@ -24,7 +24,8 @@ STARLARK_MODULE = "functions.kpt_catalog.starlark"
 # catalog name -> module run in its place
 FUNCTIONS: dict[str, str] = {
     name: f"functions.kpt_catalog.{name.replace('-', '_')}"
-    for name in ("set-namespace", "set-labels", "set-annotations", "set-image", "apply-setters", "search-replace", "starlark")
+    for name in ("set-namespace", "set-labels", "set-annotations", "set-image", "apply-setters", "search-replace", "starlark",
+                 "apply-replacements", "no-op", "drop-comments")
 }
 
 

@@ -50,6 +50,7 @@ class FunctionSpec:
     selectors: tuple[Selector, ...] = ()  # the function sees the resources any of these match
     exclude: tuple[Selector, ...] = ()  # ... and none of these matches
     config_in_package: bool = False  # render: a configPath/configRef resource, read as earlier steps left it
+    config_also_item: bool = False  # run --fn-config-as-item: the --fn-config file's resource is an item too, as in kpt fn eval
 
     @property
     def name(self) -> str:
@@ -216,9 +217,12 @@ def adhoc(
     exec_path: str | None = None,
     fn_config: Path | None = None,
     arguments: tuple[str, ...] = (),
+    config_as_item: bool = False,
 ) -> FunctionSpec:
     """The one function given on the command line: `--image`/`--exec` with `k=v` arguments (a
-    ConfigMap functionConfig, as kpt builds it) or `--fn-config FILE`. It sees the whole package."""
+    ConfigMap functionConfig, as kpt builds it) or `--fn-config FILE`. It sees the whole package;
+    FILE's resource, when FILE lies in it, is the functionConfig only (SPEC-NOTES), or with
+    `config_as_item` an item too, as kpt fn eval hands it over."""
     if (image is None) == (exec_path is None):
         raise InputError("give exactly one of --image or --exec")
     if fn_config is not None and arguments:
@@ -244,7 +248,8 @@ def adhoc(
     kind = "container" if image else "exec"
     if exec_path is not None:
         exec_path = str(Path(exec_path).absolute())  # relative to where the user typed it, not to the config
-    return FunctionSpec(kind=kind, image=image, exec_path=exec_path, config=config, declared_in=declared_in, global_scope=True)
+    return FunctionSpec(kind=kind, image=image, exec_path=exec_path, config=config, declared_in=declared_in, global_scope=True,
+                        config_also_item=config_as_item and declared_in is not None)
 
 
 def _config_file(root: Path | None, path: Path) -> tuple[Resource, str | None]:
