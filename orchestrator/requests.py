@@ -181,6 +181,8 @@ def _governing_lock(request: RunRequest, root: Path | None):
     from .lock.pinning import governing
 
     return governing(root)
+
+
 def _file_names(request: RunRequest) -> str:
     """kpt's `kind_name.yaml` for render (kpt fn render names new files so), fnrun's
     `name_kind.yaml` for run (SPEC-NOTES), unless --file-names says otherwise."""
