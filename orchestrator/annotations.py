@@ -104,20 +104,55 @@ def default_path(data: dict, directory: str = "", naming: str = "name_kind") -> 
 
 
 def without_stripped(data: dict) -> dict:
-    """A shallow copy of a resource without fnrun's annotations (and without an annotations map,
-    or metadata, that only they filled): the value that is compared and written."""
+    """A shallow copy of a resource without fnrun's annotations: the value that is compared and
+    written. An annotations map (or metadata) that only fnrun's annotations fill was created by
+    fnrun and goes too, unless the document as read had it empty or null (`annotations: {}`,
+    `annotations:`): that form comes back, as the layout note of the document's own text says."""
     ann = annotations_of(data)
     if not any(k in ann for k in STRIPPED_KEYS):
         return data
     kept = {k: v for k, v in ann.items() if k not in STRIPPED_KEYS}
     meta = dict(data["metadata"])
+    empty = _empty_as_read(ann.get(ORIGINAL)) if not kept else {}
     if kept:
         meta["annotations"] = kept
+    elif "annotations" in empty:
+        meta["annotations"] = empty["annotations"]
     else:
         del meta["annotations"]
     out = dict(data)
     if meta:
         out["metadata"] = meta
+    elif "metadata" in empty:
+        out["metadata"] = empty["metadata"]
     else:
         del out["metadata"]
     return out
+
+
+_EMPTY_CACHE: dict[str, dict] = {}
+
+
+def _empty_as_read(original: Any) -> dict:
+    """Which of `metadata` and `metadata.annotations` the document's own text (fnrun's layout note,
+    present whenever stamping had to rewrite the document) holds empty or null, with that value:
+    fnrun filled them with its annotations, and stripping must give them back as they were."""
+    if not isinstance(original, str):
+        return {}
+    found = _EMPTY_CACHE.get(original)
+    if found is None:
+        from .yamlio import fast  # here: fast is not needed by most users of this module
+
+        found = {}
+        try:
+            value = fast.load(original, ORIGINAL)
+        except Exception:  # noqa: BLE001 - a note a function garbled: nothing to give back
+            value = None
+        meta = value.get("metadata", ...) if isinstance(value, dict) else ...
+        if meta is None or meta == {}:
+            found["metadata"] = meta
+        elif isinstance(meta, dict) and "annotations" in meta and meta["annotations"] in (None, {}):
+            found["annotations"] = meta["annotations"]
+        if len(_EMPTY_CACHE) < 10_000:
+            _EMPTY_CACHE[original] = found
+    return {key: (dict(v) if isinstance(v, dict) else v) for key, v in found.items()}
