@@ -13,6 +13,7 @@ from . import annotations as ann
 from .run import pipes, resourcelist
 from .write import writeback
 from .run.pipes import read_chunks, source_chunks
+from .read import notices
 from .read.package import Package, read_package
 from .write.writeback import WritePlan
 from .errors import FnrunError, InputError
@@ -48,6 +49,8 @@ def sink(root: Path | str, content: str | IO[bytes], source_name: str = "stdin")
     `items: []`."""
     root = Path(root)
     original = read_package(root) if root.exists() else None
+    if original is not None:
+        notices.warn(note for note in original.notes if note.problem)  # the others are not the input's business
     chunks = [content] if isinstance(content, str) else read_chunks(content, source_name)
     streaming = writeback.StreamWriter(root, original)
     try:

@@ -36,6 +36,16 @@ def split(spec: FunctionSpec, resources: list[Resource]) -> tuple[list[Resource]
     return items, positions
 
 
+def receiver(specs: list[FunctionSpec], path: str, data: object) -> str | None:
+    """The first function that would receive the document `data` at `path` (by scope and
+    selectors, as `split` decides), or None: for documents the reader could not read faithfully."""
+    resource = Resource(data if isinstance(data, dict) else {})
+    for spec in specs:
+        if in_scope(spec, path) and (not (spec.selectors or spec.exclude) or selected(resource, spec.selectors, spec.exclude)):
+            return f"function {spec.name}"
+    return None
+
+
 def taken_twice(resources: list[Resource]) -> tuple[str, int] | None:
     """A (path, index) two resources claim, if any: kpt's render refuses a function that makes one."""
     seen: set[tuple[str, int]] = set()

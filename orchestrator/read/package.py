@@ -12,6 +12,7 @@ from .. import annotations as ann, workers
 from ..write import journal
 from ..errors import InputError
 from .krmignore import KrmIgnore
+from .notices import Note
 from ..resource import Resource, set_annotations
 from ..yamlio import fast, roundtrip, text
 
@@ -26,6 +27,7 @@ class SourceFile:
     raw: bytes
     crlf: bool
     final_newline: bool
+    notes: tuple[Note, ...] = ()  # documents left alone (read.notices)
 
 
 @dataclass
@@ -33,6 +35,11 @@ class Package:
     root: Path
     resources: list[Resource] = field(default_factory=list)
     files: dict[str, SourceFile] = field(default_factory=dict)
+
+    @property
+    def notes(self) -> list[Note]:
+        """The documents the reader left alone, in file order (read.notices)."""
+        return [note for source in self.files.values() for note in source.notes]
 
     def original(self, path: str, index: int) -> Resource | None:
         """The resource read at (path, index): what an output resource is compared against."""
@@ -95,17 +102,18 @@ def _inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
-def read_package(root: Path | str, names: tuple[str, ...] = ()) -> Package:
+def read_package(root: Path | str, names: tuple[str, ...] = (), kustomizations: bool = False) -> Package:
     """Every resource under root, in file order then document order; `names` are extra file
-    names read as YAML (`fnrun render` reads each `Kptfile`). A big package is parsed on every
-    core (orchestrator.workers), with the same result and the same first error."""
+    names read as YAML (`fnrun render` reads each `Kptfile`), and with `kustomizations` a
+    kustomization file counts as a resource as kpt has it (`kustomization`). A big package is
+    parsed on every core (orchestrator.workers), with the same result and the same first error."""
     root = Path(root)
     package = Package(root)
     rels = _listed(root, names)
     sizes = [_size(root / rel) for rel in rels]
 
     def share(start: int, end: int) -> list[tuple[SourceFile, list[Resource]]]:
-        return [read_path(root, rel) for rel in rels[start:end]]
+        return [read_path(root, rel, kustomizations) for rel in rels[start:end]]
 
     with fast.gc_paused():
         for part in workers.fork_map(share, sizes, workers.count(sum(sizes), workers.MIN_BYTES_TO_SHARE)):
@@ -136,16 +144,18 @@ def iter_files(root: Path | str, names: tuple[str, ...] = ()) -> Iterator[tuple[
         yield read_path(root, rel)
 
 
-def read_path(root: Path, rel: str) -> tuple[SourceFile, list[Resource]]:
+def read_path(root: Path, rel: str, kustomizations: bool = False) -> tuple[SourceFile, list[Resource]]:
     """One package file, read and parsed."""
     try:
         raw = (root / rel).read_bytes()
     except OSError as err:
         raise InputError(f"{rel}: cannot read: {err.strerror}") from None
-    return read_file(rel, raw)
+    return read_file(rel, raw, kustomizations)
 
 
-def read_file(rel: str, raw: bytes) -> tuple[SourceFile, list[Resource]]:
+def read_file(rel: str, raw: bytes, kustomizations: bool = False) -> tuple[SourceFile, list[Resource]]:
+    """One package file's resources; documents that are not resources, or cannot be read
+    faithfully, stay in the file's layout and are noted (read.notices)."""
     content = fast.decode(raw, rel)
     crlf = "\r\n" in content
     lf_lines = text.lf_lines(content) if crlf and content.count("\n") != content.count("\r\n") else ""
@@ -157,14 +167,19 @@ def read_file(rel: str, raw: bytes) -> tuple[SourceFile, list[Resource]]:
     file_format = ",".join(
         name for name, on in ((ann.CRLF, crlf), (ann.NO_FINAL_NEWLINE, not final_newline), (ann.LF_LINES + lf_lines, lf_lines)) if on
     )
-    resources = parse_stream(content, rel, path=rel, file_format=file_format)
-    return SourceFile(rel, raw, crlf, final_newline), resources
+    notes: list[Note] = []
+    resources = parse_stream(content, rel, path=rel, file_format=file_format, notes=notes, kustomizations=kustomizations)
+    return SourceFile(rel, raw, crlf, final_newline, tuple(notes)), resources
 
 
-def parse_stream(content: str, source: str, path: str | None = None, file_format: str = "") -> list[Resource]:
+def parse_stream(
+    content: str, source: str, path: str | None = None, file_format: str = "", notes: list[Note] | None = None, kustomizations: bool = False
+) -> list[Resource]:
     """The resources of a multi-document stream. With `path` (a package file), each is stamped with
     path/index and layout notes, and documents that are not resources become part of those notes;
-    without it (a stream on stdin) every non-empty document must be a resource."""
+    without it (a stream on stdin) every non-empty document must be a resource. Given `notes`,
+    documents that are not KRM or cannot be read faithfully (duplicate keys, application tags)
+    are left in the layout too and noted there, instead of being errors."""
     found: list[tuple[str, object, dict, str]] = []  # (body, node, data, prefix)
     pending = ""
     for segment in text.split_documents(content):
@@ -174,11 +189,22 @@ def parse_stream(content: str, source: str, path: str | None = None, file_format
         lead = text.leading_blank_lines(segment.text)
         lines = segment.text.splitlines(keepends=True)
         head, body = "".join(lines[:lead]), "".join(lines[lead:])
-        node, data = fast.parse(body, source, segment.start_line + lead)
-        if data is None or (isinstance(data, dict) and not ann.is_resource(data) and path is not None):
+        try:
+            node, data = fast.parse(body, source, segment.start_line + lead)
+        except fast.OddDocument as odd:
+            if notes is None or path is None:
+                raise
+            resource = _is_resource(odd.data, path, kustomizations)
+            notes.append(Note(path, odd.line, odd.problem, resource, odd.data if resource else None))
             pending += segment.text
             continue
-        if not ann.is_resource(data):
+        resource = _is_resource(data, path, kustomizations)
+        if data is None or (not resource and path is not None and (notes is not None or isinstance(data, dict))):
+            if data is not None and notes is not None:
+                notes.append(Note(path, segment.start_line + lead + 1))  # type: ignore[arg-type]
+            pending += segment.text
+            continue
+        if not resource:
             kind = "list" if isinstance(data, list) else "mapping without apiVersion or kind" if isinstance(data, dict) else "scalar"
             raise InputError(f"{source}:{segment.start_line + lead + 1}: expected a resource (a mapping with apiVersion and kind), found a {kind}")
         found.append((body, node, data, pending + head))
@@ -197,6 +223,26 @@ def parse_stream(content: str, source: str, path: str | None = None, file_format
             entries.append((ann.FILE_FORMAT, file_format))
         resources.append(stamped(body, node, data, entries))
     return resources
+
+
+def _is_resource(data: object, path: str | None, kustomizations: bool) -> bool:
+    """A resource has apiVersion and kind; with `kustomizations`, so has a kustomization file."""
+    return ann.is_resource(data) or (kustomizations and kustomization(data, path))
+
+
+KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+
+
+def kustomization(data: object, path: str | None) -> bool:
+    """kpt's test for a kustomization, which `kpt fn render` and `fn eval` hand to functions like
+    any resource though it may lack apiVersion and kind: a mapping in a file named as kustomize
+    names it, or with a kustomize.config.k8s.io apiVersion, or no apiVersion and kind Kustomization."""
+    if not isinstance(data, dict):
+        return False
+    if path is not None and path.rsplit("/", 1)[-1] in KUSTOMIZATION_FILES:
+        return True
+    api_version, kind = data.get("apiVersion"), data.get("kind")
+    return (isinstance(api_version, str) and api_version.startswith("kustomize.config.k8s.io")) or (not api_version and kind == "Kustomization")
 
 
 def stamped(body: str, node: object, data: dict, entries: list[tuple[str, str]]) -> Resource:

@@ -17,11 +17,11 @@ from ..errors import FnrunError, FunctionError, InputError
 from ..select.functions import FunctionSpec
 from ..run.invocations import check_policy
 from ..run.pipeline import Events, FunctionReport, Outcome, RunOptions, RuntimeFor, run_scoped
+from ..read import notices
 from ..read.package import Package, read_package
 from ..report.plain import PlainEvents
 from ..resource import Resource
 from ..runtimes import get_runtime
-from ..yamlio import text
 from . import kptfile as kf, packages, status as render_status
 from .images import image_prefix
 from .kptfile import Step
@@ -91,9 +91,11 @@ def render_package(
     """Render the package in memory; `outcome.plan` is what an in-place render writes (None with
     `in_place=False`), `outcome.failure` the error a caller raises after writing that plan."""
     root = Path(root)
-    package = read_package(root, KPTFILE_NAMES)
+    package = read_package(root, KPTFILE_NAMES, kustomizations=True)
     _check_krm(package)
     planned = plan_steps(root, package.resources, options)
+    notices.unreadable_for(package.notes, lambda note: scope.receiver([spec for _, spec in planned], note.path, note.data))
+    notices.warn(package.notes)
     events = events or PlainEvents()
     outcome = RenderOutcome(package.resources, [], package=package)
     events.planned([spec for _, spec in planned])
@@ -206,16 +208,14 @@ def _skipped(spec: FunctionSpec, step: Step, events: Events) -> FunctionReport:
 
 
 def _check_krm(package: Package) -> None:
-    """kpt renders KRM only: a YAML document without apiVersion or kind is the package's mistake
-    (the reader keeps such documents as layout, which `fnrun run` allows)."""
-    for path, source in package.files.items():
-        documents = [s for s in text.split_documents(source.raw.decode("utf-8", "replace").replace("\r\n", "\n")) if not s.separator and _has_content(s.text)]
-        if len(documents) > len(package.in_file(path)):
-            raise InputError(f"{path}: holds a YAML document that is not a KRM resource (no apiVersion or kind); fnrun render reads only KRM resources")
-
-
-def _has_content(document: str) -> bool:
-    return any(line.strip() and not line.lstrip().startswith("#") for line in document.splitlines())
+    """kpt renders KRM only: a YAML document that is not a resource (nor a kustomization, which
+    kpt hands to functions like one) is the package's mistake, as in kpt; `fnrun run` leaves such
+    documents alone. A resource the reader could not read faithfully is judged by whether a
+    function receives it (read.notices)."""
+    for note in package.notes:
+        if not note.resource:
+            why = f" ({note.problem})" if note.problem else ""
+            raise InputError(f"{note.path}:{note.line}: not a KRM resource{why}; kpt's render refuses it too (only kustomization files are exempt)")
 
 
 def found_flag(resources: list[Resource], key: str) -> bool:

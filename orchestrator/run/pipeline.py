@@ -15,6 +15,7 @@ from ..write import writeback
 from ..errors import FunctionError, InputError
 from ..select.functions import FunctionSpec, MountSpec, discover
 from ..merge.origin import Changes, compare
+from ..read import notices
 from ..read.package import Package, read_package
 from ..report.plain import PlainEvents
 from ..resource import Resource
@@ -120,6 +121,8 @@ def run_package(
 
         specs = run_share(specs, root, [r.path for r in package.resources if r.path], *shard)
     check_policy(specs, options, root)
+    notices.unreadable_for(package.notes, lambda note: scope.receiver(specs, note.path, note.data))
+    notices.warn(package.notes)
     outcome = run_functions(specs, package.resources, options, root, events or PlainEvents(), runtime_for)
     outcome.package = package
     outcome.plan = writeback.plan(root, outcome.resources, package)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import codecs
 import contextlib
 import io
+import json
 import os
 import queue
 import signal
@@ -22,6 +23,7 @@ from typing import IO, Iterator
 from . import resourcelist
 from ..errors import FnrunError, InputError
 from .fastlist import FAILURE_NOTE
+from ..read.notices import Note, warn
 from ..read.package import package_files, read_path
 from ..yamlio import fast
 
@@ -29,9 +31,11 @@ BATCH = 25  # files per batch handed out to a process
 FORK_FROM = 4 * BATCH  # fewer files than this: one process (a fork costs more than it saves)
 
 
-def source_chunks(root: Path | str, parallel: bool = True) -> Iterator[str]:
+def source_chunks(root: Path | str, parallel: bool = True, notes: list[Note] | None = None) -> Iterator[str]:
     """The package as a config.kubernetes.io/v1 ResourceList, in pieces, in file order; on two
-    processes when `parallel` and the package is big."""
+    processes when `parallel` and the package is big. What the reader left out is added to
+    `notes` (read.notices)."""
+    notes = [] if notes is None else notes
     root = Path(root)
     if not root.is_dir():
         raise InputError(f"{root}: not a directory")
@@ -39,7 +43,7 @@ def source_chunks(root: Path | str, parallel: bool = True) -> Iterator[str]:
     batches = [files[i : i + BATCH] for i in range(0, len(files), BATCH)]
     started = False
     with fast.gc_paused():
-        for encoded in _encoded(root, batches, parallel):
+        for encoded in _encoded(root, batches, parallel, notes):
             if encoded:
                 if not started:
                     yield resourcelist.HEADER + "items:\n"
@@ -49,28 +53,34 @@ def source_chunks(root: Path | str, parallel: bool = True) -> Iterator[str]:
         yield resourcelist.HEADER + "items: []\n"
 
 
-def _encode(root: Path, batch: list[str]) -> str:
-    return "".join(resourcelist.encode_items(read_path(root, rel)[1]) for rel in batch)
+def _encode(root: Path, batch: list[str], notes: list[Note]) -> str:
+    encoded = []
+    for rel in batch:
+        source, resources = read_path(root, rel)
+        notes.extend(source.notes)
+        encoded.append(resourcelist.encode_items(resources))
+    return "".join(encoded)
 
 
-def _encoded(root: Path, batches: list[list[str]], parallel: bool) -> Iterator[str]:
+def _encoded(root: Path, batches: list[list[str]], parallel: bool, notes: list[Note]) -> Iterator[str]:
     """Each batch's items, in order: even batches encoded here, odd ones by a forked helper when
     the package is big, the machine has a second core, and forking is safe (no other threads)."""
     if not parallel or len(batches) * BATCH < FORK_FROM or (os.cpu_count() or 1) < 2 or not hasattr(os, "fork") or threading.active_count() > 1:
         for batch in batches:
-            yield _encode(root, batch)
+            yield _encode(root, batch, notes)
         return
     helper = _Helper(root, batches[1::2])
     try:
         for index, batch in enumerate(batches):
-            yield _encode(root, batch) if index % 2 == 0 else helper.next()
+            yield _encode(root, batch, notes) if index % 2 == 0 else helper.next(notes)
     finally:
         helper.close()
 
 
 class _Helper:
     """A forked process encoding batches and sending them back through a pipe as records
-    `kind length\\n payload` (kind 0: items, 1: an input error's message, 2: anything else)."""
+    `kind length\\n payload` (kind 0: items, 1: an input error's message, 2: anything else,
+    3: the notes of the batch whose items come next, as JSON)."""
 
     def __init__(self, root: Path, batches: list[list[str]]) -> None:
         read_end, write_end = os.pipe()
@@ -91,8 +101,11 @@ class _Helper:
                 self._records.put((kind, stream.read(length)))
         self._records.put((2, b"the source helper process stopped early"))
 
-    def next(self) -> str:
+    def next(self, notes: list[Note]) -> str:
         kind, payload = self._records.get()
+        if kind == 3:
+            notes.extend(Note(path, line, problem, resource) for path, line, problem, resource in json.loads(payload))
+            kind, payload = self._records.get()
         if kind == 0:
             return payload.decode()
         if kind == 1:
@@ -115,12 +128,16 @@ def _helper_main(root: Path, batches: list[list[str]], fd: int) -> None:
         os.dup2(null, 1)
         with os.fdopen(fd, "wb") as out:
             for batch in batches:
+                notes: list[Note] = []
                 try:
-                    kind, payload = 0, _encode(root, batch).encode()
+                    kind, payload = 0, _encode(root, batch, notes).encode()
                 except InputError as err:
                     kind, payload = 1, str(err).encode()
                 except Exception as err:  # noqa: BLE001 - reported to the parent, which raises it
                     kind, payload = 2, f"source helper: {type(err).__name__}: {err}".encode()
+                if notes and not kind:
+                    noted = json.dumps([[n.path, n.line, n.problem, n.resource] for n in notes]).encode()
+                    out.write(b"3 %d\n" % len(noted) + noted)
                 out.write(b"%d %d\n" % (kind, len(payload)) + payload)
                 if kind:
                     break
@@ -140,8 +157,9 @@ def write_source(root: Path | str, out: IO[str], flush_every: int = 1 << 18) -> 
     pending: list[str] = []
     size = 0
     began = False
+    notes: list[Note] = []
     try:
-        for chunk in source_chunks(root, parallel=not _is_pipe(out)):
+        for chunk in source_chunks(root, parallel=not _is_pipe(out), notes=notes):
             pending.append(chunk)
             size += len(chunk)
             if size >= flush_every:
@@ -150,6 +168,7 @@ def write_source(root: Path | str, out: IO[str], flush_every: int = 1 << 18) -> 
                 pending, size, began = [], 0, True
         out.write("".join(pending))
         out.flush()
+        warn(notes)
     except FnrunError as err:
         if began:
             with contextlib.suppress(OSError):

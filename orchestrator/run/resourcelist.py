@@ -12,7 +12,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from .. import annotations as ann, workers
 from . import fastlist
 from ..errors import InputError
-from ..read.package import parse_stream
+from ..read.package import kustomization, parse_stream
 from ..resource import Resource
 from ..yamlio import fast, text
 
@@ -162,7 +162,7 @@ def _decode_list(content: str, node: Node, data: dict, source: str, line_offset:
     lines = content.splitlines(keepends=True)
     resources = []
     for position, item in enumerate(items_data):
-        if not ann.is_resource(item) and not (other_documents and isinstance(item, dict) and ann.get_path(item) is not None):
+        if not ann.is_resource(item) and not kustomization(item, ann.get_path(item)) and not (other_documents and isinstance(item, dict) and ann.get_path(item) is not None):
             what = "a mapping without apiVersion or kind" if isinstance(item, dict) else f"a {_type_name(item)}"
             item_node = items_node.value[position] if isinstance(items_node, SequenceNode) else None
             raise InputError(f"{_where(source, item_node, line_offset)}: items[{position}] is {what}, not a resource")

@@ -48,6 +48,25 @@ class _DuplicateKey(yaml.MarkedYAMLError):
     pass
 
 
+class _UnknownTag(yaml.MarkedYAMLError):
+    pass
+
+
+class OddDocument(InputError):
+    """A document that parses but whose value fnrun cannot hold faithfully: a duplicate mapping key
+    (which of the values counts is a guess) or an application tag (`!!python/name:...`, which no
+    safe loader constructs). The package reader leaves such a document as it is; everywhere else
+    it is an error like any other. `data` is the value read leniently (the last of duplicate keys
+    wins, as kpt's reader has it; a tagged node is read as if untagged), for telling whether the
+    document is a resource and which function would receive it; `line` is 1-based."""
+
+    def __init__(self, message: str, line: int, problem: str, data: Any) -> None:
+        super().__init__(message)
+        self.line = line
+        self.problem = problem
+        self.data = data
+
+
 class _TooComplex(yaml.MarkedYAMLError):
     """Nesting or alias expansion over the limits above (a one-line InputError like any other)."""
 
@@ -82,6 +101,7 @@ class StrictLoader(_Base):  # type: ignore[misc, valid-type]
     resolution and construction run in Python), and strict: duplicate mapping keys are errors."""
 
     yaml_implicit_resolvers: dict = {}
+    _strict = True  # False: read an odd document leniently (OddDocument.data)
 
     def resolve(self, kind: type, value: str, implicit: tuple[bool, bool]) -> str:  # type: ignore[override]
         """Called by libyaml's composer for every node: quoted scalars are strings, plain ones are
@@ -133,7 +153,7 @@ class StrictLoader(_Base):  # type: ignore[misc, valid-type]
                     return merged
                 else:
                     key = self._key(key_node, seen)
-                if key in out:
+                if key in out and self._strict:
                     raise _DuplicateKey(None, None, f"duplicate key {key_node.value!r}", key_node.start_mark)
                 out[key] = value_node.value if value_node.tag == _STR else value(value_node, seen)
             self._depth -= 1
@@ -150,6 +170,18 @@ class StrictLoader(_Base):  # type: ignore[misc, valid-type]
         if isinstance(node, ScalarNode) and tag in _SCALARS:
             return _SCALARS[tag](node.value)
         return self.construct_object(node, deep=True)
+
+    def _untagged(self, node: Node) -> Any:
+        """A node with a tag no safe loader constructs: an error, or when reading leniently, the
+        value it would have untagged (a scalar's text, a list, a mapping)."""
+        if self._strict:
+            shown = "!!" + node.tag[len("tag:yaml.org,2002:"):] if node.tag.startswith("tag:yaml.org,2002:") else node.tag
+            raise _UnknownTag(None, None, f"application tag {shown} (no plain YAML reader constructs it)", node.start_mark)
+        if isinstance(node, MappingNode):
+            return {self._key(k, {}) if k.tag != _STR else k.value: self._value(v, {}) for k, v in node.value}
+        if isinstance(node, SequenceNode):
+            return [self._value(child, {}) for child in node.value]
+        return node.value
 
     def _enter(self, node: Node) -> None:
         self._depth += 1
@@ -181,7 +213,7 @@ class StrictLoader(_Base):  # type: ignore[misc, valid-type]
         own: set = set()
         for key_node, value_node in explicit:
             key = self._key(key_node, seen)
-            if key in own:
+            if key in own and self._strict:
                 raise _DuplicateKey(None, None, f"duplicate key {key_node.value!r}", key_node.start_mark)
             own.add(key)
             out[key] = self._value(value_node, seen)
@@ -302,6 +334,7 @@ _SCALARS = {
 
 for _tag, _pattern, _first in _CORE:
     StrictLoader.add_implicit_resolver(_tag, _pattern, _first)
+StrictLoader.add_constructor(None, StrictLoader._untagged)
 
 
 def _where(source: str, err: yaml.YAMLError, line_offset: int) -> str:
@@ -321,12 +354,20 @@ def _problem(err: yaml.YAMLError) -> str:
 def parse(text: str, source: str, line_offset: int = 0) -> tuple[Node | None, Any]:
     """Compose and construct one document: the node (for line/column marks) and its plain value.
 
-    Raises InputError `source:line: problem` on malformed YAML or duplicate keys."""
+    Raises InputError `source:line: problem` on malformed YAML, OddDocument (an InputError) on
+    duplicate keys and application tags."""
     loader = StrictLoader(text)
+    node = None
     try:
         _prescan(text)
         node = loader.get_single_node()
         data = None if node is None else loader.construct_document(node)
+    except (_DuplicateKey, _UnknownTag) as err:
+        loader._strict = False
+        loader.constructed_objects, loader.recursive_objects = {}, {}  # what the failed pass left
+        lenient = loader.construct_document(node)
+        where, problem = _where(source, err, line_offset), _problem(err)
+        raise OddDocument(f"{where}: {problem}", err.problem_mark.line + 1 + line_offset, problem, lenient) from None
     except yaml.YAMLError as err:
         err = _own_limits(err, text)
         raise InputError(f"{_where(source, err, line_offset)}: {_problem(err)}") from None
