@@ -53,10 +53,14 @@ def sink(root: Path | str, content: str | IO[bytes], source_name: str = "stdin")
         notices.warn(note for note in original.notes if note.problem)  # the others are not the input's business
     chunks = [content] if isinstance(content, str) else read_chunks(content, source_name)
     streaming = writeback.StreamWriter(root, original)
+    guard = notices.KeepOddFiles(streaming, original.notes if original is not None else ())
     try:
-        decoded = resourcelist.decode_stream(chunks, source_name, streaming, other_documents=True)
+        decoded = resourcelist.decode_stream(chunks, source_name, guard, other_documents=True)
         if decoded.kind == "stream" and not decoded.items:
             raise InputError(f"{source_name}: no resources in the input (an empty ResourceList says `items: []`); nothing written")
+        for path, line in decoded.odd:
+            if path not in guard.kept:
+                print(f"fnrun: warning: {line}", file=sys.stderr)
         return streaming.finish()
     except BaseException:
         streaming.abort()

@@ -172,3 +172,23 @@ def test_render_duplicate_key_in_a_received_resource_is_an_error(tmp_path: Path)
     before = snapshot(root)
     assert_one_line_error(fnrun("render", str(root), "--image-pull-policy", "never", "--no-status"), "dup.yaml:7: duplicate key 'a'")
     assert snapshot(root) == before
+
+
+def test_kpt_source_with_odd_files_into_fnrun_sink(tmp_path: Path) -> None:
+    """`kpt fn source` lists odd files verbatim (a duplicate key, an application tag). Into the
+    same package they are left as they are; into a new directory each is written as its own text,
+    never re-rendered from a guessed value, with a warning naming it."""
+    root = _package(tmp_path / "pkg", {"app/dup.yaml": DUP})
+    listing = subprocess.run([_kpt(), "fn", "source", str(root)], capture_output=True, check=True).stdout
+    before = snapshot(root)
+    in_place = fnrun("sink", str(root), stdin=listing)
+    assert in_place.returncode == 0, in_place.stderr
+    assert snapshot(root) == before
+    fresh = fnrun("sink", str(tmp_path / "new"), stdin=listing)
+    assert fresh.returncode == 0, fresh.stderr
+    assert (tmp_path / "new/app/dup.yaml").read_text() == DUP
+    assert "format: !!python/name:pymdownx.superfences.fence_code_format" in (tmp_path / "new/mkdocs.yml").read_text()
+    assert (tmp_path / "new/values-dup.yaml").read_text() == ODD["values-dup.yaml"]
+    warned = _warnings(fresh.stderr)
+    assert any("app/dup.yaml:7: duplicate key 'a' (an item of stdin)" in line for line in warned), warned
+    assert any(line.startswith("fnrun: warning: mkdocs.yml:6: application tag") for line in warned), warned

@@ -11,9 +11,13 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
-from typing import IO, Any, Callable, Iterable
+from typing import IO, TYPE_CHECKING, Any, Callable, Iterable, Protocol
 
 from ..errors import InputError
+from ..yamlio import fast
+
+if TYPE_CHECKING:
+    from ..resource import Resource
 
 
 @dataclass(frozen=True)
@@ -62,3 +66,33 @@ def unreadable_for(notes: Iterable[Note], receives: Callable[[Note], str | None]
             function = receives(note)
             if function is not None:
                 raise InputError(f"{note.path}:{note.line}: {note.problem} in a resource {function} would receive; the data is ambiguous, nothing was run")
+
+
+class _Sink(Protocol):
+    def add(self, item: "Resource") -> None: ...
+
+    def reset(self) -> None: ...
+
+
+class KeepOddFiles:
+    """In front of `fnrun sink`'s writer: an input item that cannot be read faithfully (`kpt fn
+    source` lists odd files verbatim), bound for a file the package already holds as such a file,
+    is dropped, so that file keeps its bytes; `kept` names those files."""
+
+    def __init__(self, writer: _Sink, notes: Iterable[Note]) -> None:
+        self.writer = writer
+        self.odd_files = {note.path for note in notes if note.problem is not None}
+        self.kept: set[str] = set()
+
+    def add(self, item: "Resource") -> None:
+        if item.path in self.odd_files:
+            try:
+                fast.parse(item.text, item.path or "")
+            except fast.OddDocument:
+                self.kept.add(item.path)  # type: ignore[arg-type]
+                return
+        self.writer.add(item)
+
+    def reset(self) -> None:
+        self.kept.clear()
+        self.writer.reset()

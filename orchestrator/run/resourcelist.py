@@ -14,7 +14,7 @@ from . import fastlist
 from ..errors import InputError
 from ..read.package import kustomization, parse_stream
 from ..resource import Resource
-from ..yamlio import fast, text
+from ..yamlio import fast, roundtrip, text
 
 API_VERSION = "config.kubernetes.io/v1"
 ACCEPTED_API_VERSIONS = ("config.kubernetes.io/v1", "config.kubernetes.io/v1beta1", "config.kubernetes.io/v1alpha1")
@@ -26,6 +26,7 @@ class Decoded:
     function_config: dict | None = None
     results: list[Any] = field(default_factory=list)
     kind: str = "ResourceList"  # ResourceList | List | stream
+    odd: list[tuple[str | None, str]] = field(default_factory=list)  # items read leniently (other_documents only): (path, warning)
 
 
 HEADER = f"apiVersion: {API_VERSION}\nkind: ResourceList\n"
@@ -110,15 +111,108 @@ def decode_whole(content: str, source: str, other_documents: bool = False) -> De
     documents = [s for s in segments if fast.parse(s.text, source, s.start_line)[1] is not None] if len(segments) > 1 else segments
     if len(documents) == 1:
         segment = documents[0]
-        node, data = fast.parse(segment.text, source, segment.start_line)
+        node, data, odd = _parse_list(segment, source, other_documents)
         if isinstance(data, dict) and _is_list(data, node, source, segment.start_line):
-            return _decode_list(segment.text, node, data, source, segment.start_line, other_documents)
+            decoded = _decode_list(segment.text, node, data, source, segment.start_line, other_documents)
+            if odd is not None:
+                decoded.odd = [(item.path, _verbatim(item, odd, source)) for item in decoded.items if _odd(item.text, source)]
+            if other_documents:
+                for item in decoded.items:
+                    _unwrap_sequence(item)
+            return decoded
+        if odd is not None:
+            raise odd
         if data is None:
             return Decoded([], kind="stream")
     items = parse_stream(content, source)
     for item in items:
         _strip_if_stamped(item)
     return Decoded(items, kind="stream")
+
+
+def _parse_list(segment: text.Segment, source: str, lenient: bool) -> tuple[Node | None, Any, fast.OddDocument | None]:
+    """The document's node and value. With `lenient` (a list for `fnrun sink`, which writes items
+    as their own text), a duplicate key or an application tag in an item (`kpt fn source` lists odd
+    files verbatim) is read leniently and returned as the third value, for the caller to judge."""
+    try:
+        return (*fast.parse(segment.text, source, segment.start_line), None)
+    except fast.OddDocument as odd:
+        if not lenient:
+            raise
+        return fast.compose(segment.text, source), odd.data, odd
+
+
+_WRAPPED = "bareSeqNodeWrappingKey"  # kyaml's key around a document that is a bare sequence
+
+
+def _unwrap_sequence(item: Resource) -> None:
+    """A file whose document is a sequence comes from `kpt fn source` wrapped in a mapping under
+    kyaml's `bareSeqNodeWrappingKey`; its file gets the sequence back, as `kpt fn sink` writes it."""
+    data = item.data
+    if _WRAPPED not in data or ann.is_resource(data):
+        return
+    body = item.body if item.body is not None else _own_text(item, "item")
+    if body is None or not body.startswith(_WRAPPED + ":\n"):
+        return
+    rest = body[len(_WRAPPED) + 2 :]
+    if rest.startswith("  "):
+        rest = "".join(line[2:] if line.startswith("  ") else line for line in rest.splitlines(keepends=True))
+    try:
+        same = roundtrip.same(fast.load(rest, "item"), data[_WRAPPED])
+    except InputError:
+        same = False
+    if same:
+        item._body = rest
+
+
+def _odd(document: str, source: str) -> fast.OddDocument | None:
+    """Why a document cannot be read faithfully, or None when it can."""
+    try:
+        fast.parse(document, source)
+    except fast.OddDocument as odd:
+        return odd
+    return None
+
+
+def _verbatim(item: Resource, odd: fast.OddDocument, source: str) -> str:
+    """Make an item read leniently go into its file as its own text, never re-rendered from its
+    guessed value: its body is its text without the path/index annotations, and where those are
+    all its metadata (kpt adds them to any document), without the metadata too. When its text
+    does not allow that, or it names no file, the list's own error `odd` is raised. Returns the
+    warning line, naming the file and the line there."""
+    body = None if item.path is None else _own_text(item, source)
+    if body is None:
+        raise odd
+    item._body = body
+    where = _odd(item._body, source) or _odd(item.text, source) or odd
+    return f"{item.path}:{where.line}: {where.problem} (an item of {source}); written as its own text"
+
+
+def _own_text(item: Resource, source: str) -> str | None:
+    """The item's text without the path/index annotations, and without its metadata where they
+    are all of it (kpt adds them to any document); None when its layout does not allow that."""
+    lines = item.text.splitlines(keepends=True)
+    node = fast.compose(item.text, source)
+    doomed = text.strip_lines(lines, node, ann.STRIPPED_KEYS)
+    if doomed is None:
+        doomed = _whole_metadata(lines, node)
+    return None if doomed is None else text.delete_lines(item.text, doomed)
+
+
+def _whole_metadata(lines: list[str], node: Node | None) -> list[int] | None:
+    """The lines of a block `metadata:` that holds nothing but fnrun's and kyaml's annotations, one
+    per line (what `kpt fn source` adds to a document without metadata), or None."""
+    meta = _field_node(node, "metadata")
+    annotations = _field_node(meta, "annotations")
+    if not isinstance(meta, MappingNode) or len(meta.value) != 1 or not isinstance(annotations, MappingNode) or annotations.flow_style:
+        return None
+    if not all(isinstance(k, ScalarNode) and k.value in ann.STRIPPED_KEYS and k.start_mark.line == v.end_mark.line for k, v in annotations.value):
+        return None
+    key = next(k for k, v in node.value if v is meta)  # type: ignore[union-attr]
+    if key.start_mark.column != 0:
+        return None
+    end = annotations.end_mark.line + (1 if annotations.end_mark.column else 0)
+    return list(range(key.start_mark.line, end))
 
 
 def _is_list(data: dict, node: Node | None, source: str, line_offset: int) -> bool:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import TYPE_CHECKING, Any
 
-from ..errors import FnrunError
+from ..errors import FnrunError, InputError
 from . import fast
 from .text import comments
 
@@ -116,10 +116,13 @@ WIDE = Style(mapping=2, sequence=4, offset=2)
 
 def reindent(text: str, style: Style) -> str:
     """text dumped again in another block style (comments kept); text itself when the round trip
-    would not mean the same."""
-    tree = load(text)
-    out = dump(tree, style)
-    return out if _means(out, fast.load(text, "reindent")) else text
+    would not mean the same, or fnrun cannot read its meaning (a duplicate key, an application tag)."""
+    try:
+        meaning = fast.load(text, "reindent")
+    except InputError:
+        return text
+    out = dump(load(text), style)
+    return out if _means(out, meaning) else text
 
 
 def same(a: Any, b: Any) -> bool:
