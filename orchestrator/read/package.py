@@ -201,7 +201,7 @@ def parse_stream(
         resource = _is_resource(data, path, kustomizations)
         if data is None or (not resource and path is not None and (notes is not None or isinstance(data, dict))):
             if data is not None and notes is not None:
-                notes.append(Note(path, segment.start_line + lead + 1))  # type: ignore[arg-type]
+                notes.append(Note(path, segment.start_line + lead + 1))
             pending += segment.text
             continue
         if not resource:
