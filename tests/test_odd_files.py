@@ -192,3 +192,12 @@ def test_kpt_source_with_odd_files_into_fnrun_sink(tmp_path: Path) -> None:
     warned = _warnings(fresh.stderr)
     assert any("app/dup.yaml:7: duplicate key 'a' (an item of stdin)" in line for line in warned), warned
     assert any(line.startswith("fnrun: warning: mkdocs.yml:6: application tag") for line in warned), warned
+
+
+def test_render_refuses_a_kptfile_with_a_duplicate_key(tmp_path: Path) -> None:
+    """kpt refuses it too ("Kptfile ... can't be read"): a pipeline cannot be guessed."""
+    kptfile = KPTFILE.replace("  name: app\n", "  name: app\n  name: other\n")
+    root = write_files(tmp_path / "pkg", {"Kptfile": kptfile, "cm.yaml": CM.format(name="cm")})
+    before = snapshot(root)
+    assert_one_line_error(fnrun("render", str(root), "--image-pull-policy", "never"), "Kptfile:5: duplicate key 'name'")
+    assert snapshot(root) == before
