@@ -201,3 +201,15 @@ def test_render_refuses_a_kptfile_with_a_duplicate_key(tmp_path: Path) -> None:
     before = snapshot(root)
     assert_one_line_error(fnrun("render", str(root), "--image-pull-policy", "never"), "Kptfile:5: duplicate key 'name'")
     assert snapshot(root) == before
+
+
+def test_a_function_declaration_with_a_duplicate_key_is_an_error(tmp_path: Path) -> None:
+    """Left alone, its function would silently not run: refused instead, naming the line."""
+    declared = (
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fn\n  annotations:\n"
+        "    config.kubernetes.io/function: |\n      container:\n        image: fnrun-test/label:v1\ndata:\n  team: web\n  team: ops\n"
+    )
+    root = write_files(tmp_path / "pkg", {"app/fn.yaml": declared, "app/cm.yaml": CM.format(name="cm")})
+    before = snapshot(root)
+    assert_one_line_error(fnrun("run", str(root)), "app/fn.yaml:11: duplicate key 'team' in a resource that declares a function")
+    assert snapshot(root) == before

@@ -42,7 +42,7 @@ def receiver(specs: list[FunctionSpec], path: str, data: object) -> str | None:
     resource = Resource(data if isinstance(data, dict) else {})
     for spec in specs:
         if in_scope(spec, path) and (not (spec.selectors or spec.exclude) or selected(resource, spec.selectors, spec.exclude)):
-            return f"function {spec.name}"
+            return f"function {spec.name} would receive"
     return None
 
 

@@ -59,13 +59,13 @@ def warn(notes: Iterable[Note], stream: IO[str] | None = None) -> None:
 
 
 def unreadable_for(notes: Iterable[Note], receives: Callable[[Note], str | None]) -> None:
-    """Refuse a resource that could not be read faithfully when a function would receive it:
-    `receives(note)` names that function, or None. One line naming the file, line and function."""
+    """Refuse a resource that could not be read faithfully where it matters: `receives(note)` says
+    why (e.g. "function X would receive"), or None. One line naming the file, line and reason."""
     for note in notes:
         if note.resource and note.problem is not None:
-            function = receives(note)
-            if function is not None:
-                raise InputError(f"{note.path}:{note.line}: {note.problem} in a resource {function} would receive; the data is ambiguous, nothing was run")
+            why = receives(note)
+            if why is not None:
+                raise InputError(f"{note.path}:{note.line}: {note.problem} in a resource {why}; the data is ambiguous, nothing was run")
 
 
 class _Sink(Protocol):

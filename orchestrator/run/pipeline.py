@@ -13,7 +13,7 @@ from . import resourcelist, results
 from ..merge import scope
 from ..write import writeback
 from ..errors import FunctionError, InputError
-from ..select.functions import FunctionSpec, MountSpec, discover
+from ..select.functions import FunctionSpec, MountSpec, declaration, discover
 from ..merge.origin import Changes, compare
 from ..read import notices
 from ..read.package import Package, read_package
@@ -121,7 +121,7 @@ def run_package(
 
         specs = run_share(specs, root, [r.path for r in package.resources if r.path], *shard)
     check_policy(specs, options, root)
-    notices.unreadable_for(package.notes, lambda note: scope.receiver(specs, note.path, note.data))
+    notices.unreadable_for(package.notes, lambda note: _declares(note.data) or scope.receiver(specs, note.path, note.data))
     notices.warn(package.notes)
     outcome = run_functions(specs, package.resources, options, root, events or PlainEvents(), runtime_for)
     outcome.package = package
@@ -129,6 +129,11 @@ def run_package(
     if write:
         writeback.apply(outcome.plan)
     return outcome
+
+
+def _declares(data: object) -> str | None:
+    """Why a resource read leniently must be refused though no function receives it: it declares one."""
+    return "that declares a function" if isinstance(data, dict) and declaration(data) is not None else None
 
 
 def run_stream(
