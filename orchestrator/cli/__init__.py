@@ -29,9 +29,9 @@ app = typer.Typer(
     cls=PanelGroup,
     help="Run sandboxed KRM configuration functions over a package of Kubernetes YAML and write back only what changed.",
     epilog="Examples:\n"
-    "  fnrun run samples/nginx          # the functions a package declares\n"
-    "  fnrun render samples/kpt-package # a kpt package's Kptfile pipelines\n"
-    "  fnrun run --help                 # every command has examples",
+    "  fnrun run samples/nginx                                 # the functions a package declares\n"
+    "  fnrun render samples/kpt-package --image-prefix fnrun   # a kpt package's Kptfile pipelines\n"
+    "  fnrun run --help                                        # every command has examples",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,

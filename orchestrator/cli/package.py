@@ -20,7 +20,7 @@ def source(directory: Path = typer.Argument(Path("."), help="Package directory t
     api.write_source(directory, sys.stdout)
 
 
-@app.command(cls=PanelCommand, epilog="Example:\n  fnrun source samples/nginx | fnrun sink /tmp/nginx-copy")
+@app.command(cls=PanelCommand, epilog="Example:\n  fnrun source samples/nginx | fnrun sink nginx-copy/")
 def sink(directory: Path = typer.Argument(..., help="Package directory to write (created when missing).")) -> None:
     """Write a ResourceList, List or YAML stream from stdin into a package directory.
 
@@ -55,7 +55,7 @@ def list_(
         print(f"{number}. {what}  scope: {spec.scope}  declared in: {spec.declared_in}[{spec.declared_index}]")
 
 
-@app.command(cls=PanelCommand, epilog="Example:\n  fnrun merge upstream/ overlay/ my-package/")
+@app.command(cls=PanelCommand, epilog="Example:\n  fnrun merge samples/set-labels/ samples/set-namespace/   # set-labels onto set-namespace")
 def merge(
     directories: list[Path] = typer.Argument(..., help="SRC_DIR... DEST_DIR: source packages, then the destination."),
 ) -> None:
@@ -71,7 +71,7 @@ def merge(
     print(f"fnrun merge: {plan.summary()}", file=sys.stderr)
 
 
-@app.command(cls=PanelCommand, epilog="Example:\n  fnrun merge3 --ancestor v1/ --from v2/ --to my-package/")
+@app.command(cls=PanelCommand, epilog="Example:\n  fnrun merge3 --ancestor samples/nginx --from samples/set-labels --to samples/set-namespace")
 def merge3(
     ancestor: Path = typer.Option(..., "--ancestor", help="The upstream package your destination started from."),
     updated: Path = typer.Option(..., "--from", help="The new upstream package."),
@@ -86,7 +86,7 @@ def merge3(
 
 @app.command(
     cls=PanelCommand,
-    epilog="Examples:\n  fnrun explain samples/nginx Deployment/my-instance\n  fnrun explain app/ apps/v1/Deployment/prod/web",
+    epilog="Examples:\n  fnrun explain samples/nginx Deployment/my-instance\n  fnrun explain samples/nginx apps/v1/Deployment/my-instance",
 )
 def explain(
     directory: str = typer.Argument(..., help="Package directory."),

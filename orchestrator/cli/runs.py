@@ -45,14 +45,14 @@ def _positionals(command: Any, ctx: Any, args: list[str]) -> bool:
 
 RUN_EXAMPLES = """Examples:
   fnrun run samples/nginx
-  fnrun run samples/nginx --check
-  fnrun run samples/nginx --check --results-format json > results.json
+  fnrun run samples/nginx --check             # CI gate; exit 3: the files would change
+  fnrun run samples/nginx --check --results-format json > results.json   # exit 3
   fnrun run samples/nginx -o stdout --origin-annotations
   fnrun run samples/nginx -i fnrun/set-namespace:v1 -- namespace=prod
-  fnrun run samples/nginx -i fnrun/set-labels:v1 --save -- team=web
-  fnrun run samples/nginx -i fnrun/set-namespace:v1 --match-kind Deployment -- namespace=prod
+  fnrun run samples/kpt-package -i fnrun/set-labels:v1 --save -- team=web
+  fnrun run samples/nginx -i fnrun/set-labels:v1 --match-kind Nginx -- team=web
   fnrun source samples/nginx | fnrun run - -i fnrun/set-labels:v1 -- team=web
-  cd samples/nginx && fnrun run -i fnrun/set-labels:v1 -o unwrap -- team=web"""
+  cd samples/set-labels && fnrun run -o unwrap --exclude-local-config | kubectl apply -f -"""
 
 
 @app.command(cls=DefaultDirectoryCommand, epilog=RUN_EXAMPLES)
@@ -162,11 +162,11 @@ def _selection(
 
 
 RENDER_EXAMPLES = """Examples:
-  fnrun render samples/kpt-package
-  fnrun render samples/kpt-package --check
-  fnrun render samples/kpt-package -o stdout
-  fnrun render samples/kpt-package -o unwrap --exclude-local-config | kubectl apply -f -
-  cd samples/kpt-package && fnrun render --check"""
+  fnrun render samples/kpt-package --image-prefix fnrun
+  fnrun render samples/kpt-package --image-prefix fnrun --check   # exit 3: not rendered yet
+  fnrun render samples/kpt-package --image-prefix fnrun -o stdout
+  fnrun render samples/kpt-package --image-prefix fnrun -o unwrap --exclude-local-config | kubectl apply -f -
+  cd samples/kpt-package && KPT_IMAGE_PREFIX=fnrun fnrun render -o rendered/"""
 
 
 @app.command(cls=DefaultDirectoryCommand, epilog=RENDER_EXAMPLES)
