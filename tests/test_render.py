@@ -284,7 +284,7 @@ def test_outputs_leave_the_package_alone(tmp_path: Path, test_images: None) -> N
     assert "status" not in (tmp_path / "out" / "Kptfile").read_text()
     assert snapshot(tmp_path / "pkg") == before
     check = fnrun("render", str(tmp_path / "pkg"), "--check", "-q")
-    assert check.code == 1 and "+    a: b" in check.stdout
+    assert check.code == 3 and "+    a: b" in check.stdout
     assert snapshot(tmp_path / "pkg") == before
 
 
