@@ -168,3 +168,13 @@ def _go_name(kind: Type) -> str:
 def _suggestion(field: str | None, fields: dict) -> str:
     close = difflib.get_close_matches(str(field), list(fields), n=1, cutoff=0.75) if field and len(field) <= 64 else []
     return f" (did you mean {close[0]}?)" if close else ""
+
+
+def pruned(value: object, kind: Type) -> object:
+    """`value` with only the fields `kind` knows (recursively): what fnrun records in a Kptfile
+    (a step's results in its status) must read back under kpt's schema."""
+    if isinstance(kind, tuple) and kind[0] == "list":
+        return [pruned(item, kind[1]) for item in value] if isinstance(value, list) else value
+    if isinstance(kind, tuple) and kind[0] != "map" and isinstance(value, dict):
+        return {key: pruned(item, kind[1][key]) for key, item in value.items() if key in kind[1]}
+    return value
