@@ -187,9 +187,10 @@ def for_cluster(resources: list) -> list:
     """What `--exclude-local-config` keeps: resources a cluster should get. Kptfiles and
     resources marked config.kubernetes.io/local-config are for local tools only (kpt's own apply
     leaves both out)."""
-    from .render.kptfile import is_kptfile
+    def kptfile(data: dict) -> bool:  # by type, not file name: a stream on stdin may carry no paths
+        return data.get("kind") == "Kptfile" and str(data.get("apiVersion", "")).startswith("kpt.dev/")
 
-    return [r for r in resources if str(ann.annotations_of(r.data).get(ann.LOCAL_CONFIG)).lower() != "true" and not is_kptfile(r)]
+    return [r for r in resources if str(ann.annotations_of(r.data).get(ann.LOCAL_CONFIG)).lower() != "true" and not kptfile(r.data)]
 
 
 def _kptfile_pipelines_not_run(request: RunRequest, summary: "RunSummary") -> None:
