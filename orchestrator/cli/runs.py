@@ -166,7 +166,7 @@ RENDER_EXAMPLES = """Examples:
   fnrun render samples/kpt-package --image-prefix fnrun --check   # exit 3: not rendered yet
   fnrun render samples/kpt-package --image-prefix fnrun -o stdout
   fnrun render samples/kpt-package --image-prefix fnrun -o unwrap --exclude-local-config | kubectl apply -f -
-  cd samples/kpt-package && KPT_IMAGE_PREFIX=fnrun fnrun render -o rendered/"""
+  cd samples/kpt-package && KPT_IMAGE_PREFIX=fnrun fnrun render -o ../shop-rendered/"""
 
 
 @app.command(cls=DefaultDirectoryCommand, epilog=RENDER_EXAMPLES)
