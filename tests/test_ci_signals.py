@@ -134,6 +134,8 @@ def test_check_diff_applies_from_the_repository_root(tmp_path: Path) -> None:
     check = fnrun("run", str(package), "--check", env=PLAIN)  # from anywhere: the diff is the repository's
     assert check.code == 3, check
     assert "+++ b/deploy/app/deploy.yaml" in check.stdout
+    inside = subprocess.run(["git", "apply", "--check", "-v", "-"], cwd=package, input=check.stdout, capture_output=True, text=True)
+    assert inside.returncode == 0 and "Skipped" not in inside.stderr, inside.stderr  # from inside the package too
     applied = subprocess.run(["git", "apply", "-v", "-"], cwd=repo, input=check.stdout, capture_output=True, text=True)
     assert applied.returncode == 0 and "Applied patch deploy/app/deploy.yaml cleanly" in applied.stderr, applied.stderr
     assert fnrun("run", str(package), "--check", env=PLAIN).code == 0  # what git applied is the render
