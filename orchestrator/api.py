@@ -108,7 +108,10 @@ def run(request: RunRequest, events: "Events | None" = None, stdout: IO[str] | N
         else:
             assert root is not None
             outcome = run_package(root, functions, options, recorder, write=False, shard=shard_of(request))
+            _kptfile_pipelines_not_run(request, summary)
             summary.plan = None if request.to_stdout else outcome.plan
+            if request.output_dir is not None:
+                summary.plan = out_of_place(request.output_dir, outcome.resources)
         resources = outcome.resources
         if tracker is not None:
             resources = origin.annotate(resources, tracker, request.origin_annotations, request.transformer_annotations)
@@ -117,7 +120,9 @@ def run(request: RunRequest, events: "Events | None" = None, stdout: IO[str] | N
 
             saved_note = saving.describe(add_to_plan(summary.plan, saving))
         if summary.plan is not None and (request.check or request.diff):
-            diff_text = diff.unified(summary.plan)
+            from .report.paths import repo_prefix
+
+            diff_text = diff.unified(summary.plan, prefix=repo_prefix(root))
         if summary.plan is not None and not (request.check or request.to_stdout):
             writeback.apply(summary.plan)
             summary.written = True
@@ -129,16 +134,17 @@ def run(request: RunRequest, events: "Events | None" = None, stdout: IO[str] | N
             out.write(diff_text)
         elif document is None and (from_stdin or request.to_stdout):
             if request.exclude_local_config:
-                resources = [r for r in resources if str(ann.annotations_of(r.data).get(ann.LOCAL_CONFIG)).lower() != "true"]
+                resources = for_cluster(resources)
             from .render import output as render_output  # stdout only: not loaded by every run
 
             if isinstance(request, RenderRequest):
                 resources = render_output.kptfiles_last(resources)
-            out.write(render_output.unwrapped(resources) if getattr(request, "unwrap", False) else resourcelist.encode(resources))
+            out.write(render_output.unwrapped(resources) if request.unwrap else resourcelist.encode(resources))
         if request.check and summary.plan is not None and summary.plan.changes:
-            raise diff.Drift(diff.drift_message(request.directory, summary.plan, summary.command))
+            raise diff.Drift(diff.drift_message(request.directory, summary.plan, summary.command, request.rerun))
     except FnrunError as err:
         error = err
+        _call(display, "failed", err)
         raise
     except BaseException:  # Ctrl-C, a bug: no results document that would claim success
         document = None
@@ -181,9 +187,45 @@ def _render(request: RenderRequest, root: Path, options: "RunOptions", events: "
             writeback.apply(outcome.plan)
         raise outcome.failure
     if request.output_dir is not None:
-        target = request.output_dir
-        outcome.plan = writeback.plan(target, outcome.resources)
+        outcome.plan = out_of_place(request.output_dir, outcome.resources)
     return outcome
+
+
+def out_of_place(target: Path, resources: list) -> WritePlan:
+    """`-o DIR` for run and render alike: the rendered package planned into DIR, the source untouched."""
+    from .render.output import check_output_dir
+
+    check_output_dir(target)
+    return writeback.plan(target, resources)
+
+
+def for_cluster(resources: list) -> list:
+    """What `--exclude-local-config` keeps: resources a cluster should get. Kptfiles and
+    resources marked config.kubernetes.io/local-config are for local tools only (kpt's own apply
+    leaves both out)."""
+    def kptfile(data: dict) -> bool:  # by type, not file name: a stream on stdin may carry no paths
+        return data.get("kind") == "Kptfile" and str(data.get("apiVersion", "")).startswith("kpt.dev/")
+
+    return [r for r in resources if str(ann.annotations_of(r.data).get(ann.LOCAL_CONFIG)).lower() != "true" and not kptfile(r.data)]
+
+
+def _kptfile_pipelines_not_run(request: RunRequest, summary: "RunSummary") -> None:
+    """`fnrun run` over a kpt package whose functions are all in Kptfile pipelines runs nothing;
+    a CI gate must not pass for that. Refused, pointing to `fnrun render`."""
+    from .read.package import package_files, read_path
+    from .render.kptfile import pipeline_step_count
+
+    if summary.reports or request.image or request.exec_path or request.shard:
+        return
+    root = Path(request.directory)
+    kptfiles = [rel for rel in package_files(root, ("Kptfile",)) if rel.rpartition("/")[2] == "Kptfile"]
+    steps = pipeline_step_count([r for rel in kptfiles for r in read_path(root, rel)[1]])
+    if steps:
+        flags = " --check" if request.check else ""
+        raise InputError(
+            f"{request.directory}: no function annotations, but its Kptfile pipelines have {steps} step{'s' if steps != 1 else ''}; "
+            f"`fnrun run` does not run them: use `fnrun render {request.directory}{flags}`"
+        )
 
 
 def _call(display: object, method: str, *args: object) -> None:

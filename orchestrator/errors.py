@@ -1,13 +1,29 @@
-"""The one exception type users see; raised deep, turned into one line and an exit code at the CLI edge."""
+"""The exceptions users see; raised deep, turned into one line and an exit code at the CLI edge.
+
+Exit codes a CI step can act on (the README's table):
+  1  a function failed or reported an error result (FunctionError)
+  2  bad input: command line, package file, function declaration, Kptfile (InputError)
+  3  `--check`: the package would change, and nothing failed (DriftError)
+  4  the environment: no engine, an image missing or unpullable, a runtime that cannot start a
+     container (EnvironmentProblem) — retry or fix the machine, not the package
+130/143 interrupted by SIGINT/SIGTERM (set by the CLI edge, not by an exception here)
+"""
 
 from __future__ import annotations
+
+EXIT_FUNCTION = 1
+EXIT_INPUT = 2
+EXIT_DRIFT = 3
+EXIT_ENVIRONMENT = 4
+EXIT_SIGINT = 130
+EXIT_SIGTERM = 143
 
 
 class FnrunError(Exception):
     """A problem the user can act on. `str(err)` is the whole message: one line, naming the file,
-    resource or image at fault. `exit_code` is 2 for bad user input, 1 for a failed function."""
+    resource or image at fault. `exit_code` says whose problem it is (see the module's table)."""
 
-    exit_code = 2
+    exit_code = EXIT_INPUT
 
     def __init__(self, message: str, *, exit_code: int | None = None) -> None:
         super().__init__(message)
@@ -18,10 +34,24 @@ class FnrunError(Exception):
 class InputError(FnrunError):
     """The command line, the package or a function declaration is wrong (exit 2)."""
 
-    exit_code = 2
+    exit_code = EXIT_INPUT
 
 
 class FunctionError(FnrunError):
     """A function failed, returned garbage, or reported an error result (exit 1)."""
 
-    exit_code = 1
+    exit_code = EXIT_FUNCTION
+
+
+class DriftError(FnrunError):
+    """`--check` found files that are not what the functions render (exit 3): the package is
+    out of date, which is not the same as a function failing."""
+
+    exit_code = EXIT_DRIFT
+
+
+class EnvironmentProblem(FnrunError):
+    """The machine, not the package: no container engine, an image missing or unpullable (a
+    registry or DNS failure too), an OCI runtime that cannot start a container (exit 4)."""
+
+    exit_code = EXIT_ENVIRONMENT

@@ -42,7 +42,7 @@ OFF = ("0", "false", "no", "off")
 # `run` flags the launcher understands. Those that shape the container are read; the others only
 # need their value skipped. Anything else (or a flag's other spelling) means no early start.
 VALUE_FLAGS = {
-    "--image", "--env", "-e", "--image-pull-policy", "--memory", "--pids-limit", "--cpus", "--tmpfs-size", "--runtime",
+    "--image", "-i", "--env", "-e", "--image-pull-policy", "--memory", "--pids-limit", "--cpus", "--tmpfs-size", "--runtime",
     "--mounts", "--timeout", "--max-output", "--results-format", "--results-dir", "--jobs", "-j", "--output", "-o",
     *(f"--{which}-{what}" for which in ("match", "exclude") for what in ("api-version", "kind", "name", "namespace", "labels", "annotations")),
 }
@@ -67,9 +67,8 @@ def main(argv: list[str] | None = None) -> None:
         if early is not None:
             early.begin()
         code = _cli(args)
-    except KeyboardInterrupt:  # before the CLI's own handling: nothing was read or written yet
-        print("fnrun: interrupted", file=sys.stderr)
-        code = 130
+    except KeyboardInterrupt as err:  # before the CLI's own handling: nothing was read or written yet
+        code = _interrupted(err)
     finally:
         for signum in previous:  # what follows must complete
             signal.signal(signum, signal.SIG_IGN)
@@ -101,9 +100,15 @@ def _cli(args: list[str]) -> int:
             return done.code or 0
         print(done.code, file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        print("fnrun: interrupted; nothing was written", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as err:
+        return _interrupted(err)
+
+
+def _interrupted(err: KeyboardInterrupt) -> int:
+    """130 for Ctrl-C, 143 for SIGTERM (the shell's 128 + signal), with the line that says so."""
+    terminated = getattr(err, "signum", None) == signal.SIGTERM
+    print(f"fnrun: interrupted{' (SIGTERM)' if terminated else ''}; nothing was written", file=sys.stderr)
+    return 143 if terminated else 130
 
 
 def _leave(code: int) -> None:
@@ -136,6 +141,8 @@ def _early_container(args: list[str]) -> EarlyContainer | None:
     if path is None:  # tcp, TLS, ssh: the SDK's transports
         return None
     image = flags["--image"][-1]
+    if "/" not in image:  # a short name: the CLI puts kpt's catalog prefix before it
+        return None
     if _may_run_in_process(image, flags) or _cache_may_hit(flags) or ("--no-lock" not in flags and _locked(args[1:])):
         return None
     from orchestrator.runtimes.early import EarlyContainer
@@ -178,7 +185,7 @@ def _run_flags(args: list[str]) -> dict[str, list[str]] | None:
                 if position >= len(args):
                     return None
                 value, position = args[position], position + 1
-            found.setdefault({"-e": "--env"}.get(flag, flag), []).append(value)
+            found.setdefault({"-e": "--env", "-i": "--image"}.get(flag, flag), []).append(value)
         else:
             return None
     return found

@@ -4,7 +4,7 @@ on the command line with its --match/--exclude selectors)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -47,11 +47,15 @@ class RunRequest:
     oci_runtime: str | None = None  # --runtime / FNRUN_RUNTIME
     mount_mode: str = "auto"  # --mounts / FNRUN_MOUNTS: bind | upload | auto (upload for a remote engine)
     results_dir: Path | None = None
-    to_stdout: bool = False
-    exclude_local_config: bool = False
+    to_stdout: bool = False  # -o stdout | unwrap (and -): the rendered package on stdout
+    unwrap: bool = False  # -o unwrap: the resources as a plain YAML stream on stdout
+    output_dir: Path | None = None  # -o DIR: write the rendered package there, the source untouched
+    image_prefix: str | None = None  # --image-prefix for short image names (else $KPT_IMAGE_PREFIX, kpt's catalog)
+    exclude_local_config: bool = False  # Kptfiles and local-config resources left out of stdout
     quiet: bool = False
     verbose: bool = False
-    check: bool = False  # render in memory, print the diff, fail (exit 1) when anything would change
+    check: bool = False  # render in memory, print the diff, fail (exit 3) when anything would change
+    rerun: str | None = None  # the command line that writes what --check finds (the user's, without --check)
     diff: bool = False  # print the diff of what is written
     results_format: str | None = None  # text | json | yaml: the run's results as one document on stdout
     origin_annotations: bool = False
@@ -70,10 +74,7 @@ class RenderRequest(RunRequest):
     """`fnrun render`: the package's Kptfile pipelines instead of annotation-declared functions.
     `enable_exec`/`network` are what render's --allow-exec/--allow-network set."""
 
-    image_prefix: str | None = None
     record_status: bool = True  # status.conditions/renderStatus in the root Kptfile (in place only)
-    output_dir: Path | None = None  # -o DIR: write the rendered package there, the source untouched
-    unwrap: bool = False  # -o unwrap: the resources as a plain YAML stream on stdout
     strict_results: bool = False  # --strict-results: an error result fails a step that exits 0 (kpt records it and goes on)
 
 
@@ -98,15 +99,19 @@ def validate(request: RunRequest) -> None:
     stdin = request.directory == "-"
     shows_diff = request.check or request.diff
     if request.exclude_local_config and not (stdin or request.to_stdout):
-        raise InputError("--exclude-local-config goes with --output - (or a package on stdin): files always keep local-config resources")
+        raise InputError("--exclude-local-config goes with -o stdout or -o unwrap (or a package on stdin): files always keep local-config resources")
+    if request.output_dir is not None and stdin:
+        raise InputError("-o DIR writes a package read from a directory; with a package on stdin, use fnrun sink DIR")
+    if request.save and (request.output_dir is not None or request.to_stdout):
+        raise InputError("--save edits the package's Kptfile; it does not go with -o")
     if request.quiet and request.verbose:
         raise InputError("--quiet and --verbose contradict each other; choose one")
     if request.results_format is not None and request.results_format not in FORMATS:
         raise InputError(f"--results-format must be one of {', '.join(FORMATS)}, not {request.results_format!r}")
     if request.shard and stdin:
         raise InputError("--shard shares out the packages of a directory; it does not go with a package on stdin")
-    if shows_diff and (stdin or request.to_stdout):
-        raise InputError("--check and --diff compare the package's files; they do not go with --output - or a package on stdin")
+    if shows_diff and (stdin or request.to_stdout or request.output_dir is not None):
+        raise InputError("--check and --diff compare the package's files; they do not go with -o or a package on stdin")
     if request.results_format is not None and (stdin or request.to_stdout):
         raise InputError("--results-format and the rendered package both want stdout; use --results-dir for the results")
     if request.results_format == "text" and shows_diff:
@@ -132,7 +137,8 @@ def pipeline_inputs(request: RunRequest, root: Path | None) -> tuple["RunOptions
         max_output = parse_size(request.max_output)
     except ValueError:
         raise InputError(f"--max-output {request.max_output!r}: use a size such as 256M, 1G or 512k") from None
-    if request.image_pull_policy not in PULL_POLICIES:
+    pull_policy = {p.lower(): p for p in PULL_POLICIES}.get(request.image_pull_policy.lower())  # kpt writes Always, IfNotPresent
+    if pull_policy is None:
         raise InputError(f"--image-pull-policy {request.image_pull_policy!r}: use one of {', '.join(PULL_POLICIES)}")
 
     options = RunOptions(
@@ -146,7 +152,7 @@ def pipeline_inputs(request: RunRequest, root: Path | None) -> tuple["RunOptions
             cpus=request.cpus,
             timeout=request.timeout,
             drop_capabilities=request.drop_capabilities,
-            image_pull_policy=request.image_pull_policy,
+            image_pull_policy=pull_policy,
             max_output=max_output,
             oci_runtime=request.oci_runtime or None,
             mount_mode=check_mode(request.mount_mode),
@@ -166,7 +172,9 @@ def pipeline_inputs(request: RunRequest, root: Path | None) -> tuple["RunOptions
         error_results_fail=not isinstance(request, RenderRequest) or request.strict_results,
     )
     if request.image or request.exec_path:
-        return options, [_selecting(adhoc(root, request.image, request.exec_path, request.fn_config, request.arguments, request.fn_config_as_item), request)]
+        exec_path, exec_args = split_exec(request.exec_path)
+        spec = adhoc(root, full_image(request.image, request.image_prefix), exec_path, request.fn_config, request.arguments, request.fn_config_as_item)
+        return options, [_selecting(replace(spec, args=exec_args) if exec_args else spec, request)]
     if request.arguments or request.fn_config:
         raise InputError("key=value arguments and --fn-config go with --image or --exec")
     if request.match or request.exclude:
@@ -192,6 +200,32 @@ def _file_names(request: RunRequest) -> str:
     if chosen not in FILE_NAMES:
         raise InputError(f"--file-names {chosen!r}: use {' or '.join(FILE_NAMES)}")
     return chosen
+
+
+def full_image(image: str | None, prefix: str | None) -> str | None:
+    """kpt's short names on the command line too: `-i set-labels:v0.2` is the catalog's image (or
+    --image-prefix's, $KPT_IMAGE_PREFIX's), as `kpt fn eval` and render's Kptfile steps read it."""
+    if image is None or "/" in image:
+        return image
+    from .render.images import image_prefix
+
+    return image_prefix(prefix) + image
+
+
+def split_exec(command: str | None) -> tuple[str | None, tuple[str, ...]]:
+    """`--exec "./fn arg1 arg2"` as kpt reads it: a command line, split as a shell would (quotes
+    keep spaces); a path that exists as given is taken whole."""
+    import shlex
+
+    if command is None or Path(command).exists():
+        return command, ()
+    try:
+        words = shlex.split(command)
+    except ValueError as err:
+        raise InputError(f"--exec {command!r}: {err}") from None
+    if not words:
+        raise InputError("--exec needs a command")
+    return words[0], tuple(words[1:])
 
 
 def _selecting(spec: "FunctionSpec", request: RunRequest) -> "FunctionSpec":

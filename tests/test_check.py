@@ -39,7 +39,7 @@ def _awkward_package(root: Path) -> Path:
 def _check_bytes(package: Path) -> bytes:
     """The diff exactly as fnrun wrote it (the text helper would turn CRLF lines into LF)."""
     proc = subprocess.run([sys.executable, "-m", "orchestrator", "run", str(package), "--check", "-q"], capture_output=True, env={**os.environ, **PLAIN}, timeout=300)
-    assert proc.returncode == 1, proc.stderr
+    assert proc.returncode == 3, proc.stderr
     return proc.stdout
 
 
@@ -47,11 +47,11 @@ def _tree(root: Path) -> dict[str, bytes]:
     return {k: v[0] for k, v in snapshot(root).items()}
 
 
-def test_check_prints_the_diff_a_write_would_apply_writes_nothing_and_exits_1(tmp_path: Path) -> None:
+def test_check_prints_the_diff_a_write_would_apply_writes_nothing_and_exits_3(tmp_path: Path) -> None:
     package = _awkward_package(tmp_path / "pkg")
     before = snapshot(package)
     result = fnrun("run", str(package), "--check", env=PLAIN)
-    assert_one_line_error(result, "7 files would change", "(1 created, 5 updated, 1 deleted)", code=1)
+    assert_one_line_error(result, "7 files would change", "(1 created, 5 updated, 1 deleted)", code=3)
     assert snapshot(package) == before  # bytes and mtimes: nothing written
     assert "diff --git a/apps/deploy.yaml b/apps/deploy.yaml\n--- a/apps/deploy.yaml\n+++ b/apps/deploy.yaml\n" in result.stdout
     assert "diff --git a/made_configmap.yaml b/made_configmap.yaml\nnew file mode 100644\n--- /dev/null\n+++ b/made_configmap.yaml\n" in result.stdout
@@ -106,8 +106,8 @@ def test_check_with_a_failing_function_is_the_functions_failure(tmp_path: Path) 
 @pytest.mark.parametrize(
     ("args", "needle"),
     [
-        (("--check", "--output", "-"), "--output -"),
-        (("--diff", "--output", "-"), "--output -"),
+        (("--check", "--output", "-"), "do not go with -o"),
+        (("--diff", "--output", "-"), "do not go with -o"),
     ],
 )
 def test_check_and_diff_refuse_stdout_output(tmp_path: Path, args: tuple[str, ...], needle: str) -> None:

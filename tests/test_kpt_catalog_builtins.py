@@ -281,7 +281,7 @@ def test_only_when_asked_and_offered_when_absent(tmp_path: Path) -> None:
     root = package(tmp_path, WORKLOADS)
     before = (root / "resources.yaml").read_bytes()
     result = fnrun("run", str(root), "--image", "gcr.io/kpt-fn/set-labels:v0.1", "--image-pull-policy", "never", "--", "a=b")
-    assert_one_line_error(result, "gcr.io/kpt-fn/set-labels:v0.1", "--builtin-catalog", code=2)
+    assert_one_line_error(result, "gcr.io/kpt-fn/set-labels:v0.1", "--builtin-catalog", code=4)
     assert (root / "resources.yaml").read_bytes() == before
     result = fnrun("run", str(root), "--builtin-catalog", "--image", "gcr.io/kpt-fn/set-labels:v0.1", "--results-format", "json", "--", "a=b")
     assert result.code == 0, result.stderr

@@ -96,11 +96,11 @@ def test_pre_commit_blocks_a_commit_of_an_unrendered_package(tmp_path: Path) -> 
     output = blocked.stdout + blocked.stderr
     assert blocked.returncode == 1, output
     assert "fnrun run --check" in output and "Failed" in output
-    assert "+++ b/deploy.yaml\n" in output and "+  labels:\n+    team: web\n" in output
+    assert "+++ b/deploy/deploy.yaml\n" in output and "+  labels:\n+    team: web\n" in output
     assert "fnrun: error: deploy/: 1 file would change" in output
     assert "Traceback" not in output
     assert _git(repo, "rev-list", "--count", "HEAD").stdout.strip() == "1"  # nothing committed
-    installed_fnrun = list((tmp_path / "pre-commit-home").glob("repo*/py_env-*/lib/python*/site-packages/orchestrator/cli.py"))
+    installed_fnrun = list((tmp_path / "pre-commit-home").glob("repo*/py_env-*/lib/python*/site-packages/orchestrator/cli/__init__.py"))
     assert installed_fnrun, "fnrun was not installed into the hook's environment"
 
     rendered = subprocess.run([sys.executable, "-m", "orchestrator", "run", "deploy/"], cwd=repo, env=env, capture_output=True, text=True, timeout=300)
@@ -127,7 +127,7 @@ def test_the_sample_workflows_check_step_runs_as_written(tmp_path: Path) -> None
         return subprocess.run(["bash", "-e", "-c", step["run"]], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
 
     drift = run_step()
-    assert drift.returncode == 1, drift
+    assert drift.returncode == 3, drift
     assert "+++ b/deploy.yaml" in drift.stdout
     assert "::error file=deploy/deploy.yaml,line=5::fnrun run would change this file" in drift.stderr
     assert (tmp_path / "fnrun-results/results.yaml").exists()

@@ -145,9 +145,9 @@ def test_an_unchanged_rerender_with_a_warm_cache_starts_no_container(test_images
     siblings(tmp_path / "pkg", 3)
     env = {"FNRUN_CACHE": "1", "FNRUN_CACHE_DIR": str(tmp_path / "cache")}
     first, created = run_with_events(env, "render", str(tmp_path / "pkg"), "--check", "--jobs", "3")
-    assert first.returncode == 1 and len(created) == 10, first.stderr  # 3 x 3 steps + the root's, each once
+    assert first.returncode == 3 and len(created) == 10, first.stderr  # 3 x 3 steps + the root's, each once
     second, created_again = run_with_events(env, "render", str(tmp_path / "pkg"), "--check", "--jobs", "3")
-    assert second.returncode == 1, second.stderr
+    assert second.returncode == 3, second.stderr
     assert created_again == []
 
 

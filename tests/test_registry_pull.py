@@ -15,7 +15,7 @@ import docker.errors
 import pytest
 from testcontainers.core.container import DockerContainer
 
-from orchestrator.errors import InputError
+from orchestrator.errors import EnvironmentProblem
 from orchestrator.runtimes import Invocation, Sandbox, get_runtime
 from runtime_fixtures import api, build_image, containers_of, registry_image, require_base_image, wait_for
 
@@ -110,7 +110,7 @@ def test_always_pulls_even_when_present(remote_function: str) -> None:
 
 def test_missing_image_under_never_is_one_line_naming_it(registry: str) -> None:
     image = f"{registry}/fnrun-test/absent:v1"
-    with pytest.raises(InputError) as caught:
+    with pytest.raises(EnvironmentProblem) as caught:
         run(image, "never")
     assert str(caught.value) == f"image {image} is not present (image pull policy: never)"
 
@@ -118,21 +118,21 @@ def test_missing_image_under_never_is_one_line_naming_it(registry: str) -> None:
 @pytest.mark.parametrize("policy", ["ifNotPresent", "always"])
 def test_image_the_registry_does_not_have(registry: str, policy: str) -> None:
     image = f"{registry}/fnrun-test/absent:v1"
-    with pytest.raises(InputError) as caught:
+    with pytest.raises(EnvironmentProblem) as caught:
         run(image, policy)
     message = str(caught.value)
     assert image in message and "\n" not in message and len(message) < 400
-    assert caught.value.exit_code == 2
+    assert caught.value.exit_code == 4  # the registry's answer: the environment, not the package
 
 
 @pytest.mark.parametrize("policy", ["ifNotPresent", "always"])
 def test_unreachable_registry(policy: str) -> None:
     image = "localhost:1/fnrun-test/identity:v1"
-    with pytest.raises(InputError, match=f"image {image}.*connection refused"):
+    with pytest.raises(EnvironmentProblem, match=f"image {image}.*connection refused"):
         run(image, policy)
 
 
 def test_always_fails_for_a_local_only_image() -> None:
     base = require_base_image()
-    with pytest.raises(InputError, match=f"cannot pull image {base} \\(image pull policy: always\\)"):
+    with pytest.raises(EnvironmentProblem, match=f"cannot pull image {base} \\(image pull policy: always\\)"):
         run(base, "always")

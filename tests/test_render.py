@@ -284,7 +284,7 @@ def test_outputs_leave_the_package_alone(tmp_path: Path, test_images: None) -> N
     assert "status" not in (tmp_path / "out" / "Kptfile").read_text()
     assert snapshot(tmp_path / "pkg") == before
     check = fnrun("render", str(tmp_path / "pkg"), "--check", "-q")
-    assert check.code == 1 and "+    a: b" in check.stdout
+    assert check.code == 3 and "+    a: b" in check.stdout
     assert snapshot(tmp_path / "pkg") == before
 
 
@@ -294,7 +294,7 @@ def test_bad_packages_are_one_line_errors(tmp_path: Path) -> None:
     write_package(tmp_path / "exec", {"Kptfile": kptfile("root", "- exec: ./fn.sh")})
     assert_one_line_error(fnrun("render", str(tmp_path / "exec")), "Kptfile: pipeline.mutators[0]", "--allow-exec", code=2)
     write_package(tmp_path / "sel", {"Kptfile": kptfile("root", f"- image: {LABEL}\n  selectors: [{{kinds: X}}]")})
-    assert_one_line_error(fnrun("render", str(tmp_path / "sel")), "selectors[0]", "kinds", code=2)
+    assert_one_line_error(fnrun("render", str(tmp_path / "sel")), "Kptfile:8: field kinds not found in type v1.Selector", code=2)
     write_package(tmp_path / "cfg", {"Kptfile": kptfile("root", f"- image: {LABEL}\n  configPath: missing.yaml")})
     assert_one_line_error(fnrun("render", str(tmp_path / "cfg")), "configPath missing.yaml", code=2)
     write_package(tmp_path / "out", {"Kptfile": kptfile("root", f"- image: {LABEL}\n  configPath: a/../../x.yaml")})

@@ -99,11 +99,11 @@ def test_with_check_the_document_carries_the_diff(tmp_path: Path, fmt: str) -> N
     _package(tmp_path / "plain")
     before = snapshot(tmp_path / "doc")
     result = fnrun("run", str(tmp_path / "doc"), "--check", "--results-format", fmt, env=PLAIN)
-    assert_one_line_error(result, "4 files would change", code=1)
+    assert_one_line_error(result, "4 files would change", code=3)
     doc = json.loads(result.stdout) if fmt == "json" else fast.load(result.stdout, "stdout")
     plain = fnrun("run", str(tmp_path / "plain"), "--check", env=PLAIN)
     assert doc["diff"] == plain.stdout
-    assert doc["exitCode"] == 1 and "would change" in doc["error"]
+    assert doc["exitCode"] == 3 and "would change" in doc["error"]
     assert doc["summary"]["check"] is True and doc["summary"]["written"] is False
     assert doc["summary"]["files"]["created"] == ["app/made_configmap.yaml"]
     assert snapshot(tmp_path / "doc") == before

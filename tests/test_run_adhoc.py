@@ -82,7 +82,7 @@ def test_exec_functions_need_enable_exec_and_run_relative_to_their_file(tmp_path
         },
     )
     before = snapshot(tmp_path)
-    assert_one_line_error(fnrun("run", str(tmp_path)), "--enable-exec", code=2)
+    assert_one_line_error(fnrun("run", str(tmp_path)), "--allow-exec", code=2)
     assert snapshot(tmp_path) == before
     result = fnrun("run", str(tmp_path), "--enable-exec")
     assert result.code == 0, result
@@ -93,7 +93,7 @@ def test_exec_functions_need_enable_exec_and_run_relative_to_their_file(tmp_path
 def test_exec_on_the_command_line(tmp_path: Path) -> None:
     script = _exec_script(tmp_path.parent / f"{tmp_path.name}-fn.py", ADD_ANNOTATION)
     write_package(tmp_path, {"d.yaml": deployment("d")})
-    assert_one_line_error(fnrun("run", str(tmp_path), "--exec", str(script)), "--enable-exec", code=2)
+    assert_one_line_error(fnrun("run", str(tmp_path), "--exec", str(script)), "--allow-exec", code=2)
     result = fnrun("run", str(tmp_path), "--exec", str(script), "--enable-exec")
     assert result.code == 0, result
     assert load(tmp_path / "d.yaml")["metadata"]["annotations"] == {"exec": "ran"}
@@ -151,4 +151,4 @@ def test_exclude_local_config_only_shapes_stdout(tmp_path: Path) -> None:
     cluster = fnrun("run", str(tmp_path), "--output", "-", "--exclude-local-config")
     assert cluster.code == 0, cluster
     assert {i.data["metadata"]["name"] for i in resourcelist.decode(cluster.stdout, "out").items} == {"d"}
-    assert_one_line_error(fnrun("run", str(tmp_path), "--exclude-local-config"), "--output -", code=2)
+    assert_one_line_error(fnrun("run", str(tmp_path), "--exclude-local-config"), "-o stdout", code=2)

@@ -69,7 +69,7 @@ def test_defer_failure_runs_the_rest_then_fails(tmp_path: Path) -> None:
 def test_missing_image_is_one_line_naming_it(tmp_path: Path) -> None:
     before = _package(tmp_path, function_config("fnrun-test/does-not-exist:v9", name="missing"))
     result = fnrun("run", str(tmp_path), "--image-pull-policy", "never")
-    assert_one_line_error(result, "fnrun-test/does-not-exist:v9", code=2)
+    assert_one_line_error(result, "fnrun-test/does-not-exist:v9", code=4)  # the machine lacks it: not bad input
     assert snapshot(tmp_path) == before
 
 

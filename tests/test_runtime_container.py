@@ -240,7 +240,7 @@ def test_unreachable_engine_is_one_line(tmp_path: Path) -> None:
     code += "try:\n    api_client()\nexcept FnrunError as e:\n    print(e.exit_code, e)\n"
     env = {**os.environ, "DOCKER_HOST": f"unix://{tmp_path}/no.sock"}
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True)
-    assert out.stdout.startswith("2 cannot reach the container engine at unix://")
+    assert out.stdout.startswith("4 cannot reach the container engine at unix://")
     assert len(out.stdout.strip().splitlines()) == 1
 
 

@@ -55,10 +55,12 @@ def is_kptfile(resource: Resource) -> bool:
 
 
 def parse(resource: Resource) -> Kptfile:
+    """The Kptfile's pipeline; a Kptfile kpt would refuse is refused first, with its file and line."""
     path = resource.path or "Kptfile"
     data = resource.data
     if data.get("apiVersion") != API_VERSION:
         raise InputError(f"{path}: apiVersion must be {API_VERSION}, not {data.get('apiVersion')!r}")
+    _check_schema(resource, path)
     meta = data.get("metadata")
     annotations = meta.get("annotations") if isinstance(meta, dict) else None
     annotations = {str(k): str(v) for k, v in annotations.items()} if isinstance(annotations, dict) else {}
@@ -73,8 +75,27 @@ def parse(resource: Resource) -> Kptfile:
         entries = pipeline.get(section) or []
         if not isinstance(entries, list):
             raise InputError(f"{path}: pipeline.{section} must be a list")
-        steps += [_step(entry, f"{path}: pipeline.{section}[{i}]", section == "validators") for i, entry in enumerate(entries)]
+        # an empty entry (`-` alone) is no step: kpt's decoder drops it too
+        steps += [_step(entry, f"{path}: pipeline.{section}[{i}]", section == "validators") for i, entry in enumerate(entries) if entry is not None]
     return Kptfile(path, resource, tuple(steps), annotations)
+
+
+def pipeline_step_count(resources: list[Resource]) -> int:
+    """How many steps the Kptfile pipelines among `resources` declare (0 without a Kptfile)."""
+    return sum(len(parse(r).steps) for r in resources if is_kptfile(r))
+
+
+def _check_schema(resource: Resource, path: str) -> None:
+    """kpt's schema over the document as written; lines count from the top of the file (the text
+    before the first document is known; a later document's lines count from its own start)."""
+    from ..yamlio import fast
+    from .schema import check
+
+    text = resource.body
+    if text is None:
+        return
+    offset = resource.prefix.count("\n") if resource.index == 0 else 0
+    check(fast.compose(text, path), path, offset)
 
 
 def _step(entry: Any, where: str, validator: bool) -> Step:
@@ -86,6 +107,8 @@ def _step(entry: Any, where: str, validator: bool) -> Step:
     image, exec_ = _opt_str(entry, "image", where), _opt_str(entry, "exec", where)
     if bool(image) == bool(exec_):
         raise InputError(f"{where}: give exactly one of image or exec")
+    if image:
+        _check_reference(image, where)
     configs = [k for k in ("configPath", "configMap", "configRef") if entry.get(k) is not None]
     if len(configs) > 1:
         raise InputError(f"{where}: give only one of configPath, configMap or configRef, not {' and '.join(configs)}")
@@ -137,3 +160,26 @@ def _str_map(value: Any, where: str) -> dict[str, str] | None:
             raise InputError(f"{where}.{k} must be a string")
         out[str(k)] = "true" if v is True else "false" if v is False else "" if v is None else str(v)
     return out
+
+
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789._-")
+_TAG_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
+
+
+def _check_reference(image: str, where: str) -> None:
+    """An image reference as kpt parses it (distribution's grammar, in one linear pass): a
+    registry host, lowercase path components, an optional tag and digest. kpt refuses
+    `UPPER/Case:v1` before running anything; so does fnrun, naming the step."""
+    name, _, digest = image.partition("@")
+    components = name.split("/")
+    last, colon, tag = components[-1].partition(":")
+    components[-1] = last
+    host = components[0] if len(components) > 1 and ("." in components[0] or ":" in components[0] or components[0] == "localhost") else None
+    paths = components[1:] if host is not None else components
+    ok = all(part and set(part) <= _NAME_CHARS and part[0].isalnum() and part[-1].isalnum() for part in paths)
+    ok = ok and (not colon or (0 < len(tag) <= 128 and set(tag) <= _TAG_CHARS and tag[0] not in ".-"))
+    ok = ok and (not digest or (":" in digest and all(digest.partition(":")[::2])))
+    if host is not None:
+        ok = ok and all(c.isalnum() or c in ".-:[]" for c in host)
+    if not ok:
+        raise InputError(f"{where}: image {image!r} is not a valid image reference (lowercase name, optional :tag, @digest)")

@@ -39,10 +39,18 @@ def _step(step: Step, report: FunctionReport) -> dict:
     if report.error and report.exit_code in (0, -1) and not report.results:
         entry["executionError"] = report.error
     entry["exitCode"] = report.exit_code
-    plain = [r for r in report.results if r.get("severity") != "error"]
-    errors = [r for r in report.results if r.get("severity") == "error"]
+    plain = [_item(r) for r in report.results if r.get("severity") != "error"]
+    errors = [_item(r) for r in report.results if r.get("severity") == "error"]
     if plain:
         entry["results"] = plain
     if errors:
         entry["errorResults"] = errors
     return entry
+
+
+def _item(result: dict) -> dict:
+    """A result as kpt records it (its ResultItem's fields): what a function adds beyond them
+    stays in --results-dir, so the Kptfile keeps passing kpt's schema (render.schema)."""
+    from .schema import RESULT_ITEM, pruned
+
+    return pruned(result, RESULT_ITEM)  # type: ignore[return-value]

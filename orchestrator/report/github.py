@@ -1,21 +1,25 @@
-"""GitHub Actions: each function's output in a collapsible group, error and warning results as
-workflow annotations on the line where their resource starts, and `--check` drift as an error
-annotation on the first line that would change. Paths are relative to the working directory,
-which is the repository root in a workflow step."""
+"""GitHub Actions: each function's output in a collapsible group (opened only when there is
+output to hold), error and warning results as workflow annotations on the line where their
+resource starts, `--check` drift as an error annotation on the first line that would change, and
+the error that ends a run as an annotation on its file and line when it names one (a YAML syntax
+error, a bad Kptfile field). Paths are relative to the repository's top level (report.paths)."""
 
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Mapping
 
 from ..run import results
 from ..write.diff import first_changed_line
 from .base import RunSummary
 from .locate import resource_line
+from .paths import repo_path
 from .plain import PlainEvents
 
 if TYPE_CHECKING:
+    from ..errors import FnrunError
     from ..select.functions import FunctionSpec
     from ..run.pipeline import FunctionReport
 
@@ -40,12 +44,12 @@ class GitHubDisplay(PlainEvents):
         self.root = root
         self._group_open = False
 
-    def started(self, spec: "FunctionSpec") -> None:
-        if not self.quiet:
+    def stderr(self, spec: "FunctionSpec", line: str) -> None:
+        if not self.quiet and not self._group_open:  # a group holds output: none is opened empty
             where = f" ({spec.declared_in})" if spec.declared_in else ""
             self.say(f"::group::{escape_data(spec.name + where)}")
             self._group_open = True
-        super().started(spec)
+        super().stderr(spec, line)
 
     def finished(self, spec: "FunctionSpec", report: "FunctionReport") -> None:
         self._end_group()
@@ -72,9 +76,17 @@ class GitHubDisplay(PlainEvents):
         self.say(command(severity, message, file=self.relative(path), line=line))
 
     def relative(self, path: str) -> str:
-        """A package path as the repository sees it: relative to the working directory."""
+        """A package path as the repository sees it."""
         assert self.root is not None
-        return Path(os.path.relpath((self.root / path).absolute())).as_posix()
+        return repo_path(self.root, path)
+
+    def failed(self, err: "FnrunError") -> None:
+        """The error that ends the run, as an annotation on the file (and line) it names."""
+        from ..write.diff import Drift
+
+        if not isinstance(err, Drift):  # drift is annotated file by file in the summary
+            self.say(error_command(err, self.root))
+        err.annotated = True  # type: ignore[attr-defined] - the CLI edge need not annotate it again
 
     def summary(self, summary: RunSummary) -> None:
         super().summary(summary)
@@ -89,3 +101,23 @@ class GitHubDisplay(PlainEvents):
 
     def close(self) -> None:
         self._end_group()
+
+
+def error_command(err: "FnrunError", root: Path | None) -> str:
+    """`::error file=F,line=N::message` when the message starts with a file of the package (or of
+    the working directory), `PATH:LINE: ...` or `PATH: ...`; else a plain `::error::message`."""
+    message = str(err)
+    head, sep, _rest = message.partition(": ")
+    path, colon, line = head.rpartition(":")
+    if not (colon and line.isdigit()):
+        path, line = head, ""
+    base = root if root is not None else Path(".")
+    if sep and path and len(path) < 4096 and (base / path).is_file():
+        return command("error", message, file=repo_path(base, path), line=line or None)
+    return command("error", message)
+
+
+def annotate_error(err: "FnrunError", stream: IO[str] | None = None, environ: Mapping[str, str] = os.environ) -> None:
+    """At the CLI edge: an error no display annotated (a bad flag, a command without a display)."""
+    if environ.get("GITHUB_ACTIONS") == "true" and not getattr(err, "annotated", False):
+        print(error_command(err, None), file=stream or sys.stderr)

@@ -44,7 +44,9 @@ class PlainEvents(Display):
         for line in self._held:
             self.say(line)
         self._held.clear()
-        self.say(status_line(spec.name, report))
+        # why a function failed is the run's closing error line; only a deferred failure, which
+        # the closing line may not name, says it here too
+        self.say(status_line(spec.name, report, reason=spec.defer_failure))
         for result in report.results:
             self.result(spec, result)
 
@@ -60,13 +62,20 @@ class PlainEvents(Display):
                 self.say(f"  {line}")
 
 
-def status_line(name: str, report: "FunctionReport") -> str:
-    """`[ok] IMAGE (0.52s, 2 changed)` or `[failed] IMAGE (0.10s): why`."""
+def status_line(name: str, report: "FunctionReport", reason: bool = True) -> str:
+    """`[ok] IMAGE (0.52s, 2 changed)`, `[failed] IMAGE (0.10s): why` (`reason`), or
+    `[interrupted] IMAGE (2.40s)` for a function stopped by Ctrl-C/SIGTERM. A Kptfile step names
+    its Kptfile (`[ok] IMAGE (app/Kptfile, 0.52s, ...)`): which package it belongs to."""
+    from ..runtimes import live
+
     builtin = ", builtin" if report.builtin else ""
+    where = f"{report.declared_in}, " if report.declared_in and report.declared_in.rpartition("/")[2] == "Kptfile" else ""
+    if report.error and live.cancelled():
+        return f"[interrupted] {name} ({where}{report.duration:.2f}s{builtin})"
     if report.error:
-        return f"[failed] {name} ({report.duration:.2f}s{builtin}): {report.error}"
+        return f"[failed] {name} ({where}{report.duration:.2f}s{builtin})" + (f": {report.error}" if reason else "")
     cached = "cached, " if report.cached else ""
-    return f"[ok] {name} ({report.duration:.2f}s{builtin}, {cached}{changes_text(report)})"
+    return f"[ok] {name} ({where}{report.duration:.2f}s{builtin}, {cached}{changes_text(report)})"
 
 
 def file_lines(summary: RunSummary) -> list[str]:

@@ -23,7 +23,7 @@ def check_policy(specs: list[FunctionSpec], options: RunOptions, root: Path) -> 
     for spec in specs:
         where = f"{spec.declared_in}: " if spec.declared_in else ""
         if spec.kind == "exec" and not options.enable_exec:
-            raise InputError(f"{where}exec function {spec.exec_path} needs --enable-exec")
+            raise InputError(f"{where}exec function {spec.exec_path} needs --allow-exec")
         if spec.network and not options.sandbox.network:
             raise InputError(f"{where}function {spec.name} declares network: true; pass --network to allow it")
         for mount in spec.mounts:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Callable, Protocol
 from . import resourcelist, results
 from ..merge import scope
 from ..write import writeback
-from ..errors import FunctionError, InputError
+from ..errors import EnvironmentProblem, FunctionError, InputError
 from ..select.functions import FunctionSpec, MountSpec, declaration, discover
 from ..merge.origin import Changes, compare
 from ..read import notices
@@ -240,12 +240,11 @@ def run_scoped(
         call = invocation(spec, options, root)
         runtime = choose_runtime(spec, call, options, runtime_for)
         output = _run(runtime, call, spec, items, lambda line: events.stderr(spec, line))
-    except InputError as err:
+    except EnvironmentProblem as err:  # a missing image, the engine: named with the file that asks for it
         from orchestrator.runtimes.kpt_catalog import offer
 
-        if "pull" not in str(err) or not offer(spec.image):
-            raise
-        raise InputError(f"{err}{offer(spec.image)}") from None
+        where = f"{spec.declared_in}: " if spec.declared_in and not str(err).startswith(spec.declared_in) else ""
+        raise EnvironmentProblem(f"{where}{err}{offer(spec.image) if 'pull' in str(err) else ''}") from None
     except FunctionError as err:
         report.duration, report.exit_code, report.error = time.monotonic() - started, -1, str(err)
         events.finished(spec, report)

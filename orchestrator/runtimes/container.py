@@ -21,7 +21,7 @@ import requests.exceptions
 from docker.constants import DEFAULT_DOCKER_API_VERSION, DEFAULT_TIMEOUT_SECONDS, MINIMUM_DOCKER_API_VERSION
 from docker.utils import kwargs_from_env, parse_repository_tag, version_lt
 
-from orchestrator.errors import FnrunError, FunctionError, InputError
+from orchestrator.errors import EnvironmentProblem, FnrunError, FunctionError, InputError
 from orchestrator.runtimes import live
 from orchestrator.runtimes.access import NOBODY_GID, NOBODY_UID, blocked_by, check_readable
 from orchestrator.runtimes.base import Invocation, Mount, RunOutput, StderrSink
@@ -47,7 +47,7 @@ def api_client() -> docker.APIClient:
                 _client = _connect()
             except (docker.errors.DockerException, requests.exceptions.RequestException) as err:
                 host = os.environ.get("DOCKER_HOST", "the default socket")
-                raise InputError(f"cannot reach the container engine at {host}: {_brief(err)}") from None
+                raise EnvironmentProblem(f"cannot reach the container engine at {host}: {_brief(err)}") from None
         return _client
 
 
@@ -113,8 +113,10 @@ class ContainerRuntime:
 
 
 def engine_error(inv: Invocation, err: BaseException) -> FnrunError:
+    """The engine refused or failed a request: the machine's problem, not the package's (exit 4),
+    with the fix where the engine's words are known (runtimes.start_failures)."""
     text = str(getattr(err, "explanation", None) or err)
-    return start_failure(inv.name, text) or FnrunError(f"function {inv.name}: container engine error: {_brief(err)}")
+    return start_failure(inv.name, text) or EnvironmentProblem(f"function {inv.name}: container engine error: {_brief(err)}")
 
 
 def copies_of(inv: Invocation) -> dict[str, Path]:
@@ -170,22 +172,22 @@ def _create(api: docker.APIClient, inv: Invocation, config: dict[str, Any], guar
         if not isinstance(err, docker.errors.ImageNotFound):
             raise _unknown_runtime(api, inv) if _names_runtime(err, inv) else err
         if inv.sandbox.image_pull_policy == "never":
-            raise InputError(f"image {inv.image} is not present (image pull policy: never)") from None
+            raise EnvironmentProblem(f"image {inv.image} is not present (image pull policy: never)") from None
     with guard.armed():  # a pull can take long: let Ctrl-C through, no container exists yet
         pull(api, str(inv.image), "image {image} is not present and cannot be pulled")
     try:
         return create(api, config)
     except docker.errors.ImageNotFound:
-        raise InputError(f"image {inv.image} is not present after pulling it") from None
+        raise EnvironmentProblem(f"image {inv.image} is not present after pulling it") from None
 
 
 def _names_runtime(err: docker.errors.APIError, inv: Invocation) -> bool:
     return bool(inv.sandbox.oci_runtime) and "runtime" in str(err.explanation or err).lower()
 
 
-def _unknown_runtime(api: docker.APIClient, inv: Invocation) -> InputError:
+def _unknown_runtime(api: docker.APIClient, inv: Invocation) -> EnvironmentProblem:
     offered = ", ".join(sorted(api.info().get("Runtimes") or {})) or "none listed"
-    return InputError(
+    return EnvironmentProblem(
         f"OCI runtime {inv.sandbox.oci_runtime!r} is not registered with the container engine "
         f"(it offers: {offered}); register it (dockerd --add-runtime) or pick another with --runtime"
     )
@@ -198,9 +200,9 @@ def pull(api: docker.APIClient, image: str, failure: str = "cannot pull image {i
     try:
         for event in api.pull(repository, tag=tag or "latest", stream=True, decode=True):
             if isinstance(event, dict) and event.get("error"):
-                raise InputError(f"{failure.format(image=image)}: {_brief(event['error'])}")
+                raise EnvironmentProblem(f"{failure.format(image=image)}: {_brief(event['error'])}")
     except (docker.errors.APIError, requests.exceptions.RequestException) as err:
-        raise InputError(f"{failure.format(image=image)}: {_brief(err)}") from None
+        raise EnvironmentProblem(f"{failure.format(image=image)}: {_brief(err)}") from None
 
 
 class Attached:

@@ -19,6 +19,11 @@ def begin() -> None:
     _cancelled.clear()
 
 
+def cancelled() -> bool:
+    """Whether this run is being cancelled (Ctrl-C, SIGTERM): a function failing now was stopped."""
+    return _cancelled.is_set()
+
+
 def refuse_if_cancelled() -> None:
     if _cancelled.is_set():
         raise KeyboardInterrupt()

@@ -10,10 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from orchestrator.errors import FnrunError
-
-ENVIRONMENT_EXIT = 4  # the machine, not the package or the function, is what needs fixing
-
+from orchestrator.errors import EnvironmentProblem
 
 @dataclass(frozen=True)
 class Known:
@@ -56,22 +53,22 @@ def explain(message: str) -> Known | None:
     return None
 
 
-def start_failure(name: str, message: str) -> FnrunError | None:
+def start_failure(name: str, message: str) -> EnvironmentProblem | None:
     """One line naming the function, what went wrong on the host and its fix; None when the
     message is not one of those known."""
     known = explain(message)
     if known is None:
         return None
-    return FnrunError(f"function {name}: the container engine cannot start it: {known.what} "
-                      f"(engine: {_gist(message)}); fix: {known.fix}", exit_code=ENVIRONMENT_EXIT)
+    return EnvironmentProblem(f"function {name}: the container engine cannot start it: {known.what} "
+                              f"(engine: {_gist(message)}); fix: {known.fix}")
 
 
-def podman_runtime_refusal(name: str, wanted: str, default: str) -> FnrunError:
+def podman_runtime_refusal(name: str, wanted: str, default: str) -> EnvironmentProblem:
     """Podman's APIs, compatible and its own, ignore a container's runtime and use the service's."""
-    return FnrunError(f"function {name}: --runtime {wanted} cannot apply: podman runs every container with its "
+    return EnvironmentProblem(f"function {name}: --runtime {wanted} cannot apply: podman runs every container with its "
                       f"service's runtime ({default}); fix: start the service as `podman --runtime {wanted} system "
                       f"service ...` or set runtime = \"{wanted}\" under [engine] in containers.conf, and drop "
-                      "--runtime", exit_code=ENVIRONMENT_EXIT)
+                      "--runtime")
 
 
 def _gist(message: str) -> str:

@@ -1,7 +1,8 @@
 """Unified diffs of a write plan, git style (`a/`, `b/`, /dev/null for created and deleted files).
 
 `--check` and `--diff` diff the plan's own old/new bytes, so what they show is exactly what a write
-produces (or produced): `git apply` of the diff inside the package reproduces the write."""
+produces (or produced). Paths carry a prefix (the package's place in its git repository, from
+report.paths) so `git apply` from the repository root reproduces the write."""
 
 from __future__ import annotations
 
@@ -9,25 +10,26 @@ import difflib
 import stat
 from pathlib import Path
 
-from ..errors import FnrunError
+from ..errors import DriftError
 from .writeback import FileChange, WritePlan
 
 NO_NEWLINE = "\\ No newline at end of file\n"
 
 
-def unified(plan: WritePlan, context: int = 3) -> str:
-    """The diff of every file the plan creates, updates or deletes, in the plan's (path) order."""
-    return "".join(file_diff(change, plan.root, context) for change in plan.changes)
+def unified(plan: WritePlan, context: int = 3, prefix: str = "") -> str:
+    """The diff of every file the plan creates, updates or deletes, in the plan's (path) order;
+    `prefix` ("deploy/app/") goes before every package path."""
+    return "".join(file_diff(change, plan.root, context, prefix) for change in plan.changes)
 
 
-def file_diff(change: FileChange, root: Path | None = None, context: int = 3) -> str:
+def file_diff(change: FileChange, root: Path | None = None, context: int = 3, prefix: str = "") -> str:
     """One file's diff with git's headers, so `git apply` knows created and deleted files."""
-    path = change.path
+    path = prefix + change.path
     header = [f"diff --git a/{path} b/{path}\n"]
     if change.old is None:
         header.append("new file mode 100644\n")
     elif change.new is None:
-        header.append(f"deleted file mode {_mode(root / path) if root else '100644'}\n")
+        header.append(f"deleted file mode {_mode(root / change.path) if root else '100644'}\n")
     old_name = "/dev/null" if change.old is None else f"a/{path}"
     new_name = "/dev/null" if change.new is None else f"b/{path}"
     lines = difflib.unified_diff(_lines(change.old), _lines(change.new), old_name, new_name, n=context)
@@ -64,17 +66,18 @@ def _mode(path: Path) -> str:
     return "100755" if executable else "100644"
 
 
-class Drift(FnrunError):
-    """`--check` found files that are not what the functions render (exit 1, like a failed check)."""
+class Drift(DriftError):
+    """`--check` found files that are not what the functions render (exit 3: out of date, which
+    a CI step tells apart from a function that failed)."""
 
-    exit_code = 1
 
-
-def drift_message(directory: str, plan: WritePlan, command: str = "run") -> str:
+def drift_message(directory: str, plan: WritePlan, command: str = "run", rerun: str | None = None) -> str:
+    """What would change, and the command that writes it (`rerun`: the user's own command line
+    without --check, so the flags that shaped the check shape the write too)."""
     files = len(plan.changes)
     created = sum(1 for c in plan.changes if c.old is None)
     deleted = sum(1 for c in plan.changes if c.new is None)
     return (
         f"{directory}: {files} file{'s' if files != 1 else ''} would change "
-        f"({created} created, {files - created - deleted} updated, {deleted} deleted); run `fnrun {command} {directory}` to write them"
+        f"({created} created, {files - created - deleted} updated, {deleted} deleted); run `{rerun or f'fnrun {command} {directory}'}` to write them"
     )

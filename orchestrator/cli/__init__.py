@@ -1,0 +1,102 @@
+"""The command line: a thin typer shell over `orchestrator.api`. Options become arguments of
+library calls; no YAML or Docker here. Errors and interrupts become one line and an exit code
+once, in `run_app` (the table in orchestrator.errors).
+
+The commands live in modules by what they do (`runs`: run and render; `package`: the package
+tools; `engine`: cache and doctor); each registers itself on `app` when imported below. Another
+module adds its commands the same way: define them on `app` and import it here."""
+
+from __future__ import annotations
+
+import signal
+import sys
+
+import typer
+
+try:  # typer 0.28+ vendors click as typer._click and raises its exceptions, even with click installed
+    from typer._click.exceptions import ClickException
+    from typer.exceptions import Abort, Exit
+except ImportError:  # pragma: no cover - older typer runs on click itself
+    from click.exceptions import Abort, ClickException, Exit  # type: ignore[assignment]
+
+from ..errors import EXIT_INPUT, EXIT_SIGINT, EXIT_SIGTERM, FnrunError
+from .helptext import PanelGroup
+
+HELP_OPTIONS = {"help_option_names": ["-h", "--help"]}
+
+app = typer.Typer(
+    name="fnrun",
+    cls=PanelGroup,
+    help="Run sandboxed KRM configuration functions over a package of Kubernetes YAML and write back only what changed.",
+    epilog="Examples:\n"
+    "  fnrun run samples/nginx                                 # the functions a package declares\n"
+    "  fnrun render samples/kpt-package --image-prefix fnrun   # a kpt package's Kptfile pipelines\n"
+    "  fnrun run --help                                        # every command has examples",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    context_settings=HELP_OPTIONS,
+)
+
+
+def version() -> str:
+    """The installed distribution's version (what `pip show fnrun` says), or the source tree's."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("fnrun")
+    except metadata.PackageNotFoundError:  # run from a source tree that was never installed
+        return "0+unknown"
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        print(f"fnrun {version()}")
+        raise Exit(0)
+
+
+@app.callback()
+def _root(
+    show_version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True, help="Print the version and exit."),
+) -> None:
+    """Options before the command."""
+
+
+from . import runs, package, engine, shell  # noqa: E402,F401 - each registers its commands on `app`
+from ..cli_images import register as _register_image_commands  # noqa: E402 - `lock`, `images save/load`
+
+_register_image_commands(app)
+
+
+def run_app(args: list[str]) -> int:
+    """Run the CLI; the one place where errors become an exit code and a single line on stderr.
+
+    The command is invoked directly (not through typer's `main`), because typer's main turns
+    Ctrl-C into a silent exit 130 and SIGTERM into the same: a CI log must say it was
+    interrupted, by which signal, and that nothing was written."""
+    command = typer.main.get_command(app)
+    try:
+        with command.make_context("fnrun", list(args), obj={"args": list(args)}) as ctx:
+            result = command.invoke(ctx)
+    except FnrunError as err:
+        from ..report.github import annotate_error
+
+        annotate_error(err)
+        print(f"fnrun: error: {err}", file=sys.stderr)
+        return err.exit_code
+    except Exit as err:
+        return err.exit_code
+    except Abort:
+        print("fnrun: aborted", file=sys.stderr)
+        return EXIT_SIGINT
+    except ClickException as err:
+        err.show()
+        return EXIT_INPUT
+    except KeyboardInterrupt as err:
+        terminated = getattr(err, "signum", None) == signal.SIGTERM
+        print(f"fnrun: interrupted{' (SIGTERM)' if terminated else ''}; nothing was written", file=sys.stderr)
+        return EXIT_SIGTERM if terminated else EXIT_SIGINT
+    except BrokenPipeError:
+        return 1
+    return result if isinstance(result, int) else 0

@@ -1,0 +1,55 @@
+"""The engine side: the result cache and `doctor`."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from .. import cli_options as opts
+from . import app
+from .helptext import PanelCommand, PanelGroup
+
+cache_app = typer.Typer(cls=PanelGroup, help="The result cache of container functions (see --no-cache on run and render).", no_args_is_help=True)
+app.add_typer(cache_app, name="cache")
+
+
+@cache_app.command("info", cls=PanelCommand, epilog="Example:\n  fnrun cache info")
+def cache_info() -> None:
+    """Where the cache is, how many results it holds, and its size against its bound."""
+    from ..runtimes.cache import ResultCache
+    from ..runtimes.streams import human_size
+
+    info = ResultCache().info()
+    print(f"location: {info.location}\nentries:  {info.entries}\nsize:     {info.size} bytes (bound {human_size(info.bound)}, FNRUN_CACHE_SIZE)")
+
+
+@cache_app.command("prune", cls=PanelCommand, epilog="Example:\n  fnrun cache prune --all")
+def cache_prune(everything: bool = typer.Option(False, "--all", help="Remove every entry, not just what is over the bound.")) -> None:
+    """Remove least recently used results until the cache fits its bound (or all of them)."""
+    from ..runtimes.cache import ResultCache
+
+    removed = ResultCache().prune(0 if everything else None)
+    print(f"fnrun cache: removed {removed} entr{'y' if removed == 1 else 'ies'}", file=sys.stderr)
+
+
+@app.command(cls=PanelCommand, epilog="Examples:\n  fnrun doctor\n  fnrun doctor samples/set-labels")
+def doctor(
+    directory: Optional[Path] = typer.Argument(None, help="Package whose function images to look for."),
+    oci_runtime: Optional[str] = typer.Option(None, "--runtime", envvar="FNRUN_RUNTIME", help="Check that the engine offers this OCI runtime."),
+    mount_mode: str = typer.Option("auto", "--mounts", envvar="FNRUN_MOUNTS", help="bind | upload | auto: the mount mode `run` and `render` would use."),
+    image_prefix: opts.ImagePrefix = None,
+) -> int:
+    """Check the container engine fnrun would use, and what of the sandbox will not hold there.
+
+    Where the engine answers, API version, rootless or not, runtimes, the package's images (and
+    what a fnrun.lock would refuse), each problem with its fix; then one real function container
+    started in the full sandbox. Exit 1 when there is a problem, 0 only when that container ran."""
+    from .. import api
+    from ..doctor import render
+
+    findings = api.doctor(directory, oci_runtime, mount_mode, image_prefix)
+    print(render(findings), end="")
+    return 1 if any(f.problem for f in findings) else 0

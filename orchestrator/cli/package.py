@@ -1,0 +1,119 @@
+"""The package tools: source, sink, list, merge, merge3, explain."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import typer
+
+from .. import cli_options as opts
+from . import app
+from .helptext import PanelCommand
+
+
+@app.command(cls=PanelCommand, epilog="Example:\n  fnrun source samples/nginx > package.yaml")
+def source(directory: Path = typer.Argument(Path("."), help="Package directory to read (default: the current one).")) -> None:
+    """Print a package as a ResourceList (with path/index annotations and comments) on stdout."""
+    from .. import api
+
+    api.write_source(directory, sys.stdout)
+
+
+@app.command(cls=PanelCommand, epilog="Example:\n  fnrun source samples/nginx | fnrun sink nginx-copy/")
+def sink(directory: Path = typer.Argument(..., help="Package directory to write (created when missing).")) -> None:
+    """Write a ResourceList, List or YAML stream from stdin into a package directory.
+
+    Unchanged files keep their bytes; resource files missing from the input are deleted."""
+    from .. import api
+
+    plan = api.sink(directory, sys.stdin.buffer)
+    print(f"fnrun sink: {plan.summary()}", file=sys.stderr)
+
+
+@app.command("list", cls=PanelCommand, epilog="Examples:\n  fnrun list samples/nginx\n  fnrun list samples/kpt-package")
+def list_(
+    directory: Path = typer.Argument(Path("."), help="Package directory (default: the current one)."),
+    global_scope: bool = typer.Option(False, "--global-scope", help="Show scopes as `fnrun run --global-scope` would use them."),
+) -> None:
+    """Print the package's function pipeline in run order, without running anything.
+
+    Order: deepest directory first, then file path, then position in the file. For a kpt package
+    (a Kptfile at its root): the Kptfile pipelines in the order `fnrun render` runs them."""
+    from .. import api
+
+    if (directory / "Kptfile").is_file():  # a kpt package: its pipelines, as `fnrun render` runs them
+        for number, (where, spec) in enumerate(api.list_pipeline(directory), 1):
+            what = spec.image if spec.kind == "container" else f"exec {spec.exec_path}"
+            print(f"{number}. {what}  scope: {spec.scope}  declared in: {where}")
+        return
+    specs = api.list_functions(directory, global_scope)
+    if not specs:
+        print(f"{directory}: no functions declared", file=sys.stderr)
+    for number, spec in enumerate(specs, 1):
+        what = spec.image if spec.kind == "container" else f"{spec.kind} {spec.exec_path}"
+        print(f"{number}. {what}  scope: {spec.scope}  declared in: {spec.declared_in}[{spec.declared_index}]")
+
+
+@app.command(cls=PanelCommand, epilog="Example:\n  fnrun merge samples/set-labels/ samples/set-namespace/   # set-labels onto set-namespace")
+def merge(
+    directories: list[Path] = typer.Argument(..., help="SRC_DIR... DEST_DIR: source packages, then the destination."),
+) -> None:
+    """Two-way merge source packages onto a destination package (sources win where set).
+
+    Resources match by apiVersion group, kind, namespace and name; `null` in a source clears a
+    field; lists of Kubernetes fields merge by their real keys (containers by name, ...)."""
+    from .. import api
+
+    if len(directories) < 2:
+        raise typer.BadParameter("give at least one source and the destination", param_hint="DIRECTORIES")
+    plan = api.merge(list(directories[:-1]), directories[-1])
+    print(f"fnrun merge: {plan.summary()}", file=sys.stderr)
+
+
+@app.command(cls=PanelCommand, epilog="Example:\n  fnrun merge3 --ancestor samples/nginx --from samples/set-labels --to samples/set-namespace")
+def merge3(
+    ancestor: Path = typer.Option(..., "--ancestor", help="The upstream package your destination started from."),
+    updated: Path = typer.Option(..., "--from", help="The new upstream package."),
+    destination: Path = typer.Option(..., "--to", help="Your package, updated in place."),
+) -> None:
+    """Three-way merge: apply what changed between --ancestor and --from to --to, keeping your edits."""
+    from .. import api
+
+    plan = api.merge3(ancestor, updated, destination)
+    print(f"fnrun merge3: {plan.summary()}", file=sys.stderr)
+
+
+@app.command(
+    cls=PanelCommand,
+    epilog="Examples:\n  fnrun explain samples/nginx Deployment/my-instance\n  fnrun explain samples/nginx apps/v1/Deployment/my-instance",
+)
+def explain(
+    directory: str = typer.Argument(..., help="Package directory."),
+    resource: str = typer.Argument(..., help="KIND/NAME, KIND/NAMESPACE/NAME, or apiVersion first: apps/v1/Deployment/ns/web."),
+    allow_exec: opts.AllowExec = False,
+    global_scope: bool = typer.Option(False, "--global-scope", help="Render as `fnrun run --global-scope` would."),
+    network: opts.Network = False,
+    env: opts.Env = None,
+    image_pull_policy: opts.PullPolicy = "ifNotPresent",
+    timeout: opts.Timeout = 300.0,
+    quiet: opts.Quiet = False,
+) -> None:
+    """Where a resource came from and which functions changed it, in order.
+
+    Renders the package in memory (nothing is written) and prints the file RESOURCE was read from,
+    or the function that created it and where that function is configured, then each function
+    that changed it: the story --origin-annotations and --transformer-annotations tell."""
+    from .. import api
+
+    request = api.RunRequest(
+        directory=directory,
+        enable_exec=allow_exec,
+        global_scope=global_scope,
+        network=network,
+        env=tuple(env or ()),
+        image_pull_policy=image_pull_policy,
+        timeout=timeout,
+        quiet=quiet,
+    )
+    sys.stdout.write(api.explain(request, resource))

@@ -1,0 +1,233 @@
+"""`fnrun run` and `fnrun render`: the same options under the same names (kpt's spellings too),
+grouped in help panels, with DIR defaulting to the current directory as kpt's does."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+
+from .. import cli_options as opts
+from ..cli_options import CI, FUNCTIONS, OUTPUT, SANDBOX, SELECTION
+from . import app
+from .helptext import PanelCommand
+
+
+class DefaultDirectoryCommand(PanelCommand):
+    """kpt's `kpt fn eval -i IMAGE -- k=v` runs on the current directory: with no positional
+    before `--`, what follows it is the function's arguments, not DIR."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        if "--" in args:
+            cut = args.index("--")
+            if not _positionals(self, ctx, args[:cut]):
+                args = [*args[:cut], ".", *args[cut:]]
+        return super().parse_args(ctx, args)
+
+
+def _positionals(command: Any, ctx: Any, args: list[str]) -> bool:
+    """Whether any of `args` (all before `--`) is a positional rather than an option or its value."""
+    takes_value = set()
+    for param in command.get_params(ctx):
+        if param.param_type_name == "option" and not (param.is_flag or param.count):
+            takes_value.update(param.opts + param.secondary_opts)
+    position = 0
+    while position < len(args):
+        arg = args[position]
+        position += 1
+        if arg == "-" or not arg.startswith("-"):
+            return True
+        if "=" not in arg and arg in takes_value:
+            position += 1
+    return False
+
+
+RUN_EXAMPLES = """Examples:
+  fnrun run samples/nginx
+  fnrun run samples/nginx --check             # CI gate; exit 3: the files would change
+  fnrun run samples/nginx --check --results-format json > results.json   # exit 3
+  fnrun run samples/nginx -o stdout --origin-annotations
+  fnrun run samples/nginx -i fnrun/set-namespace:v1 -- namespace=prod
+  fnrun run samples/kpt-package -i fnrun/set-labels:v1 --save -- team=web
+  fnrun run samples/nginx -i fnrun/set-labels:v1 --match-kind Nginx -- team=web
+  fnrun source samples/nginx | fnrun run - -i fnrun/set-labels:v1 -- team=web
+  cd samples/set-labels && fnrun run -o unwrap --exclude-local-config | kubectl apply -f -"""
+
+
+@app.command(cls=DefaultDirectoryCommand, epilog=RUN_EXAMPLES)
+def run(
+    ctx: typer.Context,
+    directory: str = typer.Argument(".", metavar="[DIR]", show_default=False, help="Package directory (default: the current one), or - for a ResourceList on stdin."),
+    function_args: Optional[list[str]] = typer.Argument(None, metavar="[-- KEY=VALUE...]", help="key=value after -- : the data of --image/--exec's functionConfig."),
+    image: Optional[str] = typer.Option(None, "--image", "-i", metavar="IMAGE", help="Run this image over the whole package instead of the declared functions.", rich_help_panel=FUNCTIONS),
+    exec_path: Optional[str] = typer.Option(None, "--exec", metavar="COMMAND", help='Run this executable instead ("./fn arg1 arg2"; needs --allow-exec).', rich_help_panel=FUNCTIONS),
+    fn_config: Optional[Path] = typer.Option(None, "--fn-config", metavar="FILE", help="File holding the functionConfig for --image/--exec.", rich_help_panel=FUNCTIONS),
+    image_prefix: opts.ImagePrefix = None,
+    save: bool = typer.Option(False, "--save", "-s", help="Also add the --image function to the Kptfile pipeline (kpt fn eval --save).", rich_help_panel=FUNCTIONS),
+    function_type: str = typer.Option("mutator", "--type", "-t", metavar="TYPE", show_default=False, help="With --save: mutator (default) or validator.", rich_help_panel=FUNCTIONS),
+    allow_exec: opts.AllowExec = False,
+    global_scope: bool = typer.Option(False, "--global-scope", help="Declared functions see the whole package, not just their directory.", rich_help_panel=SELECTION),
+    match_api_version: Optional[str] = typer.Option(None, "--match-api-version", help="Send only resources with this apiVersion.", rich_help_panel=SELECTION),
+    match_kind: Optional[str] = typer.Option(None, "--match-kind", help="Send only resources of this kind.", rich_help_panel=SELECTION),
+    match_name: Optional[str] = typer.Option(None, "--match-name", help="Send only resources with this name.", rich_help_panel=SELECTION),
+    match_namespace: Optional[str] = typer.Option(None, "--match-namespace", help="Send only resources in this namespace.", rich_help_panel=SELECTION),
+    match_labels: Optional[list[str]] = typer.Option(None, "--match-labels", help="KEY=VALUE: only resources with this label.", rich_help_panel=SELECTION),
+    match_annotations: Optional[list[str]] = typer.Option(None, "--match-annotations", help="KEY=VALUE: only resources with this annotation.", rich_help_panel=SELECTION),
+    exclude_api_version: Optional[str] = typer.Option(None, "--exclude-api-version", help="Hold back resources with this apiVersion.", rich_help_panel=SELECTION),
+    exclude_kind: Optional[str] = typer.Option(None, "--exclude-kind", help="Hold back resources of this kind.", rich_help_panel=SELECTION),
+    exclude_name: Optional[str] = typer.Option(None, "--exclude-name", help="Hold back resources with this name.", rich_help_panel=SELECTION),
+    exclude_namespace: Optional[str] = typer.Option(None, "--exclude-namespace", help="Hold back resources in this namespace.", rich_help_panel=SELECTION),
+    exclude_labels: Optional[list[str]] = typer.Option(None, "--exclude-labels", help="KEY=VALUE: hold back resources with this label.", rich_help_panel=SELECTION),
+    exclude_annotations: Optional[list[str]] = typer.Option(None, "--exclude-annotations", help="KEY=VALUE: hold back resources with this annotation.", rich_help_panel=SELECTION),
+    output: opts.Output = None,
+    exclude_local_config: opts.ExcludeLocalConfig = False,
+    origin_annotations: bool = typer.Option(False, "--origin-annotations", help="With -o stdout: annotate where each resource came from.", rich_help_panel=OUTPUT),
+    transformer_annotations: bool = typer.Option(False, "--transformer-annotations", help="With -o stdout: list the functions that changed each resource.", rich_help_panel=OUTPUT),
+    file_names: opts.FileNames = None,
+    fn_config_as_item: bool = typer.Option(False, "--fn-config-as-item", help="As kpt fn eval: a --fn-config file inside the package is one of the items too.", rich_help_panel=FUNCTIONS),
+    diff: opts.Diff = False,
+    results_dir: opts.ResultsDir = None,
+    quiet: opts.Quiet = False,
+    verbose: opts.Verbose = False,
+    check: opts.Check = False,
+    results_format: opts.ResultsFormat = None,
+    shard: opts.Shard = None,
+    network: opts.Network = False,
+    as_current_user: opts.AsCurrentUser = False,
+    mount: Optional[list[str]] = typer.Option(None, "--mount", metavar="SPEC", help="type=bind,src=DIR,dst=/PATH[,rw=true] (DIR inside the package); repeatable.", rich_help_panel=SANDBOX),
+    env: opts.Env = None,
+    timeout: opts.Timeout = 300.0,
+    max_output: opts.MaxOutput = "256M",
+    memory: opts.Memory = "512m",
+    pids_limit: opts.PidsLimit = 256,
+    cpus: opts.Cpus = 1.0,
+    tmpfs_size: opts.TmpfsSize = "64m",
+    writable_root: opts.WritableRoot = False,
+    keep_capabilities: opts.KeepCapabilities = False,
+    image_pull_policy: opts.PullPolicy = "ifNotPresent",
+    oci_runtime: opts.OciRuntime = None,
+    mount_mode: opts.MountMode = "auto",
+    jobs: opts.Jobs = None,
+    no_cache: opts.NoCache = False,
+    no_builtin: opts.NoBuiltin = False,
+    builtin_catalog: opts.BuiltinCatalog = False,
+    no_lock: opts.NoLock = False,
+) -> None:
+    """Run functions over a package and write back only what they changed.
+
+    Functions come from the package (`config.kubernetes.io/function` annotations, deepest
+    directory first) or from --image/--exec. Nothing is written unless every function succeeds.
+    stdout carries data only: a diff, the rendered package, or the results document. For a kpt
+    package's Kptfile pipelines, use `fnrun render`."""
+    from .. import api
+
+    request = api.RunRequest(
+        directory=directory,
+        image=image,
+        exec_path=exec_path,
+        fn_config=fn_config,
+        arguments=tuple(function_args or ()),
+        enable_exec=allow_exec,
+        global_scope=global_scope,
+        network=network,
+        mounts=tuple(mount or ()),
+        origin_annotations=origin_annotations,
+        transformer_annotations=transformer_annotations,
+        file_names=file_names,
+        fn_config_as_item=fn_config_as_item,
+        save=save,
+        function_type=function_type,
+        match=_selection(match_api_version, match_kind, match_name, match_namespace, match_labels, match_annotations),
+        exclude=_selection(exclude_api_version, exclude_kind, exclude_name, exclude_namespace, exclude_labels, exclude_annotations),
+        rerun=_rerun(ctx),
+        **opts.output_fields(output),
+        **opts.shared_fields(locals()),
+    )
+    api.run(request)
+
+
+def _rerun(ctx: typer.Context) -> str | None:
+    """The user's command line without --check: what writes the changes a check found, with the
+    same flags (another --shard, --image-prefix or --builtin-catalog could render otherwise)."""
+    import shlex
+
+    args = (ctx.obj or {}).get("args")
+    if not args:
+        return None
+    return shlex.join(["fnrun", *(arg for arg in args if arg != "--check")])
+
+
+def _selection(
+    api_version: Optional[str], kind: Optional[str], name: Optional[str], namespace: Optional[str], labels: Optional[list[str]], annotations: Optional[list[str]]
+) -> tuple[tuple[str, str], ...]:
+    """The --match-*/--exclude-* flags as (selector field, value) pairs; all of them must hold."""
+    single = (("apiVersion", api_version), ("kind", kind), ("name", name), ("namespace", namespace))
+    return tuple((f, v) for f, v in single if v is not None) + tuple(("labels", v) for v in labels or ()) + tuple(("annotations", v) for v in annotations or ())
+
+
+RENDER_EXAMPLES = """Examples:
+  fnrun render samples/kpt-package --image-prefix fnrun
+  fnrun render samples/kpt-package --image-prefix fnrun --check   # exit 3: not rendered yet
+  fnrun render samples/kpt-package --image-prefix fnrun -o stdout
+  fnrun render samples/kpt-package --image-prefix fnrun -o unwrap --exclude-local-config | kubectl apply -f -
+  cd samples/kpt-package && KPT_IMAGE_PREFIX=fnrun fnrun render -o ../shop-rendered/"""
+
+
+@app.command(cls=DefaultDirectoryCommand, epilog=RENDER_EXAMPLES)
+def render(
+    ctx: typer.Context,
+    directory: str = typer.Argument(".", metavar="[DIR]", show_default=False, help="kpt package directory (its root holds a Kptfile; default: the current one)."),
+    image_prefix: opts.ImagePrefix = None,
+    allow_exec: opts.AllowExec = False,
+    output: opts.Output = None,
+    exclude_local_config: opts.ExcludeLocalConfig = False,
+    no_status: bool = typer.Option(False, "--no-status", help="Do not record status in the root Kptfile.", rich_help_panel=OUTPUT),
+    file_names: opts.FileNames = None,
+    strict_results: bool = typer.Option(False, "--strict-results", help="Fail a step whose function reports an error result though it exits 0 (kpt goes on).", rich_help_panel=CI),
+    diff: opts.Diff = False,
+    results_dir: opts.ResultsDir = None,
+    quiet: opts.Quiet = False,
+    verbose: opts.Verbose = False,
+    check: opts.Check = False,
+    results_format: opts.ResultsFormat = None,
+    shard: opts.Shard = None,
+    allow_network: opts.Network = False,
+    as_current_user: opts.AsCurrentUser = False,
+    env: opts.Env = None,
+    timeout: opts.Timeout = 300.0,
+    max_output: opts.MaxOutput = "256M",
+    memory: opts.Memory = "512m",
+    pids_limit: opts.PidsLimit = 256,
+    cpus: opts.Cpus = 1.0,
+    tmpfs_size: opts.TmpfsSize = "64m",
+    writable_root: opts.WritableRoot = False,
+    keep_capabilities: opts.KeepCapabilities = False,
+    image_pull_policy: opts.PullPolicy = "ifNotPresent",
+    oci_runtime: opts.OciRuntime = None,
+    mount_mode: opts.MountMode = "auto",
+    jobs: opts.Jobs = None,
+    no_cache: opts.NoCache = False,
+    no_builtin: opts.NoBuiltin = False,
+    builtin_catalog: opts.BuiltinCatalog = False,
+    no_lock: opts.NoLock = False,
+) -> None:
+    """Render a kpt package: every Kptfile pipeline (subpackages first), written back only where changed.
+
+    Short image names get the catalog prefix; `tag:` may be a semver constraint, resolved against
+    the local engine's images. Nothing is written unless every step succeeds, except the root
+    Kptfile's status (--no-status turns it off)."""
+    from .. import api
+
+    request = api.RenderRequest(
+        directory=directory,
+        enable_exec=allow_exec,
+        network=allow_network,
+        record_status=not no_status,
+        strict_results=strict_results,
+        file_names=file_names,
+        rerun=_rerun(ctx),
+        **opts.output_fields(output),
+        **opts.shared_fields(locals()),
+    )
+    api.run(request)
