@@ -126,7 +126,9 @@ def main(transform: Transform, prog: str, with_comments: bool = False, emit_comm
     if with_comments and emit_comments:
         from ruamel.yaml import YAML
 
-        YAML(typ="rt").dump(resource_list, sys.stdout)
+        yaml = YAML(typ="rt")
+        yaml.width = 1 << 16  # never fold a long string: the fold differs between ruamel releases
+        yaml.dump(resource_list, sys.stdout)
     else:
         sys.stdout.write(json.dumps(plain(resource_list) if with_comments else resource_list))
     sys.exit(1 if any(r.get("severity") == "error" for r in results) else 0)
