@@ -156,6 +156,7 @@ def pipeline_inputs(request: RunRequest, root: Path | None) -> tuple["RunOptions
         builtin=request.builtin and builtin_by_environment(),
         builtin_catalog=request.builtin_catalog or kpt_catalog.enabled_by_environment(),
         jobs=default_jobs() if request.jobs is None else parse_jobs(request.jobs),
+        handover=not (request.directory == "-" or request.to_stdout),
     )
     if request.image or request.exec_path:
         return options, [_selecting(adhoc(root, request.image, request.exec_path, request.fn_config, request.arguments), request)]

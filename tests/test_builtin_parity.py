@@ -1,7 +1,7 @@
 """Every catalog function fnrun runs in-process gives the bytes its container gives, on every form
 of input: plain YAML (one document, several), a ResourceList with fnrun's annotations (`fnrun
 source`), with none, with only `config.kubernetes.io/*` ones, `kpt fn source` output, and a
-package directory (the files written).
+package directory (the files written, and the package printed with `--output -`).
 
 In-process has three ways (orchestrator/runtimes/builtin.py): the items handed over to a fork
 (handover.py), the ResourceList's text through a fork (FNRUN_BUILTIN_HANDOVER=0), and a new
@@ -57,7 +57,7 @@ WAYS = {
     "text-in-fork": {"FNRUN_BUILTIN": "1", "FNRUN_BUILTIN_HANDOVER": "0"},
     "new-interpreter": {"FNRUN_BUILTIN": "1", "FNRUN_BUILTIN_FORK": "0"},
 }
-FORMS = ("plain-one", "plain-many", "fnrun-source", "list-bare", "list-config-only", "kpt-source", "directory")
+FORMS = ("plain-one", "plain-many", "fnrun-source", "list-bare", "list-config-only", "kpt-source", "directory", "directory-output")
 
 
 def _documents(package: Path) -> list[str]:
@@ -97,11 +97,12 @@ def stdin_of(package: Path, form: str) -> str:
 
 def outcome(tmp: Path, source: Path, form: str, image: str, args: list[str], *flags: str, env: dict[str, str] | None = None) -> tuple[int, str, dict[str, bytes]]:
     """Exit code, stdout and (for a package directory) every file after one run."""
-    if form == "directory":
+    if form.startswith("directory"):  # the files written, or the package printed (--output -)
         package = tmp / "pkg"
         shutil.rmtree(package, ignore_errors=True)
         shutil.copytree(source, package)
-        result = fnrun("run", str(package), "--image", image, *flags, *args, env=env)
+        printed = ["--output", "-"] if form == "directory-output" else []
+        result = fnrun("run", str(package), "--image", image, *printed, *flags, *args, env=env)
         files = {p.relative_to(package).as_posix(): p.read_bytes() for p in sorted(package.rglob("*")) if p.is_file()}
     else:
         result = fnrun("run", "-", "--image", image, *flags, *args, stdin=stdin_of(source, form), env=env)
@@ -180,3 +181,36 @@ def test_kpt_catalog_in_process_is_its_code_in_a_container(tmp_path: Path, kpt_c
     for way in ("handover", "new-interpreter"):
         got = outcome(tmp_path, source, form, f"ghcr.io/kptdev/krm-functions-catalog/{name}:v0.2", KPT[name], "--builtin-catalog", env=WAYS[way])
         assert got == want, f"{way} differs from {name} in a container on {form}"
+
+
+# ------------------------------------------------------------------------------ the lost change
+ONE = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  a: b\n"
+
+
+@pytest.mark.parametrize("way", sorted(WAYS))
+def test_a_change_on_stdin_is_printed(catalog_images: tuple[str, ...], way: str) -> None:  # noqa: F811
+    """Plain YAML on stdin: the namespace the function set is in the output, as the image gives it."""
+    result = fnrun("run", "-", "--image", "fnrun/set-namespace:v1", "--", "namespace=zzz", stdin=ONE, env=WAYS[way])
+    assert result.code == 0, result.stderr
+    assert "builtin" in result.stderr and "    namespace: zzz\n" in result.stdout
+
+
+def test_a_handed_over_change_to_an_item_without_a_path_is_kept(catalog_images: tuple[str, ...], monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:  # noqa: F811
+    """Through the library, where the handover may take items that came without fnrun's path
+    annotations: the path fnrun then gives the item goes into a text that holds the new value."""
+    import io as _io
+
+    from orchestrator.report.plain import PlainEvents
+    from orchestrator.run import resourcelist
+    from orchestrator.run.pipeline import RunOptions, run_functions
+    from orchestrator.runtimes import get_runtime
+    from orchestrator.select.functions import adhoc
+
+    monkeypatch.setenv("FNRUN_BUILTIN", "1")
+    items = resourcelist.decode(ONE, "stdin").items
+    spec = adhoc(None, "fnrun/set-namespace:v1", arguments=("namespace=zzz",))
+    outcome = run_functions([spec], items, RunOptions(builtin=True, handover=True), tmp_path, PlainEvents(_io.StringIO()), get_runtime)
+    assert outcome.reports[0].builtin
+    (item,) = outcome.resources
+    assert item.data["metadata"]["namespace"] == "zzz"
+    assert "  namespace: zzz\n" in item.text and item.path == "cm_configmap.yaml"
