@@ -149,7 +149,9 @@ def main(transform: Transform, prog: str, with_comments: bool = False, emit_comm
     except Exception as err:  # noqa: BLE001 - PyYAML's or ruamel's parse errors, one line either way
         print(f"{prog}: input is not YAML: {str(err).splitlines()[0]}", file=sys.stderr)
         sys.exit(1)
-    items = unshared(resource_list.get("items") or [])
+    items = resource_list.get("items") or []
+    if b"*" in raw:  # an alias is written `*name`: without one, nothing is shared
+        items = unshared(items)
     config = resource_list.get("functionConfig") or {}
     try:
         results = transform(items, config)
