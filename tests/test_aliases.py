@@ -130,10 +130,11 @@ def test_kpt_set_annotations_leaves_data_that_aliases_the_annotations_alone(tmp_
     assert data["spec"]["selector"]["matchLabels"] == {"app": "pinned"} == data["spec"]["template"]["spec"]["nodeSelector"]
 
 
-def test_fnrun_never_stamps_its_annotations_through_an_alias(tmp_path: Path) -> None:
+@pytest.mark.parametrize("properties", ["&notes", "!!map &notes"])
+def test_fnrun_never_stamps_its_annotations_through_an_alias(tmp_path: Path, properties: str) -> None:
     """fnrun's own path annotations go into an item's text; where `annotations:` is an anchor,
     lines written into it would show up in `data: *notes` for every function."""
-    root = package(tmp_path, notes=NOTES)
+    root = package(tmp_path, notes=NOTES.replace("&notes", properties))
     result = fnrun("source", str(root))
     assert result.code == 0, result.stderr
     items = __import__("yaml").safe_load(result.stdout)["items"]

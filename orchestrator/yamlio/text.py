@@ -82,9 +82,12 @@ def _starts_line(lines: list[str], node: Node) -> bool:
 
 
 def _anchored(lines: list[str], node: Node) -> bool:
-    """Whether the mapping carries an anchor (or a tag): lines inserted into it would reach every
-    place an alias repeats it."""
-    return lines[node.start_mark.line][node.start_mark.column : node.start_mark.column + 1] in ("&", "!")
+    """Whether the block mapping carries an anchor: lines inserted into it would reach every place
+    an alias repeats it. Its start mark is at its properties (tag, anchor) wherever an alias of it
+    stands, and a block mapping's content starts on a later line, so the rest of that line holds
+    only them and perhaps a comment."""
+    properties = lines[node.start_mark.line][node.start_mark.column :].split("#", 1)[0]
+    return any(word.startswith("&") for word in properties.split())
 
 
 def stamp(text: str, node: Node | None, entries: list[tuple[str, str]]) -> str | None:
