@@ -139,12 +139,13 @@ ENTRYPOINT ["sh", "-c", "exec python3 -m functions.kpt_catalog.$KPT_FN \\"$@\\""
 
 
 def _context() -> tuple[bytes, str]:
-    """A build context of this checkout's functions/ (and orchestrator/, which the SDK reads its
-    annotation names from) and the starlark_go fnrun runs, and its hash."""
+    """A build context of this checkout's functions/ (and orchestrator/annotations.py, where the
+    SDK reads fnrun's annotation names) and the starlark_go fnrun runs, and its hash."""
     import starlark_go
 
-    sources = [(p, p.relative_to(REPO).as_posix()) for top in ("functions", "orchestrator") for p in sorted((REPO / top).rglob("*"))
+    sources = [(p, p.relative_to(REPO).as_posix()) for p in sorted((REPO / "functions").rglob("*"))
                if p.is_file() and "__pycache__" not in p.parts]
+    sources += [(REPO / "orchestrator" / name, f"orchestrator/{name}") for name in ("__init__.py", "annotations.py")]
     runtime = Path(starlark_go.__file__).parent
     sources += [(p, "starlark_go/" + p.name) for p in sorted(runtime.iterdir()) if p.is_file()]
     digest, buffer = hashlib.sha256(_DOCKERFILE), io.BytesIO()
