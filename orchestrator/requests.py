@@ -170,6 +170,7 @@ def pipeline_inputs(request: RunRequest, root: Path | None) -> tuple["RunOptions
         file_names=_file_names(request),
         absolute_in_package=isinstance(request, RenderRequest),
         error_results_fail=not isinstance(request, RenderRequest) or request.strict_results,
+        handover=not (request.directory == "-" or request.to_stdout),
     )
     if request.image or request.exec_path:
         exec_path, exec_args = split_exec(request.exec_path)

@@ -100,6 +100,45 @@ def load(raw: bytes, with_comments: bool) -> Any:
     return YAML(typ="rt").load(raw)
 
 
+#: Most containers `unshared` visits: past it, what is left stays shared (no real file gets near).
+UNSHARE_BUDGET = 1_000_000
+
+
+def unshared(node: Any) -> Any:
+    """`node` with every mapping and list that a YAML alias shares among places given a copy of
+    its own at each place after the first: a function then never changes a value through an
+    alias in a place it does not touch. (The output is plain data, where an alias is no more than
+    equal values; fnrun's write-back puts the alias back where the places still agree.)"""
+    seen: set[int] = set()
+    stack, budget = [node], UNSHARE_BUDGET
+    while stack and budget > 0:  # a value that holds itself would otherwise be copied forever
+        budget -= 1
+        parent = stack.pop()
+        for key, child in list(parent.items() if isinstance(parent, dict) else enumerate(parent)):
+            if not isinstance(child, (dict, list)):
+                continue
+            if id(child) in seen:
+                child = parent[key] = _copy(child)
+            seen.add(id(child))
+            stack.append(child)
+    return node
+
+
+def _copy(node: Any) -> Any:
+    """A deep copy without anchors (ruamel keeps a node's anchor in its copies)."""
+    import copy
+
+    fresh = copy.deepcopy(node)
+    stack = [fresh]
+    while stack:
+        current = stack.pop()
+        anchor = getattr(current, "anchor", None)
+        if anchor is not None and anchor.value:
+            anchor.value = None
+        stack.extend(v for v in (current.values() if isinstance(current, dict) else current) if isinstance(v, (dict, list)))
+    return fresh
+
+
 def main(transform: Transform, prog: str, with_comments: bool = False, emit_comments: bool = False, error_exit: int = 1) -> None:
     """Run `transform` over the ResourceList on stdin. `with_comments` hands it ruamel's
     round-trip nodes; `emit_comments` also writes them back as YAML, so comments the function
@@ -112,6 +151,8 @@ def main(transform: Transform, prog: str, with_comments: bool = False, emit_comm
         print(f"{prog}: input is not YAML: {str(err).splitlines()[0]}", file=sys.stderr)
         sys.exit(1)
     items = resource_list.get("items") or []
+    if b"*" in raw:  # an alias is written `*name`: without one, nothing is shared
+        items = unshared(items)
     config = resource_list.get("functionConfig") or {}
     try:
         results = transform(items, config)
@@ -127,7 +168,9 @@ def main(transform: Transform, prog: str, with_comments: bool = False, emit_comm
     if with_comments and emit_comments:
         from ruamel.yaml import YAML
 
-        YAML(typ="rt").dump(resource_list, sys.stdout)
+        yaml = YAML(typ="rt")
+        yaml.width = 1 << 16  # never fold a long string: the fold differs between ruamel releases
+        yaml.dump(resource_list, sys.stdout)
     else:
         sys.stdout.write(json.dumps(plain(resource_list) if with_comments else resource_list))
     sys.exit(error_exit if any(r.get("severity") == "error" for r in results) else 0)

@@ -122,7 +122,7 @@ def assign(root: Any, path: PathLike, value: Any) -> bool:
             if not (isinstance(seg, str) and isinstance(node, dict)):
                 raise KeyError(f"{render(segments[: i + 1])} does not exist")
             child = _add(node, seg, _new_mapping())
-        node = child
+        node = _own(root, node, seg, child)
     last = segments[-1]
     if isinstance(last, str) and isinstance(node, dict):
         if last in node and _same(node[last], value):
@@ -143,9 +143,75 @@ def assign(root: Any, path: PathLike, value: Any) -> bool:
 def remove(root: Any, path: PathLike) -> bool:
     """Remove the field if present; return whether it was there."""
     segments = parse(path)
-    parent = lookup(root, segments[:-1]) if len(segments) > 1 else root
+    parent = root
+    for seg in segments[:-1]:
+        child = _step(parent, seg)
+        if child is None:
+            return False
+        parent = _own(root, parent, seg, child)
     last = segments[-1]
     if isinstance(last, str) and isinstance(parent, dict) and last in parent:
         del parent[last]
         return True
     return False
+
+
+def _own(root: Any, parent: Any, seg: Segment, child: Any) -> Any:
+    """`child`, which is about to change, made this place's own when a YAML alias repeats it
+    elsewhere in `root` (ruamel reads `*alias` as the anchored node itself): an edit never reaches
+    a place the function did not touch. The anchor's place keeps the node (its comments are
+    there); the other places are aliases and hold no text of their own, so the place that
+    changes, or every other place when it is the anchor's, gets an anchor-free copy."""
+    anchor = getattr(child, "anchor", None)
+    if anchor is None or not getattr(anchor, "value", None):
+        return child
+    places = _places(root, child)
+    if len(places) < 2:
+        return child
+    here = next((p for p in places if p[0] is parent and p[1] == _key_of(parent, seg, child)), None)
+    if here is None or here is places[0]:
+        for holder, key in places[1:]:
+            holder[key] = _bare_copy(child)
+        return child
+    copy = _bare_copy(child)
+    parent[here[1]] = copy
+    return copy
+
+
+def _key_of(parent: Any, seg: Segment, child: Any) -> Any:
+    """The key or index under which `parent` holds `child` (a `[name=x]` step names no index)."""
+    if isinstance(parent, list):
+        return next(i for i, el in enumerate(parent) if el is child)
+    return seg
+
+
+def _places(root: Any, node: Any) -> list[tuple[Any, Any]]:
+    """Every (container, key) holding `node`, in document order (the first is the anchor's)."""
+    places: list[tuple[Any, Any]] = []
+    seen: set[int] = set()
+    stack: list[tuple[Any, Any, Any]] = [(None, None, root)]
+    while stack:
+        holder, key, value = stack.pop()
+        if value is node:
+            places.append((holder, key))
+        elif isinstance(value, (dict, list)) and id(value) not in seen:
+            seen.add(id(value))
+            pairs = list(value.items() if isinstance(value, dict) else enumerate(value))
+            stack.extend((value, k, v) for k, v in reversed(pairs))
+    return places
+
+
+def _bare_copy(node: Any) -> Any:
+    """A copy with no anchor or comments (flow style kept): how an alias's place is written out."""
+    if isinstance(node, dict):
+        fresh: Any = type(node)() if hasattr(node, "fa") else {}
+        for key, value in node.items():
+            fresh[key] = _bare_copy(value)
+    elif isinstance(node, list):
+        fresh = type(node)() if hasattr(node, "fa") else []
+        fresh.extend(_bare_copy(value) for value in node)
+    else:
+        return node
+    if hasattr(node, "fa") and node.fa.flow_style():
+        fresh.fa.set_flow_style()
+    return fresh

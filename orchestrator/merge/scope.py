@@ -136,8 +136,10 @@ def _twin(spec: FunctionSpec, data: dict, public: str, internal: str, original: 
 
 
 def _with_annotations(item: Resource, fixes: dict[str, str]) -> Resource:
-    """The item with annotations set in its value and, as whole lines where possible, its text."""
-    body = item.body if item.body is not None else roundtrip.render(item.text, item.value)
+    """The item with annotations set in its value and, as whole lines where possible, its text.
+    An item whose value was replaced after it was read (`fresh` False: a handed-over function's
+    change) has a body that is only the base of its old text, so its text is rendered anew."""
+    body = item.body if item.fresh and item.body is not None else roundtrip.render(item.text, item.value)
     node, data = fast.parse(body, "function output")
     return stamped(body, node, data, _merged_entries(item.data, fixes))
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace as _replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Protocol
 
@@ -45,6 +45,9 @@ class RunOptions:
     file_names: str = "name_kind"  # --file-names: how a new resource without a path is named (annotations.FILE_NAMES)
     absolute_in_package: bool = False  # render, as kpt: a function's absolute path lies below its directory
     error_results_fail: bool = True  # an error result fails the function even at exit 0 (render, as kpt: only with --strict-results)
+    # Catalog functions may take the items as data and hand back values (orchestrator.runtimes.handover):
+    # not where the items' text is the result (stdin, --output -), as only the function writes its text.
+    handover: bool = True
 
 
 @dataclass
@@ -147,6 +150,7 @@ def run_stream(
     """`fnrun run -`: a ResourceList (or stream) in, the rendered ResourceList out."""
     items = resourcelist.decode(content, "stdin").items
     specs = discover(items) if functions is None else functions
+    options = _replace(options, handover=False)
     if options.global_scope:
         specs = [_global(s) for s in specs]
     root = root or Path.cwd()
@@ -156,9 +160,7 @@ def run_stream(
 
 
 def _global(spec: FunctionSpec) -> FunctionSpec:
-    from dataclasses import replace
-
-    return replace(spec, global_scope=True)
+    return _replace(spec, global_scope=True)
 
 
 def run_functions(
@@ -239,7 +241,7 @@ def run_scoped(
     try:
         call = invocation(spec, options, root)
         runtime = choose_runtime(spec, call, options, runtime_for)
-        output = _run(runtime, call, spec, items, lambda line: events.stderr(spec, line))
+        output = _run(runtime, call, spec, items, lambda line: events.stderr(spec, line), options.handover)
     except EnvironmentProblem as err:  # a missing image, the engine: named with the file that asks for it
         from orchestrator.runtimes.kpt_catalog import offer
 
@@ -273,10 +275,12 @@ def run_scoped(
     return new_items, report, None
 
 
-def _run(runtime: Runtime, call: Invocation, spec: FunctionSpec, items: list[Resource], on_stderr: Callable[[str], None]) -> RunOutput:
+def _run(runtime: Runtime, call: Invocation, spec: FunctionSpec, items: list[Resource], on_stderr: Callable[[str], None],
+         handover: bool = True) -> RunOutput:
     """A runtime that takes the items as fnrun holds them (a catalog function in a fork of fnrun,
-    orchestrator.runtimes.handover) skips the ResourceList's text both ways; the others get it."""
-    run_items = getattr(runtime, "run_items", None)
+    orchestrator.runtimes.handover) skips the ResourceList's text both ways, where files are the
+    result (the write-back edits their text to the values handed back); the others get it."""
+    run_items = getattr(runtime, "run_items", None) if handover else None
     if run_items is not None:
         output = run_items(call, items, spec.config.data if spec.config is not None else None, on_stderr)
         if output is not None:

@@ -13,8 +13,8 @@ fnrun then keeps the item it sent when the value is the same, and for a changed 
 with the new value (`Resource.replaced`): its text is the base the write-back edits line by line,
 exactly as for the text way, whose own text only matters where an edit cannot be expressed by
 minimal text edits. Where the bytes written could differ, the step runs the text way instead:
-values that are not plain JSON data (dates, binary, non-string keys: `is_plain`, checked before
-the fork), a function that adds items or replaces an item by a new mapping (a new item's text
+values that are not plain JSON data (dates, binary, non-string keys, values YAML aliases share
+among places: `is_plain`, checked before the fork), a function that adds items or replaces an item by a new mapping (a new item's text
 would be the function's own: the child hands back FALLBACK), and a changed item whose write-back
 may need the round trip, which keeps the function's own text (`_edits_as_text`).
 """
@@ -43,16 +43,17 @@ _JSON_SCALARS = (str, int, float, bool, type(None))
 
 def is_plain(value: Any) -> bool:
     """Whether `value` is exactly what JSON carries: str-keyed dicts, lists, str, int, float,
-    bool, None (no subclasses, no cycles)."""
+    bool, None (no subclasses), each mapping and list in one place only. A YAML alias makes one
+    dict or list appear in several places, and an edit through one place would show in all; the
+    SDK gives a changed place its own copy only where it can see the anchor (ruamel's nodes), so
+    such items go the text way."""
     stack, seen = [value], set()
     while stack:
         node = stack.pop()
         kind = type(node)
         if kind is dict or kind is list:
-            if id(node) in seen:  # an alias: JSON writes the shared value twice, unless it holds itself
-                if _holds_itself(node):
-                    return False
-                continue
+            if id(node) in seen:
+                return False
             seen.add(id(node))
             if kind is dict:
                 if any(type(key) is not str for key in node):
@@ -63,14 +64,6 @@ def is_plain(value: Any) -> bool:
         elif kind not in _JSON_SCALARS:
             return False
     return True
-
-
-def _holds_itself(node: Any) -> bool:
-    try:
-        json.dumps(node)
-    except ValueError:
-        return True
-    return False
 
 
 #: A module's function, config class and file, as its main block passes them to sdk.main.

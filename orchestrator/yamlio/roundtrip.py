@@ -171,16 +171,17 @@ def sync(tree: Any, data: Any) -> Any:
     """Make `tree` equal `data` in place, keeping the nodes (and so the comments and styles) of
     every part that already matches; returns the node to use (a new one where the type changed).
 
-    A node reached through an alias is edited in place only when every place it appears wants
-    the same value; otherwise the places that differ get their own copy, so an edit under
-    `*alias` does not leak into `&anchor`."""
+    A node reached through an alias is edited in place when every place it appears wants the same
+    value. Where the places now differ, the node is edited in place to what its first place (the
+    anchor) wants, the places that want that too stay aliases, and the others get a copy of their
+    own: an edit under `*alias` does not leak into `&anchor`, nor one at `&anchor` into `*alias`."""
     counts: dict[int, int] = {}
     _count_nodes(tree, counts)
     shared = {node for node, count in counts.items() if count > 1}
     wanted: dict[int, list[Any]] = {}
     if shared:
         _collect(tree, data, shared, wanted, set())
-    divergent = {node for node, values in wanted.items() if not all(same(values[0], v) for v in values[1:])}
+    divergent = {node: [values[0], False] for node, values in wanted.items() if not all(same(values[0], v) for v in values[1:])}
     return _sync(tree, data, divergent)
 
 
@@ -215,24 +216,29 @@ def _collect(tree: Any, data: Any, shared: set[int], wanted: dict[int, list[Any]
     path.discard(id(tree))
 
 
-def _sync(tree: Any, data: Any, divergent: set[int]) -> Any:
+def _sync(tree: Any, data: Any, divergent: dict[int, list[Any]]) -> Any:
     from ruamel.yaml.comments import CommentedMap, CommentedSeq
-    if id(tree) in divergent:
-        return _to_tree(data)
+    if id(tree) in divergent:  # a node several places share, which no longer all want one value
+        anchor = divergent[id(tree)]  # [what its first place wants, whether it was edited to that]
+        if not same(anchor[0], data):
+            return _to_tree(data)
+        if anchor[1]:
+            return tree
+        anchor[1] = True
     if isinstance(tree, CommentedMap) and isinstance(data, dict):
         for key in [k for k in tree if k not in data]:
             del tree[key]
         for key, value in data.items():
             if key not in tree:
                 tree[key] = _to_tree(value)
-            elif not same(tree[key], value):
+            elif id(tree[key]) in divergent or not same(tree[key], value):
                 replacement = _sync(tree[key], value, divergent)
                 if replacement is not tree[key]:
                     tree[key] = replacement
         return tree
     if isinstance(tree, CommentedSeq) and isinstance(data, list):
         for index, value in enumerate(data[: len(tree)]):
-            if not same(tree[index], value):
+            if id(tree[index]) in divergent or not same(tree[index], value):
                 tree[index] = _sync(tree[index], value, divergent)
         del tree[len(data) :]
         tree.extend(_to_tree(v) for v in data[len(tree) :])
@@ -347,11 +353,13 @@ def edit(original: str, new_text: str | None, data: Any) -> str:
     `new_text` is the document as a function returned it (its comments win), or None when the
     value was edited through the API (the original's comments and layout are the base). Each
     merge is checked by parsing it: if a finer merge does not yield `data`, a coarser one is
-    used, and ruamel's own dump of the edited tree as the last resort."""
+    used, and ruamel's own dump of the edited tree as the last resort. Where the original has
+    aliases, they are the user's layout as much as its comments: the original is the base, and
+    `sync` keeps each alias whose places still agree, whatever the function wrote."""
     style = detect_style(original)
     base_tree = load(original)
     r0 = dump(base_tree, style)
-    if new_text is not None and (comments(new_text) or not comments(original)):
+    if new_text is not None and (comments(new_text) or not comments(original)) and not _aliased(base_tree):
         tree = load(new_text)
         tree = sync(tree, data)
         adopt_styles(tree, load(original))
@@ -366,6 +374,13 @@ def edit(original: str, new_text: str | None, data: Any) -> str:
         if _means(merged, data):
             return merged
     return r1
+
+
+def _aliased(tree: Any) -> bool:
+    """Whether some node of the tree appears in more than one place (an anchor with its aliases)."""
+    counts: dict[int, int] = {}
+    _count_nodes(tree, counts)
+    return any(count > 1 for count in counts.values())
 
 
 def _means(text: str, data: Any) -> bool:

@@ -81,6 +81,15 @@ def _starts_line(lines: list[str], node: Node) -> bool:
     return line[: node.start_mark.column].strip() == ""
 
 
+def _anchored(lines: list[str], node: Node) -> bool:
+    """Whether the block mapping carries an anchor: lines inserted into it would reach every place
+    an alias repeats it. Its start mark is at its properties (tag, anchor) wherever an alias of it
+    stands, and a block mapping's content starts on a later line, so the rest of that line holds
+    only them and perhaps a comment."""
+    properties = lines[node.start_mark.line][node.start_mark.column :].split("#", 1)[0]
+    return any(word.startswith("&") for word in properties.split())
+
+
 def stamp(text: str, node: Node | None, entries: list[tuple[str, str]]) -> str | None:
     """Insert `key: value` annotation lines into a block-style document; None when its metadata
     or annotations are not plain block mappings (the caller falls back to round-trip editing)."""
@@ -94,7 +103,7 @@ def stamp(text: str, node: Node | None, entries: list[tuple[str, str]]) -> str |
     lines = text.splitlines(keepends=True)
     meta_key, meta = metadata
     first_meta_key = meta.value[0][0]
-    if not _starts_line(lines, first_meta_key):
+    if not _starts_line(lines, first_meta_key) or _anchored(lines, meta):
         return None
     annotations = _key(meta, "annotations")
     if annotations is None:
@@ -105,7 +114,7 @@ def stamp(text: str, node: Node | None, entries: list[tuple[str, str]]) -> str |
         at = first_meta_key.start_mark.line
     else:
         value = annotations[1]
-        if not _block_mapping(value):
+        if not _block_mapping(value) or _anchored(lines, value):
             return None
         first = value.value[0][0]
         if not _starts_line(lines, first):
