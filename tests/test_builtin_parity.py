@@ -141,12 +141,16 @@ ENTRYPOINT ["sh", "-c", "exec python3 -m functions.kpt_catalog.$KPT_FN \\"$@\\""
 def _context() -> tuple[bytes, str]:
     """A build context of this checkout's functions/ (and orchestrator/annotations.py, where the
     SDK reads fnrun's annotation names) and the starlark_go fnrun runs, and its hash."""
-    import starlark_go
+    import importlib.util
+
+    # Found, not imported: its Go runtime's threads in this process would stop later tests' forks.
+    starlark_spec = importlib.util.find_spec("starlark_go")
+    assert starlark_spec is not None and starlark_spec.origin is not None
 
     sources = [(p, p.relative_to(REPO).as_posix()) for p in sorted((REPO / "functions").rglob("*"))
                if p.is_file() and "__pycache__" not in p.parts]
     sources += [(REPO / "orchestrator" / name, f"orchestrator/{name}") for name in ("__init__.py", "annotations.py")]
-    runtime = Path(starlark_go.__file__).parent
+    runtime = Path(starlark_spec.origin).parent
     sources += [(p, "starlark_go/" + p.name) for p in sorted(runtime.iterdir()) if p.is_file()]
     digest, buffer = hashlib.sha256(_DOCKERFILE), io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w") as tar:
