@@ -237,7 +237,43 @@ def with_ends_at(content: str, lf: set[int]) -> str:
     )
 
 
-_COMMENT = re.compile(r"""(?:^|[ \t])#(.*)$""")
+# What a comment scan passes over, by which kinds of quoted scalar can still close on the line:
+# plain text, a blank not before a `#`, whole single- and double-quoted scalars. Possessive
+# quantifiers throughout: nothing is ever given back, so a match is one pass over what it covers.
+# The scan stops before a blank and `#` (a comment) or at a quote that never closes.
+_PLAIN = r"[ \t](?!#)"
+_SINGLE = r"'[^']*+'"
+_DOUBLE = r'"(?:[^"\\]++|\\.)*+"'
+_SKIP = {
+    (True, True): re.compile(rf"""(?:[^'" \t]++|{_PLAIN}|{_SINGLE}|{_DOUBLE})*+"""),
+    (True, False): re.compile(rf"(?:[^' \t]++|{_PLAIN}|{_SINGLE})*+"),
+    (False, True): re.compile(rf'(?:[^" \t]++|{_PLAIN}|{_DOUBLE})*+'),
+    (False, False): re.compile(rf"(?:[^ \t]++|{_PLAIN})*+"),
+}
+
+
+def comment_start(line: str) -> int | None:
+    """Where the comment of a line that does not start with one begins (just after its `#`), or
+    None: the first `#` after a space or tab, outside single- and double-quoted scalars (a quote
+    that never closes on the line quotes nothing).
+
+    Linear: a single quote that does not close is the line's last, and when a double quote does
+    not close no later one does (the backslash pairs after it are the same ones), so after each
+    such quote the scan goes on taking that kind of quote as plain text."""
+    single = double = True
+    position = 0
+    while True:
+        position = _SKIP[single, double].match(line, position).end()  # type: ignore[union-attr]
+        if position == len(line):
+            return None
+        mark = line[position]
+        if mark in " \t":
+            return position + 2
+        if mark == "'":
+            single = False
+        else:
+            double = False
+        position += 1
 
 
 def comments(text: str) -> list[str]:
@@ -246,11 +282,11 @@ def comments(text: str) -> list[str]:
     for line in text.splitlines():
         if "#" not in line:
             continue
-        if line.lstrip().startswith("#"):
-            found.append(line.lstrip()[1:].strip())
+        stripped = line.lstrip()
+        if stripped.startswith("#"):
+            found.append(stripped[1:].strip())
             continue
-        scrubbed = re.sub(r"'[^']*'|\"(?:[^\"\\]|\\.)*\"", lambda m: "_" * len(m.group()), line)
-        match = _COMMENT.search(scrubbed)
-        if match:
-            found.append(line[match.start(1) :].strip())
+        start = comment_start(line)
+        if start is not None:
+            found.append(line[start:].strip())
     return found
