@@ -206,7 +206,7 @@ def with_line_ends(content: str, original: str) -> str:
     """`content` (LF line ends) with each line ending as its counterpart in `original` (a file
     that mixes CRLF and LF): unchanged lines keep their own end, new lines take the end of the
     original line they replace or follow."""
-    from difflib import SequenceMatcher
+    from .linematch import Matcher
 
     old = _LINE.findall(original)
     old_ends = ["\r\n" if line.endswith("\r\n") else "\n" for line in old]
@@ -214,7 +214,7 @@ def with_line_ends(content: str, original: str) -> str:
     new = _LINE.findall(content)
     new_bare = [line.rstrip("\n") for line in new]
     out = []
-    for tag, i1, i2, j1, j2 in SequenceMatcher(None, old_bare, new_bare, autojunk=False).get_opcodes():
+    for tag, i1, i2, j1, j2 in Matcher(old_bare, new_bare, autojunk=False).get_opcodes():
         for offset, j in enumerate(range(j1, j2)):
             if not new[j].endswith("\n"):
                 out.append(new[j])
