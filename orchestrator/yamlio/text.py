@@ -290,3 +290,44 @@ def comments(text: str) -> list[str]:
         if start is not None:
             found.append(line[start:].strip())
     return found
+
+
+def same_comments(a: str, b: str) -> bool:
+    """Whether two documents hold the same comments: the line scan first, and where it sees a
+    difference, the YAML scanner's answer (a quoted scalar over several lines, as a function's
+    YAML library may fold a long one, makes the line scan take its text for comments)."""
+    return comments(a) == comments(b) or scanned_comments(a) == scanned_comments(b)
+
+
+def scanned_comments(text: str) -> list[str]:
+    """The comments of a document as libyaml's scanner sees them: what stands after a `#` in the
+    text between its tokens, and after a block scalar's header. One pass; the line scan when the
+    text does not scan."""
+    import yaml
+
+    lines = text.split("\n")
+    found: list[str] = []
+
+    def between(line: int, column: int, end_line: int, end_column: int) -> None:
+        for number in range(line, min(end_line, len(lines) - 1) + 1):
+            part = lines[number][column if number == line else 0 : end_column if number == end_line else None]
+            hash_at = part.find("#")
+            if hash_at >= 0:
+                found.append(part[hash_at + 1 :].strip())
+
+    line = column = 0
+    try:
+        for token in yaml.scan(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+            start, end = token.start_mark, token.end_mark
+            if (start.line, start.column) > (line, column):
+                between(line, column, start.line, start.column)
+            if getattr(token, "style", None) in ("|", ">"):
+                header = lines[start.line][start.column :]
+                if "#" in header:
+                    found.append(header[header.index("#") + 1 :].strip())
+            if (end.line, end.column) > (line, column):
+                line, column = end.line, end.column
+    except yaml.YAMLError:
+        return comments(text)
+    between(line, column, len(lines) - 1, len(lines[-1]))
+    return found
