@@ -156,3 +156,18 @@ def test_a_4mb_line_of_quotes_backslashes_and_a_comment_through_the_cli(tmp_path
     assert run.returncode == 0, run.stderr.decode()[-2000:]
     labelled = content.replace("  name: big\n", "  name: big\n  labels:\n    team: platform\n")
     assert (package / "big.yaml").read_bytes() == labelled.encode()
+
+
+def test_a_template_with_angle_brackets_is_edited_as_text_not_round_tripped() -> None:
+    """`<<` in text (prometheus-adapter's `<<.Series>>` templates) is no merge key: the document is
+    edited in place, not left to the round trip (which, in a builtin step, also re-ran the function)."""
+    from orchestrator.yamlio import fast, textedit
+
+    original = "kind: ConfigMap\nmetadata:\n  name: adapter\ndata:\n  config.yaml: |-\n    query: sum(<<.Series>>{<<.LabelMatchers>>}) # keep\n"
+    value = fast.load(original, "t")
+    value["metadata"]["labels"] = {"team": "platform"}
+    assert textedit.edit(original, value) == original.replace("  name: adapter\n", "  name: adapter\n  labels:\n    team: platform\n")
+    merged = "a: &a {x: 1}\nb:\n  <<: *a\n  y: 2\n"
+    changed = fast.load(merged, "t")
+    changed["b"]["y"] = 3
+    assert textedit.edit(merged, changed) is None  # a real merge key still goes to the round trip

@@ -11,6 +11,7 @@ result is parsed again and must mean exactly the wanted value."""
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from typing import Any
 
@@ -21,6 +22,10 @@ from . import emit, fast
 from .emit import Layout, Unsupported
 from .roundtrip import detect_style, same
 
+# A plain `<<` that ends its line or stands before a `:`: what can be a merge key (a `<<` inside
+# text, such as a template's `<<.Series>>`, is not). Linear: the blanks after each `<<` once.
+_MERGE_KEY = re.compile(r"<<[ \t]*(?::|$)", re.M)
+
 #: How many changed documents the writer edited as text and how many it left to the round trip.
 counts: Counter[str] = Counter()
 
@@ -29,7 +34,7 @@ def edit(original: str, new: Any, old: Any = None) -> str | None:
     """`original` (one document, `\\n` line ends) changed into `new` as text edits; None when
     text edits cannot do it (the caller falls back to the round trip). `old`, the original's
     value when the caller has it, saves building it again."""
-    if "<<" in original:
+    if "<<" in original and _MERGE_KEY.search(original):
         return None  # merge keys: the parse flattens them, so node positions no longer match keys
     try:
         if old is None:
