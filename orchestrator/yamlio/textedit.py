@@ -30,10 +30,32 @@ _MERGE_KEY = re.compile(r"<<[ \t]*(?::|$)", re.M)
 counts: Counter[str] = Counter()
 
 
+#: The latest edits by original text: (repr of the value asked for, the edit). A builtin step's
+#: handover asks whether an item edits as text, then the write-back asks for the same edit; each
+#: costs parsing the document twice. repr tells apart what `==` does not (1, 1.0, True, "1").
+_recent: dict[str, tuple[str, str | None]] = {}
+_RECENT_MAX = 256
+
+
 def edit(original: str, new: Any, old: Any = None) -> str | None:
     """`original` (one document, `\\n` line ends) changed into `new` as text edits; None when
     text edits cannot do it (the caller falls back to the round trip). `old`, the original's
     value when the caller has it, saves building it again."""
+    try:
+        wanted = repr(new)
+    except RecursionError:  # nesting deeper than repr goes: not remembered
+        return _edit(original, new, old)
+    hit = _recent.get(original)
+    if hit is not None and hit[0] == wanted:
+        return hit[1]
+    result = _edit(original, new, old)
+    if len(_recent) >= _RECENT_MAX:
+        _recent.clear()
+    _recent[original] = (wanted, result)
+    return result
+
+
+def _edit(original: str, new: Any, old: Any) -> str | None:
     if "<<" in original and _MERGE_KEY.search(original):
         return None  # merge keys: the parse flattens them, so node positions no longer match keys
     try:
