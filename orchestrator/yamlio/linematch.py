@@ -32,6 +32,12 @@ class Matcher(SequenceMatcher):
         super().__init__(None, a, b, autojunk=autojunk)  # type: ignore[arg-type]
         self._autojunk = autojunk
 
+    def set_seq2(self, b: Sequence[str]) -> None:  # type: ignore[override]
+        """b without difflib's index of its lines (`matching_blocks` does not use it)."""
+        self.b = b  # type: ignore[assignment]
+        self.matching_blocks = self.opcodes = None
+        self.fullbcount = None
+
     def get_matching_blocks(self) -> list[Match]:
         if self.matching_blocks is None:
             self.matching_blocks = [Match(*block) for block in matching_blocks(self.a, self.b, self._autojunk)]  # type: ignore[arg-type]
@@ -102,7 +108,7 @@ def _anchors(a: Sequence[str], b: Sequence[str], alo: int, ahi: int, blo: int, b
             seen_b.add(line)
             if line in once_a:
                 once_b[line] = j
-    pairs = sorted((once_a[line], j) for line, j in once_b.items() if line in once_a)
+    pairs = [(i, once_b[line]) for line, i in once_a.items() if line in once_b]  # in a order: a dict keeps it
     # Longest increasing run of b positions (pairs are in a order): patience sorting.
     tops: list[int] = []  # the b position ending the best run of each length
     ends: list[int] = []  # the pair index ending it
