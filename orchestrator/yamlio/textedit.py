@@ -93,13 +93,18 @@ class _Editor:
 
     def run(self, old: dict, new: Any) -> str:
         self.diff(self.root, old, new, flow=False, step=None)
-        out = self.text
-        # Back to front; of two insertions at one place, the one made first ends up first.
-        order = sorted(range(len(self.edits)), key=lambda i: (self.edits[i][0], self.edits[i][1], i), reverse=True)
+        # In text order, each span once (not the whole text copied per edit); of two insertions
+        # at one place, the one made first comes first.
+        order = sorted(range(len(self.edits)), key=lambda i: (self.edits[i][0], self.edits[i][1], i))
+        parts, position = [], 0
         for i in order:
             start, end, replacement = self.edits[i]
-            out = out[:start] + replacement + out[end:]
-        return out
+            if start < position:
+                raise Unsupported("edits that overlap")
+            parts += (self.text[position:start], replacement)
+            position = end
+        parts.append(self.text[position:])
+        return "".join(parts)
 
     # -- positions ------------------------------------------------------------------------
 
