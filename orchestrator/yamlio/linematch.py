@@ -89,25 +89,7 @@ def _match(a: Sequence[str], b: Sequence[str], alo: int, ahi: int, blo: int, bhi
 def _anchors(a: Sequence[str], b: Sequence[str], alo: int, ahi: int, blo: int, bhi: int) -> list[tuple[int, int]]:
     """Lines that occur once in a[alo:ahi] and once in b[blo:bhi], the longest run of them in the
     same order on both sides."""
-    once_a: dict[str, int] = {}
-    seen_a: set[str] = set()
-    for i in range(alo, ahi):
-        line = a[i]
-        if line in seen_a:
-            once_a.pop(line, None)
-        else:
-            seen_a.add(line)
-            once_a[line] = i
-    once_b: dict[str, int] = {}
-    seen_b: set[str] = set()
-    for j in range(blo, bhi):
-        line = b[j]
-        if line in seen_b:
-            once_b.pop(line, None)
-        else:
-            seen_b.add(line)
-            if line in once_a:
-                once_b[line] = j
+    once_a, once_b = _once(a, alo, ahi), _once(b, blo, bhi)
     pairs = [(i, once_b[line]) for line, i in once_a.items() if line in once_b]  # in a order: a dict keeps it
     # Longest increasing run of b positions (pairs are in a order): patience sorting.
     tops: list[int] = []  # the b position ending the best run of each length
@@ -128,3 +110,17 @@ def _anchors(a: Sequence[str], b: Sequence[str], alo: int, ahi: int, blo: int, b
         run.append(pairs[index])
         index = previous[index]
     return run[::-1]
+
+
+def _once(lines: Sequence[str], lo: int, hi: int) -> dict[str, int]:
+    """The lines that occur once in lines[lo:hi], with their positions, in order."""
+    once: dict[str, int] = {}
+    seen: set[str] = set()
+    for position in range(lo, hi):
+        line = lines[position]
+        if line in seen:
+            once.pop(line, None)
+        else:
+            seen.add(line)
+            once[line] = position
+    return once
