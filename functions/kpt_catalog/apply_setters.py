@@ -18,7 +18,9 @@ if __package__ in (None, ""):
 
 from functions.kpt_catalog import krm  # noqa: E402
 
-_MARKER = re.compile(r"#\s*kpt-set:\s*(?P<pattern>\S.*?)\s*$")
+# The pattern runs from its first to its last non-blank: greedy, so a long blank run inside it is
+# passed once (a lazy `.*?` before `\s*$` tried the rest of the line at every character).
+_MARKER = re.compile(r"#\s*kpt-set:\s*(?P<pattern>\S(?:.*\S)?)\s*$")
 _SETTER = re.compile(r"\$\{([^}]+)\}")
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from typing import Callable
 
 from .. import annotations as ann
 from ..resource import Resource
@@ -26,7 +27,7 @@ def resolve_body(resource: Resource, base: Resource | None) -> str:
             return base.body
         value = resource.value
         unchanged_value = roundtrip.same(value, base.value)
-        if unchanged_value and (not resource.fresh or text.comments(body or resource.text) == text.comments(base.body)):
+        if unchanged_value and (not resource.fresh or text.same_comments(body or resource.text, base.body)):
             return base.body
         edited = _text_edit(resource, base.body, value, base.value)
         if edited is not None:
@@ -53,11 +54,18 @@ def _text_edit(resource: Resource, original: str, value: dict, old: dict) -> str
     they cannot express the change or the function's comments differ from the result's."""
     edited = textedit.edit(original, value, old) if original.endswith("\n") else None
     if edited is not None and resource.fresh:
-        wanted = text.comments(resource.body if resource.body is not None else resource.text)
-        if wanted and wanted != text.comments(edited) and Counter(wanted) - Counter(text.comments(original)):
+        own = resource.body if resource.body is not None else resource.text
+        if _new_comments(own, edited, original, text.comments) and _new_comments(own, edited, original, text.scanned_comments):
             edited = None  # the function wrote comments of its own (only dropping or moving some is not)
     textedit.counts["text" if edited is not None else "roundtrip"] += 1
     return edited
+
+
+def _new_comments(own: str, edited: str, original: str, scan: Callable[[str], list[str]]) -> bool:
+    """Whether the function's text has comments the edit lacks and the original did not have.
+    The line scan decides first; the YAML scanner confirms (a folded quoted scalar fools lines)."""
+    wanted = scan(own)
+    return bool(wanted) and wanted != scan(edited) and bool(Counter(wanted) - Counter(scan(original)))
 
 
 def _unstamped(resource: Resource) -> str:

@@ -6,11 +6,11 @@ report.paths) so `git apply` from the repository root reproduces the write."""
 
 from __future__ import annotations
 
-import difflib
 import stat
 from pathlib import Path
 
 from ..errors import DriftError
+from ..yamlio import linematch
 from .writeback import FileChange, WritePlan
 
 NO_NEWLINE = "\\ No newline at end of file\n"
@@ -32,7 +32,7 @@ def file_diff(change: FileChange, root: Path | None = None, context: int = 3, pr
         header.append(f"deleted file mode {_mode(root / change.path) if root else '100644'}\n")
     old_name = "/dev/null" if change.old is None else f"a/{path}"
     new_name = "/dev/null" if change.new is None else f"b/{path}"
-    lines = difflib.unified_diff(_lines(change.old), _lines(change.new), old_name, new_name, n=context)
+    lines = _unified(_lines(change.old), _lines(change.new), old_name, new_name, context)
     body = [line if line.endswith("\n") else line + "\n" + NO_NEWLINE for line in lines]
     if not body:  # same bytes (cannot happen for a plan's change, but an empty new file can)
         body = [f"--- {old_name}\n", f"+++ {new_name}\n"] if change.old is None or change.new is None else []
@@ -44,10 +44,34 @@ def first_changed_line(change: FileChange) -> int | None:
     if change.old is None:
         return None
     old, new = _lines(change.old), _lines(change.new)
-    for tag, start, _end, _new_start, _new_end in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+    for tag, start, _end, _new_start, _new_end in linematch.Matcher(old, new, autojunk=False).get_opcodes():
         if tag != "equal":
             return min(start + 1, max(len(old), 1))
     return 1
+
+
+def _unified(old: list[str], new: list[str], old_name: str, new_name: str, context: int) -> list[str]:
+    """The lines of a unified diff, as difflib.unified_diff writes them (no dates)."""
+    out: list[str] = []
+    for group in linematch.Matcher(old, new).get_grouped_opcodes(context):
+        if not out:
+            out += [f"--- {old_name}\n", f"+++ {new_name}\n"]
+        out.append(f"@@ -{_range(group[0][1], group[-1][2])} +{_range(group[0][3], group[-1][4])} @@\n")
+        for tag, i1, i2, j1, j2 in group:
+            if tag == "equal":
+                out += [" " + line for line in old[i1:i2]]
+                continue
+            out += ["-" + line for line in old[i1:i2]]
+            out += ["+" + line for line in new[j1:j2]]
+    return out
+
+
+def _range(start: int, stop: int) -> str:
+    """A hunk's line range: `first,count`, `first` alone for one line, the line before for none."""
+    count = stop - start
+    if count == 1:
+        return str(start + 1)
+    return f"{start + 1 if count else start},{count}"
 
 
 def _lines(content: bytes | None) -> list[str]:

@@ -6,6 +6,7 @@ touched (not even its mtime)."""
 
 from __future__ import annotations
 
+import bisect
 import os
 import posixpath
 from collections import Counter
@@ -176,7 +177,8 @@ def _deletions(original: Package | None, kept: set[str], check: PathChecker) -> 
 def _remains(before: list[Resource], source: SourceFile) -> bytes | None:
     """A file's non-resource documents (with the separators and comments between them) once all
     its resources are gone; None when it holds none."""
-    content = _carried(before, -1, before[-1].index + 1, set()) + before[-1].suffix
+    indexes = [r.index for r in before]
+    content = _carried(before, indexes, -1, indexes[-1] + 1, set()) + before[-1].suffix
     documents = [s.text for s in text.split_documents(content) if not s.separator]
     if not any(fast.load(document, source.path) is not None for document in documents):
         return None
@@ -186,11 +188,12 @@ def _remains(before: list[Resource], source: SourceFile) -> bytes | None:
 def _render_file(path: str, resources: list[Resource], original: Package | None, source: SourceFile | None) -> bytes:
     ordered = sorted(resources, key=lambda r: r.index)
     before = original.in_file(path) if original else []
+    indexes = [r.index for r in before]
     kept = {r.index for r in ordered}
     parts = []
     previous = -1
     for position, resource in enumerate(ordered):
-        carried = _carried(before, previous, resource.index, kept)
+        carried = _carried(before, indexes, previous, resource.index, kept)
         prefix = resource.prefix
         if position == 0 and prefix == ann.DEFAULT_SEPARATOR and resource.index != 0 and not carried:
             prefix = _opening(before, kept)
@@ -199,8 +202,8 @@ def _render_file(path: str, resources: list[Resource], original: Package | None,
         base = original.original(path, resource.index) if original else None
         parts.append(carried + prefix + resolve_body(resource, base))
         previous = resource.index
-    if before and before[-1].index not in kept:
-        parts.append(_carried(before, previous, before[-1].index + 1, kept) + before[-1].suffix)
+    if before and indexes[-1] not in kept:
+        parts.append(_carried(before, indexes, previous, indexes[-1] + 1, kept) + before[-1].suffix)
     else:
         parts.append(ordered[-1].suffix)
     return _finish("".join(parts), source, ordered)
@@ -237,13 +240,15 @@ def _opening(before: list[Resource], kept: set[int]) -> str:
     return before[0].prefix if lines and all(text.is_separator(line) for line in lines) else ""
 
 
-def _carried(before: list[Resource], after: int, until: int, kept: set[int]) -> str:
+def _carried(before: list[Resource], indexes: list[int], after: int, until: int, kept: set[int]) -> str:
     """What deleted resources between two kept ones leave behind: the non-resource documents
-    (and non-default separators) that stood before them in the file."""
+    (and non-default separators) that stood before them in the file. `before` is in index order
+    (`indexes` are theirs), so only the resources in between are looked at, not the whole file
+    again for each kept one."""
     carried = []
-    for gone in before:
-        if after < gone.index < until and gone.index not in kept:
-            carried.append(_without_separator(gone.prefix))
+    for position in range(bisect.bisect_right(indexes, after), bisect.bisect_left(indexes, until)):
+        if indexes[position] not in kept:
+            carried.append(_without_separator(before[position].prefix))
     return "".join(carried)
 
 

@@ -215,7 +215,7 @@ def with_line_ends(content: str, original: str) -> str:
     """`content` (LF line ends) with each line ending as its counterpart in `original` (a file
     that mixes CRLF and LF): unchanged lines keep their own end, new lines take the end of the
     original line they replace or follow."""
-    from difflib import SequenceMatcher
+    from .linematch import Matcher
 
     old = _LINE.findall(original)
     old_ends = ["\r\n" if line.endswith("\r\n") else "\n" for line in old]
@@ -223,7 +223,7 @@ def with_line_ends(content: str, original: str) -> str:
     new = _LINE.findall(content)
     new_bare = [line.rstrip("\n") for line in new]
     out = []
-    for tag, i1, i2, j1, j2 in SequenceMatcher(None, old_bare, new_bare, autojunk=False).get_opcodes():
+    for tag, i1, i2, j1, j2 in Matcher(old_bare, new_bare, autojunk=False).get_opcodes():
         for offset, j in enumerate(range(j1, j2)):
             if not new[j].endswith("\n"):
                 out.append(new[j])
@@ -246,7 +246,43 @@ def with_ends_at(content: str, lf: set[int]) -> str:
     )
 
 
-_COMMENT = re.compile(r"""(?:^|[ \t])#(.*)$""")
+# What a comment scan passes over, by which kinds of quoted scalar can still close on the line:
+# plain text, a blank not before a `#`, whole single- and double-quoted scalars. Possessive
+# quantifiers throughout: nothing is ever given back, so a match is one pass over what it covers.
+# The scan stops before a blank and `#` (a comment) or at a quote that never closes.
+_PLAIN = r"[ \t](?!#)"
+_SINGLE = r"'[^']*+'"
+_DOUBLE = r'"(?:[^"\\]++|\\.)*+"'
+_SKIP = {
+    (True, True): re.compile(rf"""(?:[^'" \t]++|{_PLAIN}|{_SINGLE}|{_DOUBLE})*+"""),
+    (True, False): re.compile(rf"(?:[^' \t]++|{_PLAIN}|{_SINGLE})*+"),
+    (False, True): re.compile(rf'(?:[^" \t]++|{_PLAIN}|{_DOUBLE})*+'),
+    (False, False): re.compile(rf"(?:[^ \t]++|{_PLAIN})*+"),
+}
+
+
+def comment_start(line: str) -> int | None:
+    """Where the comment of a line that does not start with one begins (just after its `#`), or
+    None: the first `#` after a space or tab, outside single- and double-quoted scalars (a quote
+    that never closes on the line quotes nothing).
+
+    Linear: a single quote that does not close is the line's last, and when a double quote does
+    not close no later one does (the backslash pairs after it are the same ones), so after each
+    such quote the scan goes on taking that kind of quote as plain text."""
+    single = double = True
+    position = 0
+    while True:
+        position = _SKIP[single, double].match(line, position).end()  # type: ignore[union-attr]
+        if position == len(line):
+            return None
+        mark = line[position]
+        if mark in " \t":
+            return position + 2
+        if mark == "'":
+            single = False
+        else:
+            double = False
+        position += 1
 
 
 def comments(text: str) -> list[str]:
@@ -255,11 +291,52 @@ def comments(text: str) -> list[str]:
     for line in text.splitlines():
         if "#" not in line:
             continue
-        if line.lstrip().startswith("#"):
-            found.append(line.lstrip()[1:].strip())
+        stripped = line.lstrip()
+        if stripped.startswith("#"):
+            found.append(stripped[1:].strip())
             continue
-        scrubbed = re.sub(r"'[^']*'|\"(?:[^\"\\]|\\.)*\"", lambda m: "_" * len(m.group()), line)
-        match = _COMMENT.search(scrubbed)
-        if match:
-            found.append(line[match.start(1) :].strip())
+        start = comment_start(line)
+        if start is not None:
+            found.append(line[start:].strip())
+    return found
+
+
+def same_comments(a: str, b: str) -> bool:
+    """Whether two documents hold the same comments: the line scan first, and where it sees a
+    difference, the YAML scanner's answer (a quoted scalar over several lines, as a function's
+    YAML library may fold a long one, makes the line scan take its text for comments)."""
+    return comments(a) == comments(b) or scanned_comments(a) == scanned_comments(b)
+
+
+def scanned_comments(text: str) -> list[str]:
+    """The comments of a document as libyaml's scanner sees them: what stands after a `#` in the
+    text between its tokens, and after a block scalar's header. One pass; the line scan when the
+    text does not scan."""
+    import yaml
+
+    lines = text.split("\n")
+    found: list[str] = []
+
+    def between(line: int, column: int, end_line: int, end_column: int) -> None:
+        for number in range(line, min(end_line, len(lines) - 1) + 1):
+            part = lines[number][column if number == line else 0 : end_column if number == end_line else None]
+            hash_at = part.find("#")
+            if hash_at >= 0:
+                found.append(part[hash_at + 1 :].strip())
+
+    line = column = 0
+    try:
+        for token in yaml.scan(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+            start, end = token.start_mark, token.end_mark
+            if (start.line, start.column) > (line, column):
+                between(line, column, start.line, start.column)
+            if getattr(token, "style", None) in ("|", ">"):
+                header = lines[start.line][start.column :]
+                if "#" in header:
+                    found.append(header[header.index("#") + 1 :].strip())
+            if (end.line, end.column) > (line, column):
+                line, column = end.line, end.column
+    except yaml.YAMLError:
+        return comments(text)
+    between(line, column, len(lines) - 1, len(lines[-1]))
     return found

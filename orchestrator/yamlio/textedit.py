@@ -11,6 +11,7 @@ result is parsed again and must mean exactly the wanted value."""
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from typing import Any
 
@@ -21,15 +22,41 @@ from . import emit, fast
 from .emit import Layout, Unsupported
 from .roundtrip import detect_style, same
 
+# A plain `<<` that ends its line or stands before a `:`: what can be a merge key (a `<<` inside
+# text, such as a template's `<<.Series>>`, is not). Linear: the blanks after each `<<` once.
+_MERGE_KEY = re.compile(r"<<[ \t]*(?::|$)", re.M)
+
 #: How many changed documents the writer edited as text and how many it left to the round trip.
 counts: Counter[str] = Counter()
+
+
+#: The latest edits by original text: (repr of the value asked for, the edit). A builtin step's
+#: handover asks whether an item edits as text, then the write-back asks for the same edit; each
+#: costs parsing the document twice. repr tells apart what `==` does not (1, 1.0, True, "1").
+_recent: dict[str, tuple[str, str | None]] = {}
+_RECENT_MAX = 256
 
 
 def edit(original: str, new: Any, old: Any = None) -> str | None:
     """`original` (one document, `\\n` line ends) changed into `new` as text edits; None when
     text edits cannot do it (the caller falls back to the round trip). `old`, the original's
     value when the caller has it, saves building it again."""
-    if "<<" in original:
+    try:
+        wanted = repr(new)
+    except RecursionError:  # nesting deeper than repr goes: not remembered
+        return _edit(original, new, old)
+    hit = _recent.get(original)
+    if hit is not None and hit[0] == wanted:
+        return hit[1]
+    result = _edit(original, new, old)
+    if len(_recent) >= _RECENT_MAX:
+        _recent.clear()
+    _recent[original] = (wanted, result)
+    return result
+
+
+def _edit(original: str, new: Any, old: Any) -> str | None:
+    if "<<" in original and _MERGE_KEY.search(original):
         return None  # merge keys: the parse flattens them, so node positions no longer match keys
     try:
         if old is None:
@@ -66,13 +93,18 @@ class _Editor:
 
     def run(self, old: dict, new: Any) -> str:
         self.diff(self.root, old, new, flow=False, step=None)
-        out = self.text
-        # Back to front; of two insertions at one place, the one made first ends up first.
-        order = sorted(range(len(self.edits)), key=lambda i: (self.edits[i][0], self.edits[i][1], i), reverse=True)
+        # In text order, each span once (not the whole text copied per edit); of two insertions
+        # at one place, the one made first comes first.
+        order = sorted(range(len(self.edits)), key=lambda i: (self.edits[i][0], self.edits[i][1], i))
+        parts, position = [], 0
         for i in order:
             start, end, replacement = self.edits[i]
-            out = out[:start] + replacement + out[end:]
-        return out
+            if start < position:
+                raise Unsupported("edits that overlap")
+            parts += (self.text[position:start], replacement)
+            position = end
+        parts.append(self.text[position:])
+        return "".join(parts)
 
     # -- positions ------------------------------------------------------------------------
 
