@@ -12,7 +12,9 @@ from ..errors import InputError
 
 DEFAULT_PREFIX = "ghcr.io/kptdev/krm-functions-catalog/"
 _VERSION = re.compile(r"^v?(\d+)(?:\.(\d+))?(?:\.(\d+))?(?:-([0-9A-Za-z.-]+))?$")
-_HYPHEN = re.compile(r"(v?[\d.x*]+)\s+-\s+(v?[\d.x*]+)")
+# Starts only where a version starts (the lookbehind): an unanchored search that
+# retried inside a long run of digits would be quadratic in a Kptfile's tag constraint.
+_HYPHEN = re.compile(r"(?<![\w.*])(v?[\d.x*]+)\s+-\s+(v?[\d.x*]+)")
 _TAG = re.compile(r"^[\w][\w.-]{0,127}$")
 _CONSTRAINT = re.compile(r"^\s*(\^|~|>=|<=|>|<|!=|=)?\s*(v?[\w.*-]+)\s*$")
 
