@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from typing import Callable, Collection
 
 from .. import annotations as ann
 from ..resource import Resource
@@ -14,9 +15,18 @@ from ..yamlio import fast, roundtrip, text, textedit
 _COMPACT_DASH = re.compile(r"^( *)[^\s#-][^#\n]*:[ \t]*\n\1- ", re.M)  # a block sequence at its key's column
 
 
-def resolve_body(resource: Resource, base: Resource | None) -> str:
+#: The comments of every document a function was given (`writeback` reads them off the package).
+Seen = Callable[[], Collection[str]]
+
+
+def resolve_body(resource: Resource, base: Resource | None, seen: Seen = frozenset) -> str:
     """The text a resource is written as: the original bytes when it did not change, the original
-    edited line by line when it did, and its own text when it is new."""
+    edited line by line when it did, and its own text when it is new.
+
+    `seen`: the comments of the documents the function was given. A comment that comes back in
+    this resource but was another document's (a YAML library hangs a comment on the node before
+    it, so a file's header travels to the previous item) is not the function's: it stays where it
+    was, and the original's own comments stay in place of the function's text."""
     if base is None and resource.original_text is not None:
         note = resource.original_text
         base = Resource(fast.load(note, "fnrun-original"), note, note)
@@ -28,10 +38,13 @@ def resolve_body(resource: Resource, base: Resource | None) -> str:
         unchanged_value = roundtrip.same(value, base.value)
         if unchanged_value and (not resource.fresh or text.comments(body or resource.text) == text.comments(base.body)):
             return base.body
-        edited = _text_edit(resource, base.body, value, base.value)
+        own = _own_comments(resource, base.body, seen) if resource.fresh else []
+        edited = _text_edit(resource, base.body, value, base.value, bool(own))
         if edited is not None:
             return edited
-        new_text = (body if body is not None else _unstamped(resource)) if resource.fresh else None
+        new_text = None  # the original's comments and layout are the base, unless the function wrote comments
+        if own:
+            new_text = _without_foreign(body if body is not None else _unstamped(resource), base.body, seen())
         return _ensure_newline(roundtrip.edit(base.body, new_text, value))
     if body is not None:
         return _ensure_newline(_noted_sequence_style(resource, body))
@@ -48,16 +61,47 @@ def _noted_sequence_style(resource: Resource, own: str) -> str:
     return roundtrip.reindent(own, roundtrip.WIDE)
 
 
-def _text_edit(resource: Resource, original: str, value: dict, old: dict) -> str | None:
+def _text_edit(resource: Resource, original: str, value: dict, old: dict, own_comments: bool) -> str | None:
     """The original changed into `value` by minimal text edits, or None (round trip instead) when
-    they cannot express the change or the function's comments differ from the result's."""
+    they cannot express the change or the function wrote comments of its own that the result lacks
+    (only dropping or moving some is not)."""
     edited = textedit.edit(original, value, old) if original.endswith("\n") else None
-    if edited is not None and resource.fresh:
-        wanted = text.comments(resource.body if resource.body is not None else resource.text)
-        if wanted and wanted != text.comments(edited) and Counter(wanted) - Counter(text.comments(original)):
-            edited = None  # the function wrote comments of its own (only dropping or moving some is not)
+    if edited is not None and own_comments:
+        if _function_comments(resource) != text.comments(edited):
+            edited = None
     textedit.counts["text" if edited is not None else "roundtrip"] += 1
     return edited
+
+
+def _function_comments(resource: Resource) -> list[str]:
+    return text.comments(resource.body if resource.body is not None else resource.text)
+
+
+def _own_comments(resource: Resource, original: str, seen: Seen) -> list[str]:
+    """The comments the function wrote into this resource: in its text, not in the original, and
+    in no other document it was given."""
+    extra = Counter(_function_comments(resource)) - Counter(text.comments(original))
+    if not extra:
+        return []
+    known = seen()
+    return [comment for comment in extra.elements() if comment not in known]
+
+
+def _without_foreign(own: str, original: str, known: Collection[str]) -> str:
+    """The function's text without the whole-line comments that were other documents' (beyond
+    as many as the original holds): they came here with a neighbour, they are not this one's."""
+    allowed = Counter(text.comments(original))
+    kept = []
+    for line in own.splitlines(keepends=True):
+        stripped = line.strip()
+        if stripped.startswith("#"):
+            comment = stripped[1:].strip()
+            if allowed[comment] > 0:
+                allowed[comment] -= 1
+            elif comment in known:
+                continue
+        kept.append(line)
+    return "".join(kept)
 
 
 def _unstamped(resource: Resource) -> str:

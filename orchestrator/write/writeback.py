@@ -189,21 +189,32 @@ def _render_file(path: str, resources: list[Resource], original: Package | None,
     kept = {r.index for r in ordered}
     parts = []
     previous = -1
+    seen = (lambda: _package_comments(original)) if original else frozenset
     for position, resource in enumerate(ordered):
         carried = _carried(before, previous, resource.index, kept)
-        prefix = resource.prefix
+        base = original.original(path, resource.index) if original else None
+        prefix = resource.prefix if base is None else base.prefix  # the file's own text between documents
         if position == 0 and prefix == ann.DEFAULT_SEPARATOR and resource.index != 0 and not carried:
             prefix = _opening(before, kept)
         elif position > 0 and not prefix:
             prefix = ann.DEFAULT_SEPARATOR
-        base = original.original(path, resource.index) if original else None
-        parts.append(carried + prefix + resolve_body(resource, base))
+        parts.append(carried + prefix + resolve_body(resource, base, seen))
         previous = resource.index
     if before and before[-1].index not in kept:
         parts.append(_carried(before, previous, before[-1].index + 1, kept) + before[-1].suffix)
     else:
-        parts.append(ordered[-1].suffix)
+        parts.append(before[-1].suffix if before else ordered[-1].suffix)  # the file's own trailing text
     return _finish("".join(parts), source, ordered)
+
+
+def _package_comments(original: Package) -> frozenset[str]:
+    """Every comment of the package as read: a comment that comes back from a function in another
+    document than its own was one of these (computed once per package, when first needed)."""
+    found = original.__dict__.get("_comments")
+    if found is None:
+        texts = [part for r in original.resources for part in (r.body or r.text, r.prefix, r.suffix)]
+        found = original.__dict__["_comments"] = frozenset(text.comments("\n".join(texts)))
+    return found
 
 
 def _finish(content: str, source: SourceFile | None, resources: list[Resource] = []) -> bytes:  # noqa: B006 - read only
