@@ -120,9 +120,12 @@ def _lines(data: bytes) -> list[str]:
     return data.decode("utf-8", errors="replace").splitlines()
 
 
-def _labelling(line: str) -> bool:
-    """A line the labelling function itself writes or rewrites."""
+def _labelling(line: str, gained: bool = False) -> bool:
+    """A line the labelling function itself writes or rewrites (and `metadata:`, which it adds to
+    a resource that had none)."""
     stripped = line.strip()
+    if gained and stripped == "metadata:":
+        return True
     return stripped.startswith("labels:") or stripped.replace('"', "").replace("'", "") == f"{LABEL_KEY}: {LABEL_VALUE}"
 
 
@@ -140,7 +143,7 @@ def compare(before: dict[Path, bytes], after_root: Path, labels: bool, repo: str
         counts.changed += 1
         old_lines, new_lines = Counter(_lines(old)), Counter(_lines(new))
         lost = [line for line in (old_lines - new_lines).elements() if not (labels and _labelling(line))]
-        gained = [line for line in (new_lines - old_lines).elements() if not (labels and _labelling(line))]
+        gained = [line for line in (new_lines - old_lines).elements() if not (labels and _labelling(line, gained=True))]
         own = Counter(line.strip() for line in _lines(old))
         moved = [line for line in gained if everywhere[line.strip()] > own[line.strip()]]
         counts.lost += len(lost)

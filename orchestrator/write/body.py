@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import Callable, Collection
+from typing import Any, Callable, Collection
 
 from .. import annotations as ann
 from ..resource import Resource
@@ -34,7 +34,7 @@ def resolve_body(resource: Resource, base: Resource | None, seen: Seen = frozens
     if base is not None and base.body is not None:
         if body is not None and body == base.body:
             return base.body
-        value = resource.value
+        value = in_order_of(resource.value, base.value)
         unchanged_value = roundtrip.same(value, base.value)
         if unchanged_value and (not resource.fresh or text.comments(body or resource.text) == text.comments(base.body)):
             return base.body
@@ -51,6 +51,18 @@ def resolve_body(resource: Resource, base: Resource | None, seen: Seen = frozens
     if resource.fresh and resource._text is not None:
         return _ensure_newline(_noted_sequence_style(resource, _unstamped(resource)))
     return _ensure_newline(roundtrip.render(resource.body, resource.value) if resource.body else fast.dump(resource.value))
+
+
+def in_order_of(new: Any, old: Any) -> Any:
+    """`new` with every mapping's keys in the order `old` has them (new keys after): key order means
+    nothing in YAML, and a function that sorts keys (PyYAML does) must not make write-back move lines."""
+    if isinstance(new, dict) and isinstance(old, dict):
+        keys = [key for key in old if key in new]
+        keys += [key for key in new if key not in old]
+        return {key: in_order_of(new[key], old.get(key)) for key in keys}
+    if isinstance(new, list) and isinstance(old, list):
+        return [in_order_of(item, old[n]) if n < len(old) else item for n, item in enumerate(new)]
+    return new
 
 
 def _noted_sequence_style(resource: Resource, own: str) -> str:

@@ -193,7 +193,7 @@ def _render_file(path: str, resources: list[Resource], original: Package | None,
     for position, resource in enumerate(ordered):
         carried = _carried(before, previous, resource.index, kept)
         base = original.original(path, resource.index) if original else None
-        prefix = resource.prefix if base is None else base.prefix  # the file's own text between documents
+        prefix = base.prefix if _same_document(resource, base) else resource.prefix  # the file's own text before it
         if position == 0 and prefix == ann.DEFAULT_SEPARATOR and resource.index != 0 and not carried:
             prefix = _opening(before, kept)
         elif position > 0 and not prefix:
@@ -203,8 +203,17 @@ def _render_file(path: str, resources: list[Resource], original: Package | None,
     if before and before[-1].index not in kept:
         parts.append(_carried(before, previous, before[-1].index + 1, kept) + before[-1].suffix)
     else:
-        parts.append(before[-1].suffix if before else ordered[-1].suffix)  # the file's own trailing text
+        last = before[-1] if before and before[-1].index == ordered[-1].index else None
+        parts.append(last.suffix if _same_document(ordered[-1], last) else ordered[-1].suffix)  # the file's own tail
     return _finish("".join(parts), source, ordered)
+
+
+def _same_document(resource: Resource, base: Resource | None) -> bool:
+    """Whether the document read at this place is still this resource (same kind and name): then
+    the text around it in the file is the file's own, whatever the function did to its notes. A
+    list from another tool (`kpt fn source` counts every document, fnrun only resources) can put
+    another document at that place."""
+    return base is not None and ann.identity(resource.data) == ann.identity(base.data)
 
 
 def _package_comments(original: Package) -> frozenset[str]:
