@@ -14,7 +14,7 @@ from . import fastlist
 from ..errors import InputError
 from ..read.package import parse_stream
 from ..resource import Resource
-from ..yamlio import fast, text
+from ..yamlio import anchors, blanks, fast, text
 
 API_VERSION = "config.kubernetes.io/v1"
 ACCEPTED_API_VERSIONS = ("config.kubernetes.io/v1", "config.kubernetes.io/v1beta1", "config.kubernetes.io/v1alpha1")
@@ -49,58 +49,11 @@ def encode_stream(items: list[Resource]) -> str:
 
 
 def encode_items(items: list[Resource]) -> str:
-    """The `items:` entries for some resources: what `fnrun source` sends file by file."""
-    return "".join(text.indent_item(parseable(item.text)) for item in items)
-
-
-def parseable(document: str) -> str:
-    """The document with the blanks removed that end a line in a tab, outside block scalars (where
-    they are content). libyaml, fnrun's reader, accepts such a line; the pure-Python parsers most
-    functions use (PyYAML, ruamel.yaml) refuse the whole input. Files keep their bytes: write-back
-    compares what comes back by value and comments, and an unchanged resource keeps its text."""
-    if "\t" not in document:
-        return document
-    lines = document.splitlines(keepends=True)
-    ending = [number for number, line in enumerate(lines) if _ends_in_tab(line)]
-    if not ending:
-        return document
-    try:
-        node = fast.compose(document, "item")
-    except InputError:
-        return document
-    protected = _block_scalar_lines(node, lines)
-    for number in ending:
-        if number not in protected:
-            line = lines[number]
-            lines[number] = line.rstrip("\n").rstrip(" \t") + ("\n" if line.endswith("\n") else "")
-    return "".join(lines)
-
-
-def _ends_in_tab(line: str) -> bool:
-    content = line.rstrip("\n")
-    return "\t" in content[len(content.rstrip(" \t")) :]
-
-
-def _block_scalar_lines(root: Node | None, lines: list[str]) -> set[int]:
-    """The lines that hold the content of a literal or folded block scalar (its end mark stands
-    at the next token's indentation, on a line of its own)."""
-    found: set[int] = set()
-    pending, seen = [root], set()
-    while pending:
-        node = pending.pop()
-        if node is None or id(node) in seen:
-            continue
-        seen.add(id(node))
-        if isinstance(node, ScalarNode):
-            if node.style in ("|", ">"):
-                end = node.end_mark
-                after = end.line < len(lines) and not lines[end.line][: end.column].strip()
-                found.update(range(node.start_mark.line + 1, end.line + (0 if after else 1)))
-        elif isinstance(node, SequenceNode):
-            pending.extend(node.value)
-        elif isinstance(node, MappingNode):
-            pending.extend(part for pair in node.value for part in pair)
-    return found
+    """The `items:` entries for some resources: what `fnrun source` sends file by file. Each is
+    YAML the pure-Python parsers take: no line ending in a tab (yamlio.blanks), no anchor name an
+    earlier item defines (yamlio.anchors)."""
+    documents = anchors.distinct([blanks.parseable(item.text) for item in items])
+    return "".join(text.indent_item(document) for document in documents)
 
 
 def decode(content: str, source: str) -> Decoded:

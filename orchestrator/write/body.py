@@ -10,7 +10,8 @@ from typing import Any, Callable, Collection
 
 from .. import annotations as ann
 from ..resource import Resource
-from ..yamlio import fast, roundtrip, text, textedit
+from ..errors import FnrunError
+from ..yamlio import blanks, fast, roundtrip, text, textedit
 
 _COMPACT_DASH = re.compile(r"^( *)[^\s#-][^#\n]*:[ \t]*\n\1- ", re.M)  # a block sequence at its key's column
 
@@ -89,10 +90,26 @@ def _function_comments(resource: Resource) -> list[str]:
     return text.comments(resource.body if resource.body is not None else resource.text)
 
 
+def _real_comments(document: str) -> list[str]:
+    """The comments of a document, without the `#` lines inside multi-line scalars (a block
+    scalar's content, a quoted string over several lines): a function that writes a string in
+    another style writes no comment."""
+    if "#" not in document:
+        return []
+    try:
+        node = fast.compose(document, "comments")
+    except FnrunError:
+        return text.comments(document)
+    lines = document.splitlines(keepends=True)
+    inside = blanks.scalar_lines(node, lines)
+    return text.comments("".join(line for number, line in enumerate(lines) if number not in inside))
+
+
 def _own_comments(resource: Resource, original: str, seen: Seen) -> list[str]:
     """The comments the function wrote into this resource: in its text, not in the original, and
     in no other document it was given."""
-    extra = Counter(_function_comments(resource)) - Counter(text.comments(original))
+    own_text = resource.body if resource.body is not None else resource.text
+    extra = Counter(_real_comments(own_text)) - Counter(_real_comments(original))
     if not extra:
         return []
     known = seen()
