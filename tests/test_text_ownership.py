@@ -127,14 +127,54 @@ def test_a_file_header_stays_in_its_file(images: dict[str, str], tmp_path: Path)
 def test_a_line_ending_in_a_tab_reaches_the_function_parseable(images: dict[str, str], tmp_path: Path) -> None:
     """PyYAML and ruamel refuse a plain value followed by a tab (libyaml takes it): the function gets
     the line without it, a block scalar keeps its tab, and the file keeps its bytes but the label."""
-    original = "apiVersion: v1\t\nkind: ConfigMap\nmetadata:\n  name: t\t \ndata:\n  s: |\n    keep\t\n  y: z\t\n"
+    original = "apiVersion: v1\t\nkind: ConfigMap\nmetadata:\n  name: t\t \ndata:\n  s: |\n    keep\t\n  w: z\t\n"
     (tmp_path / "t.yaml").write_text(original)
     listed = fnrun("source", str(tmp_path))
     assert listed.code == 0, listed.stderr
-    assert "- apiVersion: v1\n" in listed.stdout and "    name: t\n" in listed.stdout and "    y: z\n" in listed.stdout
+    assert "- apiVersion: v1\n" in listed.stdout and "    name: t\n" in listed.stdout and "    w: z\n" in listed.stdout
     assert "      keep\t\n" in listed.stdout
     for image in (images["label"], images["dropcomments"]):
         (tmp_path / "t.yaml").write_text(original)
         result = fnrun("run", str(tmp_path), "--image", image, "--", LABEL)
         assert result.code == 0, result.stderr
         assert (tmp_path / "t.yaml").read_text() == original.replace("  name: t\t \n", "  name: t\t \n  labels:\n    owner: team\n")
+
+
+def test_a_function_that_restyles_a_block_scalar_writes_no_comment(images: dict[str, str], tmp_path: Path) -> None:
+    """PyYAML writes a block scalar as a quoted string: the `#` lines inside it are not comments the
+    function wrote, so the original's lines stay (header, key order, odd indentation) and only the
+    label is added."""
+    original = (
+        "# Copyright The Authors\n\napiVersion: v1\nkind: ConfigMap\nmetadata:\n name: defaults\n labels:\n"
+        "     app: x\ndata:\n  _example: |\n    # not a comment: text\n    key: value\n  plain: v\n"
+    )
+    (tmp_path / "defaults.yaml").write_text(original)
+    result = fnrun("run", str(tmp_path), "--image", images["dropcomments"], "--", LABEL)
+    assert result.code == 0, result.stderr
+    assert (tmp_path / "defaults.yaml").read_text() == original.replace("     app: x\n", "     app: x\n     owner: team\n")
+
+
+def test_parseable_drops_only_blanks_after_a_tab_outside_block_scalars() -> None:
+    from orchestrator.yamlio import blanks
+
+    document = "a: b\t\nc: |\n  keep\t\n  more \t\nd: e \nf: g\t \n"
+    assert blanks.parseable(document) == "a: b\nc: |\n  keep\t\n  more \t\nd: e \nf: g\n"
+    assert blanks.parseable("a: b\n") == "a: b\n"
+
+
+def test_distinct_renames_an_anchor_an_earlier_item_defined() -> None:
+    from orchestrator.yamlio import anchors
+
+    first = "a: &x 1\nb: *x\n"
+    second = "a: &x 2\nc: &xy 3\nb: [*x, *xy]\n"
+    assert anchors.distinct([first, second, "z: 1\n"]) == [first, "a: &x-2 2\nc: &xy 3\nb: [*x-2, *xy]\n", "z: 1\n"]
+
+
+def test_what_yaml_1_1_reads_otherwise_reaches_the_function_quoted(images: dict[str, str], tmp_path: Path) -> None:
+    """`on` and `no` are strings to fnrun (YAML 1.2) and booleans to PyYAML; `=` is a type PyYAML
+    refuses. The function gets them quoted, so it keeps them strings, and the file keeps its text."""
+    original = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ops\ndata:\n  on: 'x'\n  flag: no\n  ops: [=, on]\n"
+    (tmp_path / "ops.yaml").write_text(original)
+    result = fnrun("run", str(tmp_path), "--image", images["dropcomments"], "--", LABEL)
+    assert result.code == 0, result.stderr
+    assert (tmp_path / "ops.yaml").read_text() == original.replace("  name: ops\n", "  name: ops\n  labels:\n    owner: team\n")

@@ -14,7 +14,7 @@ from . import fastlist
 from ..errors import InputError
 from ..read.package import parse_stream
 from ..resource import Resource
-from ..yamlio import anchors, blanks, fast, text
+from ..yamlio import anchors, blanks, fast, text, yaml11
 
 API_VERSION = "config.kubernetes.io/v1"
 ACCEPTED_API_VERSIONS = ("config.kubernetes.io/v1", "config.kubernetes.io/v1beta1", "config.kubernetes.io/v1alpha1")
@@ -50,9 +50,10 @@ def encode_stream(items: list[Resource]) -> str:
 
 def encode_items(items: list[Resource]) -> str:
     """The `items:` entries for some resources: what `fnrun source` sends file by file. Each is
-    YAML the pure-Python parsers take: no line ending in a tab (yamlio.blanks), no anchor name an
-    earlier item defines (yamlio.anchors)."""
-    documents = anchors.distinct([blanks.parseable(item.text) for item in items])
+    YAML the pure-Python parsers take, meaning what fnrun read: no line ending in a tab
+    (yamlio.blanks), no plain scalar that YAML 1.1 reads otherwise (yamlio.yaml11), no anchor name
+    an earlier item defines (yamlio.anchors)."""
+    documents = anchors.distinct([yaml11.quoted(blanks.parseable(item.text)) for item in items])
     return "".join(text.indent_item(document) for document in documents)
 
 

@@ -4,6 +4,8 @@ document. What a parser is given goes without them; what is written keeps the us
 
 from __future__ import annotations
 
+from typing import Iterator
+
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from ..errors import InputError
@@ -47,6 +49,18 @@ def scalar_lines(root: Node | None, lines: list[str], block_only: bool = False) 
     (its end mark stands at the next token's indentation, on a line of its own), and unless
     `block_only` the lines after the first of a plain or quoted scalar that spans several."""
     found: set[int] = set()
+    for node in scalars(root):
+        end = node.end_mark
+        if node.style in ("|", ">"):
+            after = end.line < len(lines) and not lines[end.line][: end.column].strip()
+            found.update(range(node.start_mark.line + 1, end.line + (0 if after else 1)))
+        elif not block_only and end.line > node.start_mark.line:
+            found.update(range(node.start_mark.line + 1, end.line + 1))
+    return found
+
+
+def scalars(root: Node | None) -> Iterator[ScalarNode]:
+    """Every scalar node of a tree, keys included, each once (an alias shares its anchor's node)."""
     pending, seen = [root], set()
     while pending:
         node = pending.pop()
@@ -54,14 +68,8 @@ def scalar_lines(root: Node | None, lines: list[str], block_only: bool = False) 
             continue
         seen.add(id(node))
         if isinstance(node, ScalarNode):
-            end = node.end_mark
-            if node.style in ("|", ">"):
-                after = end.line < len(lines) and not lines[end.line][: end.column].strip()
-                found.update(range(node.start_mark.line + 1, end.line + (0 if after else 1)))
-            elif not block_only and end.line > node.start_mark.line:
-                found.update(range(node.start_mark.line + 1, end.line + 1))
+            yield node
         elif isinstance(node, SequenceNode):
             pending.extend(node.value)
         elif isinstance(node, MappingNode):
             pending.extend(part for pair in node.value for part in pair)
-    return found
