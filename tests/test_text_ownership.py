@@ -178,3 +178,20 @@ def test_what_yaml_1_1_reads_otherwise_reaches_the_function_quoted(images: dict[
     result = fnrun("run", str(tmp_path), "--image", images["dropcomments"], "--", LABEL)
     assert result.code == 0, result.stderr
     assert (tmp_path / "ops.yaml").read_text() == original.replace("  name: ops\n", "  name: ops\n  labels:\n    owner: team\n")
+
+
+def test_what_is_sent_normalized_still_sinks_as_written(tmp_path: Path) -> None:
+    """`fnrun source DIR | fnrun sink NEW` has no original to compare with: the items fnrun sent
+    changed (a tab-ended line, `on`, an anchor two files define) carry the document as written, and
+    the new files hold the old bytes."""
+    files = {
+        "a.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  on: x\n  b: c\t\n  d: &same 1\n  e: *same\n",
+        "b.yaml": "# B\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\ndata:\n  d: &same 2\n  e: *same\n",
+    }
+    write_package(tmp_path / "old", files)
+    listed = fnrun("source", str(tmp_path / "old"))
+    assert listed.code == 0, listed.stderr
+    assert "'on': x" in listed.stdout
+    sunk = fnrun("sink", str(tmp_path / "new"), stdin=listed.stdout)
+    assert sunk.code == 0, sunk.stderr
+    assert {name: (tmp_path / "new" / name).read_text() for name in files} == files
