@@ -137,7 +137,9 @@ def test_a_line_ending_in_a_tab_reaches_the_function_parseable(images: dict[str,
         (tmp_path / "t.yaml").write_text(original)
         result = fnrun("run", str(tmp_path), "--image", image, "--", LABEL)
         assert result.code == 0, result.stderr
-        assert (tmp_path / "t.yaml").read_text() == original.replace("  name: t\t \n", "  name: t\t \n  labels:\n    owner: team\n")
+        written = (tmp_path / "t.yaml").read_text()
+        assert written.count("  labels:\n    owner: team\n") == 1, written
+        assert written.replace("  labels:\n    owner: team\n", "") == original
 
 
 def test_a_function_that_restyles_a_block_scalar_writes_no_comment(images: dict[str, str], tmp_path: Path) -> None:
@@ -177,7 +179,9 @@ def test_what_yaml_1_1_reads_otherwise_reaches_the_function_quoted(images: dict[
     (tmp_path / "ops.yaml").write_text(original)
     result = fnrun("run", str(tmp_path), "--image", images["dropcomments"], "--", LABEL)
     assert result.code == 0, result.stderr
-    assert (tmp_path / "ops.yaml").read_text() == original.replace("  name: ops\n", "  name: ops\n  labels:\n    owner: team\n")
+    written = (tmp_path / "ops.yaml").read_text()
+    assert written.count("  labels:\n    owner: team\n") == 1, written
+    assert written.replace("  labels:\n    owner: team\n", "") == original
 
 
 def test_what_is_sent_normalized_still_sinks_as_written(tmp_path: Path) -> None:

@@ -43,8 +43,8 @@ def resolve_body(resource: Resource, base: Resource | None, seen: Seen = frozens
         edited = _text_edit(resource, base.body, value, base.value, bool(own))
         if edited is not None:
             return edited
-        new_text = None  # the original's comments and layout are the base, unless the function wrote comments
-        if own:
+        new_text = None
+        if resource.fresh:  # its styles for what it added; the comments other documents lent it left out
             new_text = _without_foreign(body if body is not None else _unstamped(resource), base.body, seen())
         return _ensure_newline(roundtrip.edit(base.body, new_text, value))
     if body is not None:
@@ -54,12 +54,25 @@ def resolve_body(resource: Resource, base: Resource | None, seen: Seen = frozens
     return _ensure_newline(roundtrip.render(resource.body, resource.value) if resource.body else fast.dump(resource.value))
 
 
+_START = object()  # in_order_of: "before every kept key"
+
+
 def in_order_of(new: Any, old: Any) -> Any:
-    """`new` with every mapping's keys in the order `old` has them (new keys after): key order means
-    nothing in YAML, and a function that sorts keys (PyYAML does) must not make write-back move lines."""
+    """`new` with every mapping's kept keys in the order `old` has them, each new key still after
+    the kept key it followed: key order means nothing in YAML, and a function that sorts keys
+    (PyYAML does) must not make write-back move lines."""
     if isinstance(new, dict) and isinstance(old, dict):
-        keys = [key for key in old if key in new]
-        keys += [key for key in new if key not in old]
+        following: dict[Any, list[Any]] = {}
+        previous = _START
+        for key in new:
+            if key in old:
+                previous = key
+            else:
+                following.setdefault(previous, []).append(key)
+        keys = following.get(_START, [])
+        for key in old:
+            if key in new:
+                keys += [key, *following.get(key, [])]
         return {key: in_order_of(new[key], old.get(key)) for key in keys}
     if isinstance(new, list) and isinstance(old, list):
         return [in_order_of(item, old[n]) if n < len(old) else item for n, item in enumerate(new)]
