@@ -43,8 +43,8 @@ def resolve_body(resource: Resource, base: Resource | None, seen: Seen = frozens
         edited = _text_edit(resource, base.body, value, base.value, bool(own))
         if edited is not None:
             return edited
-        new_text = None
-        if resource.fresh:  # its styles for what it added; the comments other documents lent it left out
+        new_text = None  # the original's comments and layout are the base, unless the function wrote comments
+        if own:  # its text then, without the comments other documents lent it
             new_text = _without_foreign(body if body is not None else _unstamped(resource), base.body, seen())
         return _ensure_newline(roundtrip.edit(base.body, new_text, value))
     if body is not None:
