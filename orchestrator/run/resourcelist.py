@@ -14,7 +14,7 @@ from . import fastlist
 from ..errors import InputError
 from ..read.package import kustomization, parse_stream
 from ..resource import Resource
-from ..yamlio import fast, roundtrip, text
+from ..yamlio import anchors, blanks, fast, roundtrip, text, yaml11
 
 API_VERSION = "config.kubernetes.io/v1"
 ACCEPTED_API_VERSIONS = ("config.kubernetes.io/v1", "config.kubernetes.io/v1beta1", "config.kubernetes.io/v1alpha1")
@@ -50,8 +50,25 @@ def encode_stream(items: list[Resource]) -> str:
 
 
 def encode_items(items: list[Resource]) -> str:
-    """The `items:` entries for some resources: what `fnrun source` sends file by file."""
-    return "".join(text.indent_item(item.text) for item in items)
+    """The `items:` entries for some resources: what `fnrun source` sends file by file. Each is
+    YAML the pure-Python parsers take, meaning what fnrun read: no line ending in a tab
+    (yamlio.blanks), no plain scalar that YAML 1.1 reads otherwise (yamlio.yaml11), no anchor name
+    an earlier item defines (yamlio.anchors)."""
+    documents = anchors.distinct([yaml11.quoted(blanks.parseable(item.text)) for item in items])
+    return "".join(text.indent_item(_noted(item, document)) for item, document in zip(items, documents))
+
+
+def _noted(item: Resource, sent: str) -> str:
+    """The text sent for an item; where it differs from the item's own text, with the document as
+    the user wrote it in fnrun's layout note, so a sink with no original to compare with (`fnrun
+    source DIR | fnrun sink NEW`) still writes the user's bytes."""
+    if sent is item.text or item.body is None or ann.ORIGINAL in ann.annotations_of(item.data):
+        return sent
+    try:
+        node = fast.compose(sent, "item")
+    except InputError:
+        return sent
+    return text.stamp(sent, node, [(ann.ORIGINAL, text.quote(item.body))]) or sent
 
 
 def decode(content: str, source: str) -> Decoded:

@@ -6,18 +6,28 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import Callable
+from typing import Any, Callable, Collection
 
 from .. import annotations as ann
 from ..resource import Resource
-from ..yamlio import fast, roundtrip, text, textedit
+from ..errors import FnrunError
+from ..yamlio import blanks, fast, roundtrip, text, textedit
 
 _COMPACT_DASH = re.compile(r"^( *)[^\s#-][^#\n]*:[ \t]*\n\1- ", re.M)  # a block sequence at its key's column
 
 
-def resolve_body(resource: Resource, base: Resource | None) -> str:
+#: The comments of every document a function was given (`writeback` reads them off the package).
+Seen = Callable[[], Collection[str]]
+
+
+def resolve_body(resource: Resource, base: Resource | None, seen: Seen = frozenset) -> str:
     """The text a resource is written as: the original bytes when it did not change, the original
-    edited line by line when it did, and its own text when it is new."""
+    edited line by line when it did, and its own text when it is new.
+
+    `seen`: the comments of the documents the function was given. A comment that comes back in
+    this resource but was another document's (a YAML library hangs a comment on the node before
+    it, so a file's header travels to the previous item) is not the function's: it stays where it
+    was, and the original's own comments stay in place of the function's text."""
     if base is None and resource.original_text is not None:
         note = resource.original_text
         base = Resource(fast.load(note, "fnrun-original"), note, note)
@@ -25,20 +35,48 @@ def resolve_body(resource: Resource, base: Resource | None) -> str:
     if base is not None and base.body is not None:
         if body is not None and body == base.body:
             return base.body
-        value = resource.value
+        value = in_order_of(resource.value, base.value)
         unchanged_value = roundtrip.same(value, base.value)
         if unchanged_value and (not resource.fresh or text.same_comments(body or resource.text, base.body)):
             return base.body
-        edited = _text_edit(resource, base.body, value, base.value)
+        own = _own_comments(resource, base.body, seen) if resource.fresh else []
+        edited = _text_edit(resource, base.body, value, base.value, bool(own))
         if edited is not None:
             return edited
-        new_text = (body if body is not None else _unstamped(resource)) if resource.fresh else None
+        new_text = None  # the original's comments and layout are the base, unless the function wrote comments
+        if own:  # its text then, without the comments other documents lent it
+            new_text = _without_foreign(body if body is not None else _unstamped(resource), base.body, seen())
         return _ensure_newline(roundtrip.edit(base.body, new_text, value))
     if body is not None:
         return _ensure_newline(_noted_sequence_style(resource, body))
     if resource.fresh and resource._text is not None:
         return _ensure_newline(_noted_sequence_style(resource, _unstamped(resource)))
     return _ensure_newline(roundtrip.render(resource.body, resource.value) if resource.body else fast.dump(resource.value))
+
+
+_START = object()  # in_order_of: "before every kept key"
+
+
+def in_order_of(new: Any, old: Any) -> Any:
+    """`new` with every mapping's kept keys in the order `old` has them, each new key still after
+    the kept key it followed: key order means nothing in YAML, and a function that sorts keys
+    (PyYAML does) must not make write-back move lines."""
+    if isinstance(new, dict) and isinstance(old, dict):
+        following: dict[Any, list[Any]] = {}
+        previous = _START
+        for key in new:
+            if key in old:
+                previous = key
+            else:
+                following.setdefault(previous, []).append(key)
+        keys = following.get(_START, [])
+        for key in old:
+            if key in new:
+                keys += [key, *following.get(key, [])]
+        return {key: in_order_of(new[key], old.get(key)) for key in keys}
+    if isinstance(new, list) and isinstance(old, list):
+        return [in_order_of(item, old[n]) if n < len(old) else item for n, item in enumerate(new)]
+    return new
 
 
 def _noted_sequence_style(resource: Resource, own: str) -> str:
@@ -49,23 +87,63 @@ def _noted_sequence_style(resource: Resource, own: str) -> str:
     return roundtrip.reindent(own, roundtrip.WIDE)
 
 
-def _text_edit(resource: Resource, original: str, value: dict, old: dict) -> str | None:
+def _text_edit(resource: Resource, original: str, value: dict, old: dict, own_comments: bool) -> str | None:
     """The original changed into `value` by minimal text edits, or None (round trip instead) when
-    they cannot express the change or the function's comments differ from the result's."""
+    they cannot express the change or the function wrote comments of its own that the result lacks
+    (only dropping or moving some is not)."""
     edited = textedit.edit(original, value, old) if original.endswith("\n") else None
-    if edited is not None and resource.fresh:
-        own = resource.body if resource.body is not None else resource.text
-        if _new_comments(own, edited, original, text.comments) and _new_comments(own, edited, original, text.scanned_comments):
-            edited = None  # the function wrote comments of its own (only dropping or moving some is not)
+    if edited is not None and own_comments:
+        if _function_comments(resource) != text.comments(edited):
+            edited = None
     textedit.counts["text" if edited is not None else "roundtrip"] += 1
     return edited
 
 
-def _new_comments(own: str, edited: str, original: str, scan: Callable[[str], list[str]]) -> bool:
-    """Whether the function's text has comments the edit lacks and the original did not have.
-    The line scan decides first; the YAML scanner confirms (a folded quoted scalar fools lines)."""
-    wanted = scan(own)
-    return bool(wanted) and wanted != scan(edited) and bool(Counter(wanted) - Counter(scan(original)))
+def _function_comments(resource: Resource) -> list[str]:
+    return text.comments(resource.body if resource.body is not None else resource.text)
+
+
+def _real_comments(document: str) -> list[str]:
+    """The comments of a document, without the `#` lines inside multi-line scalars (a block
+    scalar's content, a quoted string over several lines): a function that writes a string in
+    another style writes no comment."""
+    if "#" not in document:
+        return []
+    try:
+        node = fast.compose(document, "comments")
+    except FnrunError:
+        return text.comments(document)
+    lines = document.splitlines(keepends=True)
+    inside = blanks.scalar_lines(node, lines)
+    return text.comments("".join(line for number, line in enumerate(lines) if number not in inside))
+
+
+def _own_comments(resource: Resource, original: str, seen: Seen) -> list[str]:
+    """The comments the function wrote into this resource: in its text, not in the original, and
+    in no other document it was given."""
+    own_text = resource.body if resource.body is not None else resource.text
+    extra = Counter(_real_comments(own_text)) - Counter(_real_comments(original))
+    if not extra:
+        return []
+    known = seen()
+    return [comment for comment in extra.elements() if comment not in known]
+
+
+def _without_foreign(own: str, original: str, known: Collection[str]) -> str:
+    """The function's text without the whole-line comments that were other documents' (beyond
+    as many as the original holds): they came here with a neighbour, they are not this one's."""
+    allowed = Counter(text.comments(original))
+    kept = []
+    for line in own.splitlines(keepends=True):
+        stripped = line.strip()
+        if stripped.startswith("#"):
+            comment = stripped[1:].strip()
+            if allowed[comment] > 0:
+                allowed[comment] -= 1
+            elif comment in known:
+                continue
+        kept.append(line)
+    return "".join(kept)
 
 
 def _unstamped(resource: Resource) -> str:

@@ -192,21 +192,41 @@ def _render_file(path: str, resources: list[Resource], original: Package | None,
     kept = {r.index for r in ordered}
     parts = []
     previous = -1
+    seen = (lambda: _package_comments(original)) if original else frozenset
     for position, resource in enumerate(ordered):
         carried = _carried(before, indexes, previous, resource.index, kept)
-        prefix = resource.prefix
+        base = original.original(path, resource.index) if original else None
+        prefix = base.prefix if _same_document(resource, base) else resource.prefix  # the file's own text before it
         if position == 0 and prefix == ann.DEFAULT_SEPARATOR and resource.index != 0 and not carried:
             prefix = _opening(before, kept)
         elif position > 0 and not prefix:
             prefix = ann.DEFAULT_SEPARATOR
-        base = original.original(path, resource.index) if original else None
-        parts.append(carried + prefix + resolve_body(resource, base))
+        parts.append(carried + prefix + resolve_body(resource, base, seen))
         previous = resource.index
     if before and indexes[-1] not in kept:
         parts.append(_carried(before, indexes, previous, indexes[-1] + 1, kept) + before[-1].suffix)
     else:
-        parts.append(ordered[-1].suffix)
+        last = before[-1] if before and before[-1].index == ordered[-1].index else None
+        parts.append(last.suffix if _same_document(ordered[-1], last) else ordered[-1].suffix)  # the file's own tail
     return _finish("".join(parts), source, ordered)
+
+
+def _same_document(resource: Resource, base: Resource | None) -> bool:
+    """Whether the document read at this place is still this resource (same kind and name): then
+    the text around it in the file is the file's own, whatever the function did to its notes. A
+    list from another tool (`kpt fn source` counts every document, fnrun only resources) can put
+    another document at that place."""
+    return base is not None and ann.identity(resource.data) == ann.identity(base.data)
+
+
+def _package_comments(original: Package) -> frozenset[str]:
+    """Every comment of the package as read: a comment that comes back from a function in another
+    document than its own was one of these (computed once per package, when first needed)."""
+    found = original.__dict__.get("_comments")
+    if found is None:
+        texts = [part for r in original.resources for part in (r.body or r.text, r.prefix, r.suffix)]
+        found = original.__dict__["_comments"] = frozenset(text.comments("\n".join(texts)))
+    return found
 
 
 def _finish(content: str, source: SourceFile | None, resources: list[Resource] = []) -> bytes:  # noqa: B006 - read only

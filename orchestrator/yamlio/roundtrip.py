@@ -15,7 +15,7 @@ from difflib import SequenceMatcher
 from typing import TYPE_CHECKING, Any
 
 from ..errors import FnrunError, InputError
-from . import fast
+from . import blanks, fast
 from .text import comments
 
 if TYPE_CHECKING:
@@ -87,8 +87,9 @@ def _yaml(style: Style) -> YAML:
 
 def load(text: str) -> Any:
     """A round-trip tree whose anchors are all kept on dump, even where no alias uses them any more
-    (ruamel drops those; the user wrote them)."""
-    tree = _yaml(Style()).load(text)
+    (ruamel drops those; the user wrote them). A line ending in a tab, which ruamel refuses, is
+    read without its trailing blanks (the line merges keep the user's bytes where nothing changed)."""
+    tree = _yaml(Style()).load(blanks.parseable(text))
     _keep_anchors(tree, set())
     return tree
 
