@@ -177,7 +177,7 @@ def test_render_over_tls_uploads_local(engine: Engine, package: Path) -> None:
     write_package(package, {"Kptfile": KPTFILE, "notes.txt": "x\n", "d.yaml": deployment("d")})
     result = fnrun("render", str(package), "--mounts", "upload", env=engine.tls_env)
     assert result.code == 0, result
-    data = load(package / "sandbox-probe_configmap.yaml")["data"]
+    data = load(package / "configmap_sandbox-probe.yaml")["data"]
     assert data["localListing"] == "Kptfile,d.yaml,notes.txt" and data["localWritable"] == "false"
 
 
@@ -309,7 +309,7 @@ def test_render_over_ssh(ssh_env: dict[str, str], package: Path) -> None:
     write_package(package, {"Kptfile": KPTFILE, "notes.txt": "x\n", "d.yaml": deployment("d")})
     result = fnrun("render", str(package), env=ssh_env)
     assert result.code == 0, result
-    assert load(package / "sandbox-probe_configmap.yaml")["data"]["localListing"] == "Kptfile,d.yaml,notes.txt"
+    assert load(package / "configmap_sandbox-probe.yaml")["data"]["localListing"] == "Kptfile,d.yaml,notes.txt"
 
 
 def test_a_hanging_function_times_out_over_ssh(ssh_env: dict[str, str], engine: Engine, package: Path) -> None:

@@ -187,7 +187,7 @@ def test_kpt_starlark_image_without_the_flag_is_a_container(tmp_path: Path) -> N
     """Without --builtin-catalog the image named is what runs; absent, the error offers the builtin."""
     package = write(tmp_path / "pkg", {"Kptfile": kptfile(), "fn-config.yaml": starlark_run("print(1)\n"), "app.yaml": APP})
     result = render(package, "--image-pull-policy", "never")
-    assert_one_line_error(result, STARLARK, "--builtin-catalog", "FNRUN_BUILTIN_CATALOG=1", code=2)
+    assert_one_line_error(result, STARLARK, "--builtin-catalog", "FNRUN_BUILTIN_CATALOG=1", code=4)  # a missing image: the environment
 
 
 def test_builtin_child_has_no_network_no_writes_and_a_memory_limit(tmp_path: Path) -> None:

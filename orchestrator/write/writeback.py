@@ -201,6 +201,8 @@ def _render_file(path: str, resources: list[Resource], original: Package | None,
             prefix = _opening(before, kept)
         elif position > 0 and not prefix:
             prefix = ann.DEFAULT_SEPARATOR
+        if base is not None and ann.identity(resource.data)[:2] != ann.identity(base.data)[:2]:
+            base = None  # another kind of document at this place (a list numbered by another tool)
         parts.append(carried + prefix + resolve_body(resource, base, seen))
         previous = resource.index
     if before and indexes[-1] not in kept:
@@ -221,12 +223,19 @@ def _same_document(resource: Resource, base: Resource | None) -> bool:
 
 def _package_comments(original: Package) -> frozenset[str]:
     """Every comment of the package as read: a comment that comes back from a function in another
-    document than its own was one of these (computed once per package, when first needed)."""
+    document than its own was one of these (computed once per package, when first needed). A
+    function's own config is left out: a function may copy what its config says, comments too
+    (a sidecar template's), and that is the function's change, not a neighbour's line moved."""
     found = original.__dict__.get("_comments")
     if found is None:
-        texts = [part for r in original.resources for part in (r.body or r.text, r.prefix, r.suffix)]
+        texts = [part for r in original.resources if not _declares_function(r) for part in (r.body or r.text, r.prefix, r.suffix)]
         found = original.__dict__["_comments"] = frozenset(text.comments("\n".join(texts)))
     return found
+
+
+def _declares_function(resource: Resource) -> bool:
+    found = ann.annotations_of(resource.data)
+    return any(key in found for key in (ann.FUNCTION, ann.LEGACY_FUNCTION, ann.LEGACY_CONTAINER))
 
 
 def _finish(content: str, source: SourceFile | None, resources: list[Resource] = []) -> bytes:  # noqa: B006 - read only
