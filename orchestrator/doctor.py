@@ -66,8 +66,9 @@ def builtins() -> Finding:
 
 
 def _engine(host: str, version: dict) -> Finding:
-    names = [c.get("Name", "") for c in version.get("Components") or []]
-    product = "Podman" if any("podman" in n.lower() for n in names) else "Docker Engine"
+    from orchestrator.runtimes.container import is_podman
+
+    product = "Podman" if is_podman(version) else "Docker Engine"
     where = "remote" if is_remote(host) else "local"
     return Finding("engine", f"{product} {version.get('Version', '?')} at {host} ({where}) over {transport(host)}")
 

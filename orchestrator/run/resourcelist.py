@@ -44,11 +44,6 @@ def encode(items: list[Resource], function_config: Resource | dict | None = None
     return "".join(parts)
 
 
-def encode_stream(items: list[Resource]) -> str:
-    """The resources as a plain multi-document YAML stream (kpt's `-o unwrap`), comments kept."""
-    return "---\n".join(item.text if item.text.endswith("\n") else item.text + "\n" for item in items)
-
-
 def encode_items(items: list[Resource]) -> str:
     """The `items:` entries for some resources: what `fnrun source` sends file by file. Each is
     YAML the pure-Python parsers take, meaning what fnrun read: no line ending in a tab

@@ -323,6 +323,11 @@ def create(api: docker.APIClient, config: dict[str, Any]) -> str:
 _PODMAN_DEFAULT: dict[str, str | None] = {}  # engine URL -> podman's runtime, None for other engines
 
 
+def is_podman(version: dict) -> bool:
+    """Whether an engine's /version answer is podman's (it names its components)."""
+    return any("podman" in str(c.get("Name", "")).lower() for c in version.get("Components") or [])
+
+
 def _check_podman_runtime(api: docker.APIClient, config: dict[str, Any]) -> None:
     """Podman ignores HostConfig.Runtime: refuse a runtime it would silently not use."""
     wanted = config.get("HostConfig", {}).get("Runtime")
@@ -330,9 +335,7 @@ def _check_podman_runtime(api: docker.APIClient, config: dict[str, Any]) -> None
         return
     key = str(api.base_url)
     if key not in _PODMAN_DEFAULT:
-        components = api.version().get("Components") or []
-        podman = any("podman" in str(c.get("Name", "")).lower() for c in components)
-        _PODMAN_DEFAULT[key] = (api.info().get("DefaultRuntime") or "its default") if podman else None
+        _PODMAN_DEFAULT[key] = (api.info().get("DefaultRuntime") or "its default") if is_podman(api.version()) else None
     default = _PODMAN_DEFAULT[key]
     if default is not None and default != wanted:
         raise podman_runtime_refusal(config.get("Labels", {}).get(LABEL_FUNCTION, config.get("Image", "?")), wanted, default)

@@ -25,8 +25,7 @@ _RUNC_PODMAN = ('for Docker, `--runtime runc`; for podman, start its service as 
 KNOWN = (
     Known(("hybrid mode not supported",), "the OCI runtime crun cannot start containers on this host's hybrid "
           "cgroup layout", f"use runc: {_RUNC_PODMAN}"),
-    Known(("setrlimit", "not permitted"), "the engine asks for resource limits above this host's hard limits",
-          "lower the engine's default ulimits (podman: default_ulimits in containers.conf) or raise the host's"),
+    # crun's `setrlimit ...: Operation not permitted`, podman's `error setting rlimit type 7`
     Known(("rlimit", "not permitted"), "the engine asks for resource limits above this host's hard limits",
           "lower the engine's default ulimits (podman: default_ulimits in containers.conf) or raise the host's"),
     Known(("cgroup", "controller", "not available"), "the engine cannot use a cgroup controller fnrun's limits "
