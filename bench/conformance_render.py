@@ -40,8 +40,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from orchestrator.render.images import DEFAULT_PREFIX, resolve  # noqa: E402
-from orchestrator.runtimes.inspect import inspect_image  # noqa: E402
-from orchestrator.runtimes.kpt_catalog import catalog_name  # noqa: E402
+from orchestrator.runtimes.container.inspect import inspect_image  # noqa: E402
+from orchestrator.runtimes.host.kpt_catalog import catalog_name  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from conformance_known import KNOWN  # noqa: E402

@@ -1,26 +1,8 @@
-"""The CLI behind the launcher (orchestrator.launch, the `fnrun` entry point; function images call
-`main` here directly). `fnrun wrap` and `fnrun xargs` run inside function images on every call, so
-they skip the CLI framework; everything else goes through the typer app in `cli`."""
+"""`python -m orchestrator` goes through the launcher, as the `fnrun` script does."""
 
 from __future__ import annotations
 
-import sys
+if __name__ == "__main__":
+    from .launch import main
 
-LIGHT_COMMANDS = ("wrap", "xargs")
-
-
-def main(argv: list[str] | None = None) -> None:
-    args = sys.argv[1:] if argv is None else argv
-    if args and args[0] in LIGHT_COMMANDS:
-        from .wrap import main as wrap_main
-
-        sys.exit(wrap_main(args))
-    from .cli import run_app
-
-    sys.exit(run_app(args))
-
-
-if __name__ == "__main__":  # `python -m orchestrator` goes through the launcher, as `fnrun` does
-    from .launch import main as launch
-
-    launch()
+    main()

@@ -298,6 +298,6 @@ def doctor(root: Path | str | None = None, oci_runtime: str | None = None, mount
     from .select.inventory import inventory
 
     images = inventory([Path(root)], image_prefix, relative_to=Path(root)) if root is not None else {}
-    from .runtimes.remote import check_mode
+    from .runtimes.container.remote import check_mode
 
     return diagnose(images, oci_runtime, check_mode(mount_mode), Path(root) if root is not None else None)

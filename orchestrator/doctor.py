@@ -13,7 +13,7 @@ from pathlib import Path
 from docker.constants import MINIMUM_DOCKER_API_VERSION
 
 from orchestrator.errors import FnrunError
-from orchestrator.runtimes.remote import engine_host, is_remote, transport, uploads
+from orchestrator.runtimes.container.remote import engine_host, is_remote, transport, uploads
 
 
 @dataclass(frozen=True)
@@ -29,7 +29,7 @@ class Finding:
 
 def diagnose(images: dict[str, list[str]], oci_runtime: str | None = None, mount_mode: str = "auto",
              package: Path | None = None) -> list[Finding]:
-    from orchestrator.runtimes.container import api_client
+    from orchestrator.runtimes.container.runtime import api_client
 
     host = engine_host()
     try:
@@ -54,7 +54,7 @@ def diagnose(images: dict[str, list[str]], oci_runtime: str | None = None, mount
 def builtins() -> Finding:
     """Whether functions run in-process (fnrun's catalog, --builtin-catalog, Starlark) get their
     confinement here; they run with or without an engine, so this is reported either way."""
-    from orchestrator.runtimes.confine import available
+    from orchestrator.runtimes.host.confine import available
 
     if available():
         return Finding("builtins", "confined: builtin functions run with no network and a read-only file system "
@@ -66,7 +66,7 @@ def builtins() -> Finding:
 
 
 def _engine(host: str, version: dict) -> Finding:
-    from orchestrator.runtimes.container import is_podman
+    from orchestrator.runtimes.container.runtime import is_podman
 
     product = "Podman" if is_podman(version) else "Docker Engine"
     where = "remote" if is_remote(host) else "local"
@@ -106,7 +106,7 @@ def _sandbox(info: dict) -> list[Finding]:
 
 def _container(oci_runtime: str | None, mount_mode: str) -> Finding:
     """A real function container, started in the full sandbox: the one check that proves a run works."""
-    from orchestrator.runtimes.start_failures import explain
+    from orchestrator.runtimes.container.start_failures import explain
     from orchestrator.sandbox_probe import probe
 
     ran, text = probe(oci_runtime, mount_mode)
@@ -139,7 +139,7 @@ def image_findings(images: dict[str, list[str]], package: Path | None = None) ->
 
 def _image(image: str, files: list[str], lock) -> Finding:
     from orchestrator.lock.builtins import served_module
-    from orchestrator.runtimes.imagestore import identity
+    from orchestrator.runtimes.container.imagestore import identity
 
     declared = f"declared in {files[0]}" + (f" and {len(files) - 1} more" if len(files) > 1 else "")
     if lock is not None:

@@ -6,7 +6,7 @@ typer, ruamel and the docker SDK (~0.15-0.25 s here), then the engine creating a
 container (~0.2 s, mostly runc). Those need not wait for each other. This module imports only the
 standard library and fnrun's light sandbox modules, reads the command line, and when the function
 and its sandbox are known from argv alone it starts the container in a background thread
-(orchestrator.runtimes.early) while the real CLI is imported and run. The run's pre-start pool
+(orchestrator.runtimes.container.early) while the real CLI is imported and run. The run's pre-start pool
 adopts the container only if the create request it would send itself is identical, so the early
 container is never a different sandbox; in every other case it is removed unused.
 
@@ -19,7 +19,7 @@ FNRUN_EARLY_START=0 turns it off; FNRUN_DEBUG_LAUNCH=1 says on stderr what becam
 The container is removed on every path: the run removes what it adopted; `finish` removes it
 otherwise, after the CLI returned, failed, or was stopped by Ctrl-C or SIGTERM (which unwinds like
 Ctrl-C). The run's container removals happen in the background while the package is written;
-the launcher waits for them before the process exits (orchestrator.runtimes.live.wait_later), and
+the launcher waits for them before the process exits (orchestrator.runtimes.container.live.wait_later), and
 leaves without tearing the interpreter down.
 """
 
@@ -32,11 +32,12 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING
 
-from orchestrator.runtimes import interrupts, live
+from orchestrator.runtimes.supervise import interrupts
 
+from orchestrator.runtimes.container import live
 if TYPE_CHECKING:
-    from orchestrator.runtimes.base import Invocation
-    from orchestrator.runtimes.early import EarlyContainer
+    from orchestrator.runtimes.protocol import Invocation
+    from orchestrator.runtimes.container.early import EarlyContainer
 
 OFF = ("0", "false", "no", "off")
 # `run` flags the launcher understands. Those that shape the container are read; the others only
@@ -91,7 +92,7 @@ def _without_paramiko() -> None:
 def _cli(args: list[str]) -> int:
     """The real CLI's exit code (it always ends in SystemExit)."""
     try:
-        from orchestrator.__main__ import main as full
+        from orchestrator.entry import main as full
 
         full(args)
         return 0
@@ -135,7 +136,7 @@ def _early_container(args: list[str]) -> EarlyContainer | None:
     flags = _run_flags(args[1:])
     if flags is None or "--image" not in flags or flags.get("--image-pull-policy", ["ifNotPresent"])[-1] == "always":
         return None
-    from orchestrator.runtimes.remote import unix_socket
+    from orchestrator.runtimes.container.remote import unix_socket
 
     path = unix_socket()
     if path is None:  # tcp, TLS, ssh: the SDK's transports
@@ -145,8 +146,8 @@ def _early_container(args: list[str]) -> EarlyContainer | None:
         return None
     if _may_run_in_process(image, flags) or _cache_may_hit(flags) or ("--no-lock" not in flags and _locked(args[1:])):
         return None
-    from orchestrator.runtimes.early import EarlyContainer
-    from orchestrator.runtimes.settings import LABEL_PRESTARTED, create_body
+    from orchestrator.runtimes.container.early import EarlyContainer
+    from orchestrator.runtimes.container.settings import LABEL_PRESTARTED, create_body
 
     try:
         body = create_body(_invocation(image, flags), {})
@@ -192,7 +193,7 @@ def _run_flags(args: list[str]) -> dict[str, list[str]] | None:
 
 
 def _may_run_in_process(image: str, flags: dict[str, list[str]]) -> bool:
-    """fnrun's own catalog images may run without a container (orchestrator.runtimes.builtin),
+    """fnrun's own catalog images may run without a container (orchestrator.runtimes.host.builtin),
     kpt's too with FNRUN_BUILTIN_CATALOG (--builtin-catalog is not a flag the launcher takes)."""
     builtin = "--no-builtin" not in flags and os.environ.get("FNRUN_BUILTIN", "1").strip().lower() not in OFF
     if builtin and image.startswith("fnrun/"):
@@ -223,8 +224,8 @@ def _cache_may_hit(flags: dict[str, list[str]]) -> bool:
 def _invocation(image: str, flags: dict[str, list[str]]) -> Invocation:
     """What `api.run` builds for `--image` (no /local, no mounts: the function sees the package on
     stdin), from the flags' values as typer would convert them."""
-    from orchestrator.runtimes.base import Invocation, Sandbox
-    from orchestrator.runtimes.settings import function_env
+    from orchestrator.runtimes.protocol import Invocation, Sandbox
+    from orchestrator.runtimes.container.settings import function_env
 
     def last(flag: str, default: str) -> str:
         return flags.get(flag, [default])[-1]

@@ -125,12 +125,12 @@ def pipeline_inputs(request: RunRequest, root: Path | None) -> tuple["RunOptions
     from .select.functions import adhoc, parse_mount_flag
     from .run.pipeline import RunOptions
     from .runtimes import Sandbox
-    from .runtimes.base import PULL_POLICIES
-    from .runtimes.builtin import enabled_by_environment as builtin_by_environment
-    from .runtimes import kpt_catalog
+    from .runtimes.protocol import PULL_POLICIES
+    from .runtimes.host.builtin import enabled_by_environment as builtin_by_environment
+    from .runtimes.host import kpt_catalog
     from .runtimes.cache import enabled_by_environment
-    from .runtimes.remote import check_mode
-    from .runtimes.streams import parse_size
+    from .runtimes.container.remote import check_mode
+    from .runtimes.supervise.streams import parse_size
     from .run.units import default_jobs, parse_jobs
 
     try:

@@ -23,7 +23,7 @@ import tempfile
 from pathlib import Path
 
 from orchestrator.errors import FnrunError
-from orchestrator.runtimes.base import Invocation, Sandbox
+from orchestrator.runtimes.protocol import Invocation, Sandbox
 
 PROBE_REPOSITORY = "fnrun/doctor-probe"
 PROBE_INPUT = (b"apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n"
@@ -37,7 +37,7 @@ class ProbeUnavailable(Exception):
 
 def probe(oci_runtime: str | None, mount_mode: str) -> tuple[bool, str]:
     """(ran, what happened): True only when a container started in the sandbox and answered."""
-    from orchestrator.runtimes.container import ContainerRuntime, api_client
+    from orchestrator.runtimes.container.runtime import ContainerRuntime, api_client
 
     api = api_client()
     try:

@@ -1,7 +1,7 @@
 """`fnrun wrap -- CMD [ARGS...]` and `fnrun xargs -- CMD [ARGS...]`: a shell template as a KRM function.
 
 Runs inside function images on every call, so this path imports no CLI framework and no Docker
-SDK (`__main__` routes here before `cli` is imported). What it does, and the choices made where
+SDK (`entry` routes here before `cli` is imported). What it does, and the choices made where
 the spec leaves room:
 
 1. Read the ResourceList on stdin (a `kind: List` or a plain stream works too; empty stdin is an

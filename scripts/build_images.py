@@ -62,7 +62,7 @@ from docker.utils.build import exclude_paths
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))  # this checkout's orchestrator, whatever the venv has installed
-from orchestrator.runtimes.builtin import CATALOG, SOURCE_HASH_LABEL, source_hash  # noqa: E402
+from orchestrator.runtimes.host.builtin import CATALOG, SOURCE_HASH_LABEL, source_hash  # noqa: E402
 BASE_TAG = "fnrun/python-base:bookworm"
 BASE_SUITE = "bookworm"
 BASE_PACKAGES = ("python3-minimal", "python3-ruamel.yaml", "python3-yaml")
@@ -355,7 +355,7 @@ def build(client: docker.DockerClient, target: Target, context: Path, base: str,
 
 def source_label(target: Target) -> dict[str, str]:
     """A catalog image records the hash of the function code it runs, so `fnrun` knows when running
-    that code in-process (orchestrator.runtimes.builtin) gives the image's result."""
+    that code in-process (orchestrator.runtimes.host.builtin) gives the image's result."""
     module = CATALOG.get(target.tag)
     return {SOURCE_HASH_LABEL: source_hash(module, REPO / "functions")} if module else {}
 

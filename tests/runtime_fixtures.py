@@ -18,7 +18,7 @@ from pathlib import Path
 import docker
 import pytest
 
-from orchestrator.runtimes.container import LABEL_PID, api_client
+from orchestrator.runtimes.container.runtime import LABEL_PID, api_client
 
 REPO = Path(__file__).resolve().parent.parent
 BASE_IMAGE = os.environ.get("FNRUN_BASE_IMAGE", "fnrun/python-base:bookworm")

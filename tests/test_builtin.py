@@ -1,4 +1,4 @@
-"""fnrun's own catalog images run in-process (orchestrator/runtimes/builtin.py, issue 14 §1, §4, §5).
+"""fnrun's own catalog images run in-process (orchestrator/runtimes/host/builtin.py, issue 14 §1, §4, §5).
 
 Through the real CLI on copies of samples/: the builtin leaves byte-identical files and the same
 results as the image (run with --no-builtin), is marked as builtin in the display and the results,
@@ -18,7 +18,7 @@ import pytest
 from pipeline_helpers import REPO, Result, assert_one_line_error, fnrun, load, snapshot
 from test_catalog_images import CATALOG, EXEC_CASES, VALIDATORS, Edit, catalog_images, copy_sample, image  # noqa: F401
 
-from orchestrator.runtimes.builtin import CATALOG as BUILTIN_CATALOG, SOURCE_HASH_LABEL, source_hash
+from orchestrator.runtimes.host.builtin import CATALOG as BUILTIN_CATALOG, SOURCE_HASH_LABEL, source_hash
 
 ON = {"FNRUN_BUILTIN": "1"}
 
@@ -51,7 +51,7 @@ def test_catalog_is_what_the_dockerfiles_run() -> None:
 def test_handover_modules_are_catalog_modules() -> None:
     """The handover list names catalog modules only (inject-sidecar, which copies commented
     nodes out of its config, is not among them)."""
-    from orchestrator.runtimes.builtin import HANDOVER
+    from orchestrator.runtimes.host.builtin import HANDOVER
 
     assert HANDOVER < set(BUILTIN_CATALOG.values())
     assert "functions.inject_sidecar" not in HANDOVER

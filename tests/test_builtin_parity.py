@@ -3,7 +3,7 @@ of input: plain YAML (one document, several), a ResourceList with fnrun's annota
 source`), with none, with only `config.kubernetes.io/*` ones, `kpt fn source` output, and a
 package directory (the files written, and the package printed with `--output -`).
 
-In-process has three ways (orchestrator/runtimes/builtin.py): the items handed over to a fork
+In-process has three ways (orchestrator/runtimes/host/builtin.py): the items handed over to a fork
 (handover.py), the ResourceList's text through a fork (FNRUN_BUILTIN_HANDOVER=0), and a new
 interpreter (FNRUN_BUILTIN_FORK=0); each is compared with the container. fnrun's own catalog is
 compared with its images (`--no-builtin`). kpt's catalog builtins (`--builtin-catalog`) are

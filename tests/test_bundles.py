@@ -14,7 +14,7 @@ import pytest
 from lock_fixtures import build, build_ran, remove, unique
 from pipeline_helpers import assert_one_line_error, fnrun, snapshot, write_package
 from runtime_fixtures import api
-from orchestrator.runtimes.imagestore import identity
+from orchestrator.runtimes.container.imagestore import identity
 
 
 @pytest.fixture

@@ -113,7 +113,7 @@ def test_failures_exec_network_mounts_and_opted_out_images_are_not_cached(tmp_pa
 
 
 def test_the_size_bound_prunes_least_recently_used_first(tmp_path: Path) -> None:
-    from orchestrator.runtimes.base import Invocation, RunOutput
+    from orchestrator.runtimes.protocol import Invocation, RunOutput
 
     cache = ResultCache(tmp_path / "c", bound=3500)  # three entries of ~1,100 bytes
     keys = [cache.key(Invocation(name="f", image="i"), "sha256:x", str(n).encode()) for n in range(4)]
@@ -135,8 +135,7 @@ def test_the_size_bound_prunes_least_recently_used_first(tmp_path: Path) -> None
 def test_images_are_inspected_alike_on_the_socket_and_through_the_sdk(monkeypatch: pytest.MonkeyPatch, test_images: None) -> None:
     """The plain request on the engine's unix socket and the SDK see the same image (and the
     same absence), whichever DOCKER_HOST names it."""
-    from orchestrator.runtimes import inspect
-
+    from orchestrator.runtimes.container import inspect
     monkeypatch.delenv("DOCKER_HOST", raising=False)
     direct = inspect.inspect_image("fnrun-test/identity:v1")
     assert direct is not None and direct["Id"].startswith("sha256:")

@@ -61,8 +61,7 @@ def test_builtins_without_namespaces_are_a_problem_with_a_fix(monkeypatch) -> No
     """A kernel that refuses unprivileged namespaces cannot be made on a shared machine without
     changing it for everyone: the one fault here that is simulated."""
     from orchestrator import doctor
-    from orchestrator.runtimes import confine
-
+    from orchestrator.runtimes.host import confine
     monkeypatch.setattr(confine, "available", lambda: False)
     finding = doctor.builtins()
     assert finding.problem and "not confined" in finding.text and "--no-builtin" in (finding.fix or "")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.runtimes.exec import fnrun_environment
+from orchestrator.runtimes.host.exec import fnrun_environment
 from pipeline_helpers import REPO
 
 IN_VENV = sys.prefix != sys.base_prefix

@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 
 from orchestrator.errors import FunctionError
-from orchestrator.runtimes import forked
-from orchestrator.runtimes.base import Invocation, Sandbox
-from orchestrator.runtimes.builtin import FUNCTIONS_DIR
-from orchestrator.runtimes.confine import confinement
-from orchestrator.runtimes.exec import run_process
+from orchestrator.runtimes.host import forked
+from orchestrator.runtimes.protocol import Invocation, Sandbox
+from orchestrator.runtimes.host.builtin import FUNCTIONS_DIR
+from orchestrator.runtimes.host.confine import confinement
+from orchestrator.runtimes.host.exec import run_process
 
 PROBE = '''
 import os, sys
@@ -112,7 +112,7 @@ def test_a_crash_is_the_interpreter_s_traceback_and_exit_1(probe: str) -> None:
 
 
 def test_the_file_system_is_read_only_to_the_fork(probe: str, tmp_path: Path) -> None:
-    from orchestrator.runtimes.confine import available
+    from orchestrator.runtimes.host.confine import available
 
     if not available():
         pytest.skip("this kernel refuses the namespaces a builtin is confined in")
@@ -128,7 +128,7 @@ def test_only_this_fnrun_s_functions_fork() -> None:
 
 
 # ------------------------------------------------------------------------------------------------
-# The handover (orchestrator/runtimes/handover.py): a catalog function takes the items fnrun holds,
+# The handover (orchestrator/runtimes/host/handover.py): a catalog function takes the items fnrun holds,
 # in the same fork under the same runner. Faults a catalog function never has are injected by
 # patching the SDK runner's `apply` in this process, which the fork inherits.
 
@@ -145,7 +145,7 @@ def sample() -> tuple[list, dict]:
 
 
 def handover(items: list, config: dict | None, lines: list[str] | None = None, **sandbox: object) -> tuple:
-    from orchestrator.runtimes.builtin import BuiltinRuntime
+    from orchestrator.runtimes.host.builtin import BuiltinRuntime
 
     invocation = Invocation(name="fnrun/set-labels:v1", image="fnrun/set-labels:v1",
                             sandbox=Sandbox(**{"timeout": 30.0, "memory": "256m", **sandbox}))  # type: ignore[arg-type]
@@ -161,7 +161,7 @@ def patch_apply(monkeypatch: pytest.MonkeyPatch, fault: object) -> None:
 
 def test_handover_gives_the_values_the_text_way_gives() -> None:
     from orchestrator.run import resourcelist
-    from orchestrator.runtimes.builtin import BuiltinRuntime
+    from orchestrator.runtimes.host.builtin import BuiltinRuntime
 
     items, config = sample()
     output, lines = handover(items, config)
@@ -206,7 +206,7 @@ def test_errors_and_results_come_back_as_the_text_way_s(monkeypatch: pytest.Monk
                          ids=["int-key", "binary", "set", "date"])
 def test_values_json_does_not_carry_go_the_text_way(value: object) -> None:
     from orchestrator.resource import Resource
-    from orchestrator.runtimes.handover import is_plain
+    from orchestrator.runtimes.host.handover import is_plain
 
     items, config = sample()
     odd = Resource({**items[0].data, "spec": {"odd": value}}, items[0].text, items[0].body)
@@ -217,7 +217,7 @@ def test_values_json_does_not_carry_go_the_text_way(value: object) -> None:
 def test_aliases_and_cycles_are_not_plain() -> None:
     """A value a YAML alias shares between places would take an edit at one place to all (the
     SDK gives a changed place its own copy only on ruamel's nodes): the text way runs it."""
-    from orchestrator.runtimes.handover import is_plain
+    from orchestrator.runtimes.host.handover import is_plain
 
     shared = {"a": [1, 2.5, True, None]}
     assert is_plain({"x": shared, "y": {"a": list(shared["a"])}})
@@ -260,7 +260,7 @@ def test_the_handover_is_killed_at_the_timeout(monkeypatch: pytest.MonkeyPatch) 
 
 
 def test_stderr_floods_pass_through_instead_of_piling_up() -> None:
-    from orchestrator.runtimes.handover import HeldLines
+    from orchestrator.runtimes.host.handover import HeldLines
 
     shown: list[str] = []
     held = HeldLines(shown.append, limit=10)
@@ -304,7 +304,7 @@ def test_sigterm_during_the_handover_kills_the_fork(monkeypatch: pytest.MonkeyPa
     import signal
     import threading
 
-    from orchestrator.runtimes.interrupts import Interrupted
+    from orchestrator.runtimes.supervise.interrupts import Interrupted
 
     def hang(*_: object) -> None:
         while True:
@@ -359,8 +359,8 @@ def test_a_config_typed_with_module_names_loads_in_the_fork(tmp_path: Path) -> N
     """require-resource-limits types `severity` as Literal[...], a name of its own module: the
     fork calls its function directly, with its module's names to resolve the annotations in."""
     from orchestrator.read.package import read_package
-    from orchestrator.runtimes.builtin import BuiltinRuntime
-    from orchestrator.runtimes.handover import entry_of
+    from orchestrator.runtimes.host.builtin import BuiltinRuntime
+    from orchestrator.runtimes.host.handover import entry_of
 
     (tmp_path / "pod.yaml").write_text("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: c\n")
     items = read_package(tmp_path).resources
@@ -381,7 +381,7 @@ def test_a_config_typed_with_module_names_loads_in_the_fork(tmp_path: Path) -> N
 @pytest.mark.parametrize("stdout", [b'{"items": [-1], "results": []}', b'{"items": [[true, {}]], "results": []}',
                                     b'{"items": [9], "results": []}', b'{"items": [0]}', b'not json'])
 def test_output_that_is_not_the_protocol_s_is_invalid_output(stdout: bytes) -> None:
-    from orchestrator.runtimes.handover import handed_back
+    from orchestrator.runtimes.host.handover import handed_back
 
     items, _ = sample()
     with pytest.raises(FunctionError, match="fnrun/x:v1 returned invalid output"):

@@ -200,7 +200,7 @@ def test_fnrun_base_carries_fnrun(client: docker.DockerClient) -> None:
               "print(main.__module__, main.__code__.co_filename)")
     out = client.containers.run("fnrun/fnrun-base:v1", ["python3", "-c", script], remove=True,
                                 network_mode="none")
-    assert out.split() == [b"orchestrator.__main__", b"/opt/fnrun/orchestrator/__main__.py"]
+    assert out.split() == [b"orchestrator.entry", b"/opt/fnrun/orchestrator/entry.py"]
 
 
 def test_registry_serves_the_registry_api(client: docker.DockerClient) -> None:

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from orchestrator.errors import FunctionError
-from orchestrator.runtimes.base import Invocation, Sandbox
-from orchestrator.runtimes.exec import run_process
-from orchestrator.runtimes.forked import ForkedProcess
+from orchestrator.runtimes.protocol import Invocation, Sandbox
+from orchestrator.runtimes.host.exec import run_process
+from orchestrator.runtimes.host.forked import ForkedProcess
 
 
 def slow_to_settle() -> ForkedProcess:

@@ -15,7 +15,7 @@ import pytest
 
 from pipeline_helpers import assert_one_line_error, fnrun, load
 
-from orchestrator.runtimes.kpt_catalog import catalog_name
+from orchestrator.runtimes.host.kpt_catalog import catalog_name
 
 ON = {"FNRUN_BUILTIN_CATALOG": "1"}
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import docker
 import pytest
 
-from orchestrator.runtimes.access import blocked_by
-from orchestrator.runtimes.upload import archive
+from orchestrator.runtimes.container.access import blocked_by
+from orchestrator.runtimes.container.upload import archive
 from pipeline_helpers import assert_one_line_error, fnrun, function_config, snapshot, test_images, write_package  # noqa: F401
 
 PROBE = "fnrun-test/probe:v1"

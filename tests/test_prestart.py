@@ -16,8 +16,8 @@ import docker
 import pytest
 
 from orchestrator.resource import Resource
-from orchestrator.runtimes.base import Invocation, Sandbox
-from orchestrator.runtimes.container import LABEL_PID
+from orchestrator.runtimes.protocol import Invocation, Sandbox
+from orchestrator.runtimes.container.runtime import LABEL_PID
 from orchestrator.run.units import Executed, Unit, run_units
 from pipeline_helpers import REPO, assert_one_line_error, interrupt_when_running, fnrun, function_config, snapshot, test_images, write_package  # noqa: F401
 
@@ -74,8 +74,9 @@ def tree(root: Path) -> dict[str, bytes]:
 
 
 def test_a_prestarted_container_runs_the_function_and_unclaimed_ones_are_removed(test_images: None, tmp_path: Path) -> None:
-    from orchestrator.runtimes import container, live
-    from orchestrator.runtimes.prestart import LABEL_PRESTARTED, Prestarter, PrestartedRuntime
+    from orchestrator.runtimes.container import runtime as container
+    from orchestrator.runtimes.container import live
+    from orchestrator.runtimes.container.prestart import LABEL_PRESTARTED, Prestarter, PrestartedRuntime
 
     live.begin()
     call = Invocation(name=LABEL, image=LABEL, sandbox=Sandbox(image_pull_policy="never"))

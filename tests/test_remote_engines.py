@@ -24,8 +24,8 @@ import docker
 import pytest
 
 from engine_fixtures import copy_images, dockerd_service, stop
-from orchestrator.runtimes.container import LABEL_FUNCTION
-from orchestrator.runtimes.remote import is_remote, transport, uploads
+from orchestrator.runtimes.container.runtime import LABEL_FUNCTION
+from orchestrator.runtimes.container.remote import is_remote, transport, uploads
 from pipeline_helpers import assert_one_line_error, deployment, fnrun, function_config, load, snapshot, test_images, write_package  # noqa: F401
 
 PROBE, IDENTITY, SLEEP = "fnrun-test/probe:v1", "fnrun-test/identity:v1", "fnrun-test/sleep:v1"

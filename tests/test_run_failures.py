@@ -12,7 +12,7 @@ from pathlib import Path
 import docker
 import pytest
 
-from orchestrator.runtimes.container import LABEL_PID
+from orchestrator.runtimes.container.runtime import LABEL_PID
 from pipeline_helpers import REPO, assert_one_line_error, interrupt_when_running, deployment, fnrun, function_config, load, snapshot, test_images, write_package
 
 pytestmark = pytest.mark.usefixtures("test_images")

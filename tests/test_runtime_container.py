@@ -236,7 +236,7 @@ def test_interrupt_kills_and_removes_the_container(signum: int) -> None:
 
 
 def test_unreachable_engine_is_one_line(tmp_path: Path) -> None:
-    code = "from orchestrator.runtimes.container import api_client\nfrom orchestrator.errors import FnrunError\n"
+    code = "from orchestrator.runtimes.container.runtime import api_client\nfrom orchestrator.errors import FnrunError\n"
     code += "try:\n    api_client()\nexcept FnrunError as e:\n    print(e.exit_code, e)\n"
     env = {**os.environ, "DOCKER_HOST": f"unix://{tmp_path}/no.sock"}
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True)

@@ -184,7 +184,7 @@ def test_interrupt_kills_the_process_group(tmp_path: Path, signum: int) -> None:
 
 def test_signal_guard_holds_signals_during_critical_requests() -> None:
     """A SIGTERM while a container is being created is delivered after, never lost or mid-request."""
-    from orchestrator.runtimes.interrupts import Interrupted, SignalGuard
+    from orchestrator.runtimes.supervise.interrupts import Interrupted, SignalGuard
 
     previous = signal.getsignal(signal.SIGTERM)
     completed = []
@@ -202,7 +202,7 @@ def test_signal_guard_holds_signals_during_critical_requests() -> None:
 
 
 def test_signal_guard_leaves_ignored_signals_ignored() -> None:
-    from orchestrator.runtimes.interrupts import SignalGuard
+    from orchestrator.runtimes.supervise.interrupts import SignalGuard
 
     previous = signal.signal(signal.SIGTERM, signal.SIG_IGN)
     try:

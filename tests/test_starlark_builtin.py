@@ -1,4 +1,4 @@
-"""Starlark in-process (functions/kpt_catalog/starlark.py, orchestrator/runtimes/kpt_catalog.py,
+"""Starlark in-process (functions/kpt_catalog/starlark.py, orchestrator/runtimes/host/kpt_catalog.py,
 issue 14 §3-5): kpt's StarlarkRun and ConfigMap forms behind `--builtin-catalog`, kustomize's
 declared `starlark: {path: ...}`, kpt's language options, comments kept, a script error as one line
 naming the script's line, a runaway script killed at the timeout, and the child's confinement.
@@ -191,11 +191,11 @@ def test_kpt_starlark_image_without_the_flag_is_a_container(tmp_path: Path) -> N
 
 
 def test_builtin_child_has_no_network_no_writes_and_a_memory_limit(tmp_path: Path) -> None:
-    """The confinement every builtin's child gets (orchestrator/runtimes/confine.py)."""
+    """The confinement every builtin's child gets (orchestrator/runtimes/host/confine.py)."""
     import subprocess
     import sys
 
-    from orchestrator.runtimes.confine import available, confinement
+    from orchestrator.runtimes.host.confine import available, confinement
 
     if not available():
         pytest.skip("this kernel refuses user/network/mount namespaces (documented fallback)")

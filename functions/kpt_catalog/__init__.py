@@ -2,7 +2,7 @@
 
 fnrun runs these in place of the images `ghcr.io/kptdev/krm-functions-catalog/<name>` (and
 `gcr.io/kpt-fn/<name>`) only when asked (`--builtin-catalog`, FNRUN_BUILTIN_CATALOG=1); see
-orchestrator/runtimes/kpt_catalog.py. Each module is written from the catalog's documentation and
+orchestrator/runtimes/host/kpt_catalog.py. Each module is written from the catalog's documentation and
 expected test outputs, and works on plain data: fnrun's write-back diffs data, so comments and
 formatting of what a function leaves alone survive.
 """

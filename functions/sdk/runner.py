@@ -21,7 +21,7 @@ class Transport(Protocol):
 
 
 #: Set by a host that already holds the input parsed (fnrun runs its catalog in a fork of
-#: itself: orchestrator.runtimes.handover): `main` then runs the same function over that data,
+#: itself: orchestrator.runtimes.host.handover): `main` then runs the same function over that data,
 #: without parsing or writing YAML. Everything else (config, errors, exit code) is unchanged.
 transport: Transport | None = None
 

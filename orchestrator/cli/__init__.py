@@ -4,7 +4,7 @@ once, in `run_app` (the table in orchestrator.errors).
 
 The commands live in modules by what they do (`runs`: run and render; `package`: the package
 tools; `engine`: cache and doctor); each registers itself on `app` when imported below. Another
-module adds its commands the same way: define them on `app` and import it here."""
+module adds its commands the same way: define them on `app` (cli/app.py) and import it here."""
 
 from __future__ import annotations
 
@@ -20,51 +20,10 @@ except ImportError:  # pragma: no cover - older typer runs on click itself
     from click.exceptions import Abort, ClickException, Exit  # type: ignore[assignment]
 
 from ..errors import EXIT_INPUT, EXIT_SIGINT, EXIT_SIGTERM, FnrunError
-from .helptext import PanelGroup
+from .app import app
 
-HELP_OPTIONS = {"help_option_names": ["-h", "--help"]}
-
-app = typer.Typer(
-    name="fnrun",
-    cls=PanelGroup,
-    help="Run sandboxed KRM configuration functions over a package of Kubernetes YAML and write back only what changed.",
-    epilog="Examples:\n"
-    "  fnrun run samples/nginx                                 # the functions a package declares\n"
-    "  fnrun render samples/kpt-package --image-prefix fnrun   # a kpt package's Kptfile pipelines\n"
-    "  fnrun run --help                                        # every command has examples",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-    context_settings=HELP_OPTIONS,
-)
-
-
-def version() -> str:
-    """The installed distribution's version (what `pip show fnrun` says), or the source tree's."""
-    from importlib import metadata
-
-    try:
-        return metadata.version("fnrun")
-    except metadata.PackageNotFoundError:  # run from a source tree that was never installed
-        return "0+unknown"
-
-
-def _print_version(value: bool) -> None:
-    if value:
-        print(f"fnrun {version()}")
-        raise Exit(0)
-
-
-@app.callback()
-def _root(
-    show_version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True, help="Print the version and exit."),
-) -> None:
-    """Options before the command."""
-
-
-from . import runs, package, engine, shell  # noqa: E402,F401 - each registers its commands on `app`
-from ..cli_images import register as _register_image_commands  # noqa: E402 - `lock`, `images save/load`
+from . import runs, package, engine, shell  # noqa: F401 - each registers its commands on `app`
+from .images import register as _register_image_commands
 
 _register_image_commands(app)
 

@@ -8,8 +8,8 @@ from typing import Optional
 
 import typer
 
-from .. import cli_options as opts
-from . import app
+from . import options as opts
+from .app import app
 from .helptext import PanelCommand, PanelGroup
 
 cache_app = typer.Typer(cls=PanelGroup, help="The result cache of container functions (see --no-cache on run and render).", no_args_is_help=True)
@@ -20,7 +20,7 @@ app.add_typer(cache_app, name="cache")
 def cache_info() -> None:
     """Where the cache is, how many results it holds, and its size against its bound."""
     from ..runtimes.cache import ResultCache
-    from ..runtimes.streams import human_size
+    from ..runtimes.supervise.streams import human_size
 
     info = ResultCache().info()
     print(f"location: {info.location}\nentries:  {info.entries}\nsize:     {info.size} bytes (bound {human_size(info.bound)}, FNRUN_CACHE_SIZE)")

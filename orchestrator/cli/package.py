@@ -7,8 +7,8 @@ from pathlib import Path
 
 import typer
 
-from .. import cli_options as opts
-from . import app
+from . import options as opts
+from .app import app
 from .helptext import PanelCommand
 
 

@@ -8,9 +8,9 @@ from typing import Any, Optional
 
 import typer
 
-from .. import cli_options as opts
-from ..cli_options import CI, FUNCTIONS, OUTPUT, SANDBOX, SELECTION
-from . import app
+from . import options as opts
+from .options import CI, FUNCTIONS, OUTPUT, SANDBOX, SELECTION
+from .app import app
 from .helptext import PanelCommand
 
 

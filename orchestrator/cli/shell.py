@@ -1,12 +1,12 @@
 """`wrap` and `xargs` in the command list. They run inside function images on every call, so
-`orchestrator.__main__` sends them to `orchestrator.wrap` before the CLI framework loads; these
+`orchestrator.entry` sends them to `orchestrator.wrap` before the CLI framework loads; these
 entries only list them (and forward, should the CLI be called with them directly)."""
 
 from __future__ import annotations
 
 import typer
 
-from . import app
+from .app import app
 
 _PASS_THROUGH = {"ignore_unknown_options": True, "allow_extra_args": True, "help_option_names": []}
 

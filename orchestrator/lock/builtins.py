@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import hashlib
 
-from ..runtimes import kpt_catalog
-from ..runtimes.builtin import CATALOG, FUNCTIONS_DIR, SOURCE_HASH_LABEL, source_hash
+from ..runtimes.host import kpt_catalog
+from ..runtimes.host.builtin import CATALOG, FUNCTIONS_DIR, SOURCE_HASH_LABEL, source_hash
 
 
 def served_module(image: str, builtin_catalog: bool = True) -> str | None:

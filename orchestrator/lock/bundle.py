@@ -18,7 +18,7 @@ import zlib
 from pathlib import Path
 
 from ..errors import FnrunError, InputError
-from ..runtimes import imagestore
+from ..runtimes.container import imagestore
 from .lockfile import Entry, Lock, publish
 
 CHUNK = 1 << 20

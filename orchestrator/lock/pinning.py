@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import FnrunError, InputError
-from ..runtimes import imagestore
+from ..runtimes.container import imagestore
 from . import builtins
 from .lockfile import Entry, Lock, decode, find
 
@@ -78,7 +78,7 @@ class LockedImages:
     def in_process(self, spec: "FunctionSpec", call: "Invocation", options: "RunOptions") -> "Runtime | None":
         """The builtin that may answer for a locked image: one the lock marks as served by fnrun,
         or fnrun's catalog code when the locked image was built from this very code."""
-        from ..runtimes.builtin import BuiltinRuntime
+        from ..runtimes.host.builtin import BuiltinRuntime
 
         assert spec.image is not None
         if spec.image in self.served:

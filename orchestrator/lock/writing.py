@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import FnrunError
-from ..runtimes import imagestore
+from ..runtimes.container import imagestore
 from ..select.inventory import inventory
 from . import builtins, lockfile
 from .lockfile import Entry

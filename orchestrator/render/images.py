@@ -74,7 +74,7 @@ def local_tags(repo: str) -> list[str]:
     import docker
     import requests
 
-    from ..runtimes.container import api_client
+    from ..runtimes.container.runtime import api_client
 
     try:
         images = api_client().images(name=repo)
@@ -88,7 +88,7 @@ def _builtin_versions(repo: str) -> list[str]:
     """The release fnrun's builtin of this catalog image follows, if it has one."""
     from functions.kpt_catalog import VERSIONS
 
-    from ..runtimes.kpt_catalog import catalog_name
+    from ..runtimes.host.kpt_catalog import catalog_name
 
     name = catalog_name(repo)
     return [VERSIONS[name]] if name in VERSIONS else []

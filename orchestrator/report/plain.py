@@ -66,7 +66,7 @@ def status_line(name: str, report: "FunctionReport", reason: bool = True) -> str
     """`[ok] IMAGE (0.52s, 2 changed)`, `[failed] IMAGE (0.10s): why` (`reason`), or
     `[interrupted] IMAGE (2.40s)` for a function stopped by Ctrl-C/SIGTERM. A Kptfile step names
     its Kptfile (`[ok] IMAGE (app/Kptfile, 0.52s, ...)`): which package it belongs to."""
-    from ..runtimes import live
+    from ..runtimes.container import live
 
     builtin = ", builtin" if report.builtin else ""
     where = f"{report.declared_in}, " if report.declared_in and report.declared_in.rpartition("/")[2] == "Kptfile" else ""

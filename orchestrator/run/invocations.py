@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 
 from ..errors import InputError
 from ..runtimes import Invocation, Mount, Runtime
-from ..runtimes.access import check_readable
-from ..runtimes.settings import function_env
+from ..runtimes.container.access import check_readable
+from ..runtimes.container.settings import function_env
 from ..select.functions import FunctionSpec, MountSpec
 
 if TYPE_CHECKING:
@@ -38,7 +38,7 @@ def check_policy(specs: list[FunctionSpec], options: RunOptions, root: Path) -> 
 
 def _writable_mount_readable(spec: FunctionSpec, source: Path, mount: MountSpec, options: RunOptions) -> None:
     """/local and read-only mounts the sandbox user cannot read are copied into the container
-    (runtimes.upload); a writable mount cannot be a copy, so say so before anything runs."""
+    (runtimes.container.upload); a writable mount cannot be a copy, so say so before anything runs."""
     if spec.kind == "container" and not mount.read_only:
         check_readable(source, mount.target, spec.name, options.sandbox.as_current_user)
 
@@ -104,13 +104,13 @@ def in_process_runtime(spec: FunctionSpec, call: Invocation, options: RunOptions
     if options.lock is not None and spec.kind == "container":
         return options.lock.in_process(spec, call, options)
     if spec.kind == "starlark" or (options.builtin_catalog and spec.kind == "container"):
-        from orchestrator.runtimes.kpt_catalog import StarlarkFileRuntime, runtime_for_image
+        from orchestrator.runtimes.host.kpt_catalog import StarlarkFileRuntime, runtime_for_image
 
         found = StarlarkFileRuntime(call.exec_path, call.mount_root) if spec.kind == "starlark" else runtime_for_image(call.image)
         if found is not None:
             return found
     if options.builtin and spec.kind == "container":
-        from ..runtimes.builtin import BuiltinRuntime, builtin_module
+        from ..runtimes.host.builtin import BuiltinRuntime, builtin_module
 
         module = builtin_module(call)
         if module is not None:

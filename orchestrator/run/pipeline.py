@@ -38,14 +38,14 @@ class RunOptions:
     mounts: tuple[MountSpec, ...] = ()  # --mount, sources relative to the package root
     results_dir: Path | None = None
     cache: bool = False  # reuse results of identical container runs (orchestrator.runtimes.cache)
-    builtin: bool = False  # run fnrun's catalog images in-process where equal (orchestrator.runtimes.builtin)
-    builtin_catalog: bool = False  # kpt's catalog images by fnrun's own code (orchestrator.runtimes.kpt_catalog)
+    builtin: bool = False  # run fnrun's catalog images in-process where equal (orchestrator.runtimes.host.builtin)
+    builtin_catalog: bool = False  # kpt's catalog images by fnrun's own code (orchestrator.runtimes.host.kpt_catalog)
     jobs: int = 1  # --jobs: containers started ahead and independent functions run at once (orchestrator.run.units)
     lock: "LockedImages | None" = None  # the fnrun.lock every container image is run by (orchestrator.lock.pinning)
     file_names: str = "name_kind"  # --file-names: how a new resource without a path is named (annotations.FILE_NAMES)
     absolute_in_package: bool = False  # render, as kpt: a function's absolute path lies below its directory
     error_results_fail: bool = True  # an error result fails the function even at exit 0 (render, as kpt: only with --strict-results)
-    # Catalog functions may take the items as data and hand back values (orchestrator.runtimes.handover):
+    # Catalog functions may take the items as data and hand back values (orchestrator.runtimes.host.handover):
     # not where the items' text is the result (stdin, --output -), as only the function writes its text.
     handover: bool = True
 
@@ -243,7 +243,7 @@ def run_scoped(
         runtime = choose_runtime(spec, call, options, runtime_for)
         output = _run(runtime, call, spec, items, lambda line: events.stderr(spec, line), options.handover)
     except EnvironmentProblem as err:  # a missing image, the engine: named with the file that asks for it
-        from orchestrator.runtimes.kpt_catalog import offer
+        from orchestrator.runtimes.host.kpt_catalog import offer
 
         where = f"{spec.declared_in}: " if spec.declared_in and not str(err).startswith(spec.declared_in) else ""
         raise EnvironmentProblem(f"{where}{err}{offer(spec.image) if 'pull' in str(err) else ''}") from None
@@ -278,7 +278,7 @@ def run_scoped(
 def _run(runtime: Runtime, call: Invocation, spec: FunctionSpec, items: list[Resource], on_stderr: Callable[[str], None],
          handover: bool = True) -> RunOutput:
     """A runtime that takes the items as fnrun holds them (a catalog function in a fork of fnrun,
-    orchestrator.runtimes.handover) skips the ResourceList's text both ways, where files are the
+    orchestrator.runtimes.host.handover) skips the ResourceList's text both ways, where files are the
     result (the write-back edits their text to the values handed back); the others get it."""
     run_items = getattr(runtime, "run_items", None) if handover else None
     if run_items is not None:

@@ -1,8 +1,8 @@
 """One run's containers, from the moment the run knows its functions until it ends.
 
-The session pre-starts the planned container functions (orchestrator.runtimes.prestart), hands
+The session pre-starts the planned container functions (orchestrator.runtimes.container.prestart), hands
 each step the runtime that uses its pre-started container, and guarantees the cleanup: SIGINT and
-SIGTERM become exceptions in the main thread while it lasts (orchestrator.runtimes.interrupts),
+SIGTERM become exceptions in the main thread while it lasts (orchestrator.runtimes.supervise.interrupts),
 and leaving it, however that happens, removes every container it started, used or not.
 """
 
@@ -19,13 +19,13 @@ from typing import TYPE_CHECKING, Iterator
 from ..select.functions import FunctionSpec
 from ..resource import Resource
 from ..runtimes import Runtime, get_runtime
-from ..runtimes.interrupts import SignalGuard
+from ..runtimes.supervise.interrupts import SignalGuard
 from .units import begin
 
 if TYPE_CHECKING:
     from .pipeline import RunOptions, RuntimeFor
     from ..runtimes import Invocation
-    from ..runtimes.prestart import Prestarter
+    from ..runtimes.container.prestart import Prestarter
 
 
 class RunSession:
@@ -42,7 +42,7 @@ class RunSession:
             ordinary = self._runtime_for(kind)
             if kind != "container":
                 return ordinary
-            from ..runtimes.prestart import PrestartedRuntime
+            from ..runtimes.container.prestart import PrestartedRuntime
 
             return PrestartedRuntime(self.prestarter, key, ordinary)
 
@@ -62,9 +62,9 @@ def session(
     library caller's own runtime_for decides for itself) and in the main thread. `resources`
     are what the first function will see."""
     begin()
-    gc.unfreeze()  # what builtins' forks froze in an earlier run is collectable again (runtimes.forked)
+    gc.unfreeze()  # what builtins' forks froze in an earlier run is collectable again (runtimes.host.forked)
     if options.builtin:
-        from ..runtimes.builtin import forget_images
+        from ..runtimes.host.builtin import forget_images
 
         forget_images()
     containers = [(key, spec) for key, spec in planned if spec.kind == "container" and not _in_process(spec, options, root)]
@@ -102,12 +102,12 @@ def _prestarter(containers: list[tuple[int, FunctionSpec]], options: "RunOptions
     does is asked at once, in the background (an unchanged re-run then starts no container)."""
     from ..errors import FnrunError
     from .invocations import invocation
-    from ..runtimes.prestart import Prestarter
+    from ..runtimes.container.prestart import Prestarter
 
     # What the background threads will import, imported here first: two threads importing the
     # same modules at once can trip the import system's deadlock detection.
     if options.builtin:
-        import_module("orchestrator.runtimes.builtin")
+        import_module("orchestrator.runtimes.host.builtin")
     if options.cache:
         import_module("orchestrator.runtimes.cache")
 

@@ -240,13 +240,13 @@ class _Parallel:
 
 def cancel_containers() -> None:
     """Remove every container this process has."""
-    from ..runtimes import live
+    from ..runtimes.container import live
 
     live.cancel_all()
 
 
 def begin() -> None:
     """A new run may create containers again (after an earlier, cancelled run in this process)."""
-    from ..runtimes import live
+    from ..runtimes.container import live
 
     live.begin()

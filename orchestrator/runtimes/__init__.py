@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from orchestrator.errors import InputError
-from orchestrator.runtimes.base import Invocation, Mount, RunOutput, Runtime, Sandbox, StderrSink
+from orchestrator.runtimes.protocol import Invocation, Mount, RunOutput, Runtime, Sandbox, StderrSink
 
 __all__ = ["Invocation", "Mount", "RunOutput", "Runtime", "Sandbox", "StderrSink", "get_runtime", "KINDS"]
 
@@ -15,11 +15,11 @@ def get_runtime(kind: str) -> Runtime:
     """The process-wide runtime for `kind`; imported lazily so exec-only use never loads docker."""
     if kind not in _runtimes:
         if kind == "container":
-            from orchestrator.runtimes.container import ContainerRuntime
+            from orchestrator.runtimes.container.runtime import ContainerRuntime
 
             _runtimes[kind] = ContainerRuntime()
         elif kind == "exec":
-            from orchestrator.runtimes.exec import ExecRuntime
+            from orchestrator.runtimes.host.exec import ExecRuntime
 
             _runtimes[kind] = ExecRuntime()
         else:

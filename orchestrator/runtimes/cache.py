@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from orchestrator.errors import InputError
-from orchestrator.runtimes.base import Invocation, Runtime, RunOutput, StderrSink
+from orchestrator.runtimes.protocol import Invocation, Runtime, RunOutput, StderrSink
 
 DEFAULT_MAX_BYTES = 512 * 1024 * 1024
 LABEL_CACHEABLE = "dev.fnrun.cacheable"
@@ -49,7 +49,7 @@ def enabled_by_environment() -> bool:
 
 
 def max_bytes() -> int:
-    from orchestrator.runtimes.streams import parse_size
+    from orchestrator.runtimes.supervise.streams import parse_size
 
     text = os.environ.get("FNRUN_CACHE_SIZE")
     if not text:
@@ -230,7 +230,7 @@ class CachingRuntime:
 
 def _image_identity(image: str) -> tuple[str | None, dict]:
     """The engine's ID for the image as present locally (never the tag), and its labels."""
-    from orchestrator.runtimes.inspect import inspect_image
+    from orchestrator.runtimes.container.inspect import inspect_image
 
     info = inspect_image(image)
     if info is None:

@@ -31,8 +31,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from orchestrator.errors import FnrunError, FunctionError
 from orchestrator.resource import Resource
-from orchestrator.runtimes import forked
-
+from orchestrator.runtimes.host import forked
 if TYPE_CHECKING:
     from functions.sdk import ResourceList
 

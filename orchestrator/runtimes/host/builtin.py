@@ -8,9 +8,9 @@ hash it was built with (label SOURCE_HASH_LABEL, set by scripts/build_images.py 
 source_hash below) equals the installed code's. The child goes through the exec runtime's runner:
 same stdin/stdout protocol, --max-output cap, timeout and process-group kill; it gets only the
 environment the container would get, an empty temporary working directory, no /local, and the
-confinement of orchestrator.runtimes.confine (memory limit, no network, read-only file system).
+confinement of orchestrator.runtimes.host.confine (memory limit, no network, read-only file system).
 Catalog functions in HANDOVER skip the ResourceList's text as well (`run_items`,
-orchestrator.runtimes.handover).
+orchestrator.runtimes.host.handover).
 """
 
 from __future__ import annotations
@@ -22,11 +22,12 @@ import tempfile
 from pathlib import Path
 
 from orchestrator.resource import Resource
-from orchestrator.runtimes import forked, handover
-from orchestrator.runtimes.base import Invocation, RunOutput, StderrSink
-from orchestrator.runtimes.confine import confinement
-from orchestrator.runtimes.exec import run_process
-from orchestrator.runtimes.streams import parse_size
+from orchestrator.runtimes.host import forked
+from orchestrator.runtimes.host import handover
+from orchestrator.runtimes.protocol import Invocation, RunOutput, StderrSink
+from orchestrator.runtimes.host.confine import confinement
+from orchestrator.runtimes.host.exec import run_process
+from orchestrator.runtimes.supervise.streams import parse_size
 
 SOURCE_HASH_LABEL = "dev.fnrun.source-hash"
 # The functions package this fnrun has; the child imports it from there too (PYTHONPATH), so the
@@ -99,7 +100,7 @@ def _installed_hash(module: str) -> str:
 def _image_label(image: str) -> object:
     """The source-hash label of the local image; _ABSENT when there is no such image (or no engine)."""
     if image not in _labels:
-        from orchestrator.runtimes.inspect import inspect_image
+        from orchestrator.runtimes.container.inspect import inspect_image
 
         found = inspect_image(image)
         _labels[image] = _ABSENT if found is None else ((found.get("Config") or {}).get("Labels") or {}).get(SOURCE_HASH_LABEL)
@@ -113,7 +114,7 @@ def _scratch() -> tempfile.TemporaryDirectory[str]:
     return tempfile.TemporaryDirectory(prefix="fnrun-builtin-", dir=shm if os.access(shm, os.W_OK | os.X_OK) else None)
 
 
-#: Catalog modules whose function runs over handed-over data (orchestrator.runtimes.handover):
+#: Catalog modules whose function runs over handed-over data (orchestrator.runtimes.host.handover):
 #: they edit through the SDK only. inject-sidecar copies commented YAML nodes out of its config,
 #: which plain data does not carry.
 HANDOVER = frozenset({

@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.errors import InputError
-from orchestrator.runtimes.base import PULL_POLICIES, Invocation, Sandbox
+from orchestrator.runtimes.protocol import PULL_POLICIES, Invocation, Sandbox
 
 LABEL_FUNCTION = "fnrun.function"
 LABEL_PID = "fnrun.pid"  # lets tests (and a user) find what one fnrun process started
-LABEL_PRESTARTED = "fnrun.prestarted"  # started ahead of its function's turn (runtimes.prestart, launch)
+LABEL_PRESTARTED = "fnrun.prestarted"  # started ahead of its function's turn (runtimes.container.prestart, launch)
 NOBODY = "65534:65534"
 BASE_ENV = {"LOG_TO_STDERR": "true", "STRUCTURED_RESULTS": "true"}
 _BYTE_UNITS = {"b": 1, "k": 1024, "m": 1024**2, "g": 1024**3}

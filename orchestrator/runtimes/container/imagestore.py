@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO
 
-from ..errors import FnrunError
+from ...errors import FnrunError
 from .inspect import inspect_image
 
 ENVIRONMENT = 4  # exit code: the engine lacks an image, or cannot be asked
@@ -52,7 +52,7 @@ def identity(reference: str) -> Identity | None:
 
 def pull(reference: str) -> None:
     """Fetch a reference from its registry into the engine (one line on failure)."""
-    from .container import api_client, pull as pull_image
+    from .runtime import api_client, pull as pull_image
 
     try:
         pull_image(api_client(), reference, "cannot pull image {image}")
@@ -65,7 +65,7 @@ def export(references: list[str], out: IO[bytes]) -> None:
     import docker.errors
     import requests
 
-    from .container import api_client
+    from .runtime import api_client
 
     api = api_client()
     try:
@@ -82,7 +82,7 @@ def load(chunks: Iterator[bytes]) -> list[str]:
     import docker.errors
     import requests
 
-    from .container import api_client
+    from .runtime import api_client
 
     api = api_client()
     try:

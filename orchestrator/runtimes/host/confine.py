@@ -64,7 +64,7 @@ def isolate(points: list[tuple[bytes, int]]) -> bool:
 
 def confinement(memory: int) -> Callable[..., None]:
     """The pre-exec step for a builtin's child (runs after fork, before exec: no locks, no I/O).
-    A child that does not exec (orchestrator.runtimes.forked) passes the data it inherited, which
+    A child that does not exec (orchestrator.runtimes.host.forked) passes the data it inherited, which
     its limit comes on top of."""
     points = mounts()
 

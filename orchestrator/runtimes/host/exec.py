@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from orchestrator.errors import FunctionError, InputError
-from orchestrator.runtimes.base import Invocation, RunOutput, StderrSink
-from orchestrator.runtimes.interrupts import SignalGuard
-from orchestrator.runtimes.streams import BoundedOutput, LineSplitter, OutputTooLarge, pump, too_large
+from orchestrator.runtimes.protocol import Invocation, RunOutput, StderrSink
+from orchestrator.runtimes.supervise.interrupts import SignalGuard
+from orchestrator.runtimes.supervise.streams import BoundedOutput, LineSplitter, OutputTooLarge, pump, too_large
 
 if TYPE_CHECKING:
-    from orchestrator.runtimes.forked import ForkedProcess
+    from orchestrator.runtimes.host.forked import ForkedProcess
 
 
 class ExecRuntime:
@@ -46,7 +46,7 @@ def run_process(
 ) -> RunOutput:
     """Run argv as a function in its own process group: stdin in, stdout capped at --max-output,
     stderr by lines, killed with everything it spawned at the timeout or an interrupt. `confine`
-    runs in the child before exec (limits, namespaces; orchestrator.runtimes.confine); `spawn`,
+    runs in the child before exec (limits, namespaces; orchestrator.runtimes.host.confine); `spawn`,
     when given, starts the child instead (a fork that runs Python without exec)."""
     started = time.monotonic()
     timeout = invocation.sandbox.timeout

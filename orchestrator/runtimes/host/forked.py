@@ -3,7 +3,7 @@ without the interpreter tax).
 
 Starting `python -m functions.x` costs 80–150 ms here (interpreter, site, ruamel); a fork of fnrun,
 which has already imported the function's module and its dependencies, costs a few. The child is
-confined the same way (orchestrator.runtimes.confine), gets only the environment the container
+confined the same way (orchestrator.runtimes.host.confine), gets only the environment the container
 would, fresh standard streams on its own pipes (the parent's stream objects may hold locks another
 thread took), default signal handlers and its own session, then runs the module as `__main__`
 and leaves with os._exit (no atexit handlers or finalizers of the parent run twice).
@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import IO, Callable
 
 #: Held around every fork: what must not leak into a child is set up under it
-#: (orchestrator.runtimes.handover names a module's function with a transport of its own).
+#: (orchestrator.runtimes.host.handover names a module's function with a transport of its own).
 FORK_LOCK = threading.Lock()
 #: Modules that must start in a fresh interpreter (their imports start runtime threads).
 NEEDS_OWN_INTERPRETER = ("starlark",)
@@ -92,7 +92,7 @@ class ForkedProcess:
 def spawn(module: str, args: list[str], env: dict[str, str], cwd: str, confine: Callable[[int], None],
           prepare: Callable[[], None] | None = None) -> ForkedProcess:
     """Fork a child that runs `module` as `python -m module args` would; `prepare` runs in the
-    child, confined, just before the module (orchestrator.runtimes.handover installs itself)."""
+    child, confined, just before the module (orchestrator.runtimes.host.handover installs itself)."""
     importlib.import_module(module)  # once per fnrun process; every fork inherits it
     budget = _data_in_use()
     pipes = [os.pipe() for _ in range(3)]  # stdin, stdout, stderr: (read end, write end)

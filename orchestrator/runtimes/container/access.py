@@ -4,7 +4,7 @@ A function runs as uid 65534 (or the caller's uid with --as-current-user). A bin
 host's owners and modes, so a function config in a directory made by `mktemp -d` (mode 0700)
 shows up at /local as a directory the function cannot open, and the function dies with a bare
 `PermissionError: '/local'` deep inside its own code. The container runtime copies such a
-directory in instead (orchestrator.runtimes.upload); a writable mount cannot be a copy, so for
+directory in instead (orchestrator.runtimes.container.upload); a writable mount cannot be a copy, so for
 it this check turns the failure into one line that says what to do, before any container starts.
 
 The check reads plain mode bits (owner, group, other) as the kernel applies them to a process

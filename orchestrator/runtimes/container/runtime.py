@@ -22,15 +22,15 @@ from docker.constants import DEFAULT_DOCKER_API_VERSION, DEFAULT_TIMEOUT_SECONDS
 from docker.utils import kwargs_from_env, parse_repository_tag, version_lt
 
 from orchestrator.errors import EnvironmentProblem, FnrunError, FunctionError, InputError
-from orchestrator.runtimes import live
-from orchestrator.runtimes.access import NOBODY_GID, NOBODY_UID, blocked_by, check_readable
-from orchestrator.runtimes.base import Invocation, Mount, RunOutput, StderrSink
-from orchestrator.runtimes.hijack import duplex
-from orchestrator.runtimes.interrupts import SignalGuard
-from orchestrator.runtimes.remote import uploads
-from orchestrator.runtimes.start_failures import podman_runtime_refusal, start_failure
-from orchestrator.runtimes.settings import LABEL_FUNCTION, LABEL_PID, NOBODY, create_body, existing  # noqa: F401 - re-exported
-from orchestrator.runtimes.streams import BoundedOutput, FrameDemux, LineSplitter, OutputTooLarge, pump, too_large
+from orchestrator.runtimes.container import live
+from orchestrator.runtimes.container.access import NOBODY_GID, NOBODY_UID, blocked_by, check_readable
+from orchestrator.runtimes.protocol import Invocation, Mount, RunOutput, StderrSink
+from orchestrator.runtimes.container.hijack import duplex
+from orchestrator.runtimes.supervise.interrupts import SignalGuard
+from orchestrator.runtimes.container.remote import uploads
+from orchestrator.runtimes.container.start_failures import podman_runtime_refusal, start_failure
+from orchestrator.runtimes.container.settings import LABEL_FUNCTION, LABEL_PID, NOBODY, create_body, existing  # noqa: F401 - re-exported
+from orchestrator.runtimes.supervise.streams import BoundedOutput, FrameDemux, LineSplitter, OutputTooLarge, pump, too_large
 
 
 _client: docker.APIClient | None = None
@@ -114,13 +114,13 @@ class ContainerRuntime:
 
 def engine_error(inv: Invocation, err: BaseException) -> FnrunError:
     """The engine refused or failed a request: the machine's problem, not the package's (exit 4),
-    with the fix where the engine's words are known (runtimes.start_failures)."""
+    with the fix where the engine's words are known (runtimes.container.start_failures)."""
     text = str(getattr(err, "explanation", None) or err)
     return start_failure(inv.name, text) or EnvironmentProblem(f"function {inv.name}: container engine error: {_brief(err)}")
 
 
 def copies_of(inv: Invocation) -> dict[str, Path]:
-    """Container paths copied in (orchestrator.runtimes.upload) instead of bind-mounted: all of
+    """Container paths copied in (orchestrator.runtimes.container.upload) instead of bind-mounted: all of
     them for a remote engine (--mounts upload), else those the sandbox user could not read. A
     writable mount cannot be a copy: refused, with what would make it work."""
     everything = uploads(inv.sandbox.mount_mode)
@@ -152,7 +152,7 @@ def _check_uploadable(inv: Invocation, mount: Mount, source: Path) -> None:
 
 
 def upload(api: docker.APIClient, container_id: str, inv: Invocation, copies: dict[str, Path]) -> None:
-    from orchestrator.runtimes.upload import archive
+    from orchestrator.runtimes.container.upload import archive
 
     remedy = "keep what is mounted small" if uploads(inv.sandbox.mount_mode) else "make it readable (chmod o+rx)"
     for target, source in copies.items():
@@ -160,7 +160,7 @@ def upload(api: docker.APIClient, container_id: str, inv: Invocation, copies: di
 
 
 def container_config(api: docker.APIClient, inv: Invocation, copies: dict[str, Path]) -> dict[str, Any]:
-    """The create request (orchestrator.runtimes.settings: the launcher builds the same one)."""
+    """The create request (orchestrator.runtimes.container.settings: the launcher builds the same one)."""
     return create_body(inv, copies)
 
 
@@ -226,7 +226,7 @@ class Attached:
 
     @classmethod
     def over(cls, sock: socket.socket) -> Attached:
-        """An attach stream opened elsewhere: the launcher's early container (runtimes.early)."""
+        """An attach stream opened elsewhere: the launcher's early container (runtimes.container.early)."""
         attached = cls.__new__(cls)
         attached.response = None
         attached.stream = duplex(sock)
@@ -310,11 +310,11 @@ def _timed_out(inv: Invocation) -> FunctionError:
 
 
 def create(api: docker.APIClient, config: dict[str, Any]) -> str:
-    """Create a container and remember it until it is removed (orchestrator.runtimes.live)."""
+    """Create a container and remember it until it is removed (orchestrator.runtimes.container.live)."""
     live.refuse_if_cancelled()
     _check_podman_runtime(api, config)
     container_id = api.create_container_from_config(config)["Id"]
-    if not live.register(container_id):  # created while the run was being cancelled
+    if not live.register(container_id, remove_quietly):  # created while the run was being cancelled
         remove(api, container_id)
         raise KeyboardInterrupt()
     return container_id

@@ -29,10 +29,14 @@ from typing import Callable
 import docker.errors
 import requests.exceptions
 
-from orchestrator.runtimes import container, early, live
-from orchestrator.runtimes.base import Invocation, Runtime, RunOutput, StderrSink
-from orchestrator.runtimes.interrupts import SignalGuard
-from orchestrator.runtimes.settings import LABEL_PRESTARTED
+from orchestrator.runtimes.container import runtime as container
+
+from orchestrator.runtimes.container import early
+
+from orchestrator.runtimes.container import live
+from orchestrator.runtimes.protocol import Invocation, Runtime, RunOutput, StderrSink
+from orchestrator.runtimes.supervise.interrupts import SignalGuard
+from orchestrator.runtimes.container.settings import LABEL_PRESTARTED
 
 
 @dataclass
@@ -60,7 +64,7 @@ class Remover:
 
     def close(self) -> None:
         """No more containers; returns once all are gone (or, under the launcher, leaves that wait
-        to it: orchestrator.runtimes.live.wait_later)."""
+        to it: orchestrator.runtimes.container.live.wait_later)."""
         self._queue.put(None)
         live.wait_later(self._thread.join)
 
@@ -197,10 +201,10 @@ class Prestarter:
         return Ready(container_id, attached)
 
     def _adopt(self, container_id: str, sock: socket.socket) -> Ready | None:
-        """The launcher's early container (orchestrator.runtimes.early), started from this very
+        """The launcher's early container (orchestrator.runtimes.container.early), started from this very
         create request: from here on it is this pool's to remove."""
         ready = Ready(container_id, container.Attached.over(sock))
-        if not live.register(container_id) or self._closing.is_set():
+        if not live.register(container_id, container.remove_quietly) or self._closing.is_set():
             self.release(ready)
             return None
         return ready
@@ -210,7 +214,7 @@ def _startable(inv: Invocation, builtin: bool) -> bool:
     if inv.image is None or inv.sandbox.image_pull_policy == "always":
         return False  # "always" pulls first, in the foreground, as the serial path does
     if builtin:
-        from orchestrator.runtimes.builtin import builtin_module
+        from orchestrator.runtimes.host.builtin import builtin_module
 
         return builtin_module(inv) is None
     return True

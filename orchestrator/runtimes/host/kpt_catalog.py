@@ -15,8 +15,8 @@ import os
 from pathlib import Path
 
 from orchestrator.errors import InputError
-from orchestrator.runtimes.base import Invocation, RunOutput, StderrSink
-from orchestrator.runtimes.builtin import BuiltinRuntime
+from orchestrator.runtimes.protocol import Invocation, RunOutput, StderrSink
+from orchestrator.runtimes.host.builtin import BuiltinRuntime
 
 ENV_VAR = "FNRUN_BUILTIN_CATALOG"
 PREFIXES = ("ghcr.io/kptdev/krm-functions-catalog/", "gcr.io/kpt-fn/")

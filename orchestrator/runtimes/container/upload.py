@@ -1,7 +1,7 @@
 """A read-only copy of a host directory for a function a bind mount would not serve.
 
 Two cases need one: a remote engine, whose bind mounts name paths on its own machine
-(orchestrator.runtimes.remote), and a directory the sandbox user cannot read. For the second: when the sandbox user cannot read the function config's directory (a package under a 0700 home
+(orchestrator.runtimes.container.remote), and a directory the sandbox user cannot read. For the second: when the sandbox user cannot read the function config's directory (a package under a 0700 home
 directory, or in a `mktemp -d`), bind-mounting it at /local would hand the function a directory it
 cannot open. Loosening the host's modes or running the function as the caller would weaken the
 sandbox; instead the directory is copied into an anonymous volume of the container (created with

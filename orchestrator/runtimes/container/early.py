@@ -5,7 +5,7 @@ Creating and starting a container costs the engine ~0.2 s; importing fnrun (type
 docker SDK) costs about as much. Done one after the other they add up; here the container is
 created, attached to and started from a background thread over the engine's unix socket, with
 plain HTTP and the standard library only (nothing is imported once the thread runs, so it never
-contends with the main thread's imports). The run's pre-start pool (orchestrator.runtimes.prestart)
+contends with the main thread's imports). The run's pre-start pool (orchestrator.runtimes.container.prestart)
 then asks `adopt` for a container with the create request it would send itself: only an equal
 request adopts it, so the early container is exactly the one the run would have started. A
 container nobody adopted is removed by `finish`, which the launcher reaches on every path.

@@ -44,7 +44,7 @@ class Sandbox:
     max_output: int = 256 * 1024 * 1024  # bytes of stdout read from a function before it is killed
     oci_runtime: str | None = None  # an OCI runtime registered with the engine (runsc, crun); None = its default
     # /local and mounts: bind-mounted, or uploaded into the container (a remote engine cannot see
-    # this machine's paths); auto = upload when the engine is remote (orchestrator.runtimes.remote).
+    # this machine's paths); auto = upload when the engine is remote (orchestrator.runtimes.container.remote).
     mount_mode: str = "auto"  # auto | bind | upload
 
 
@@ -74,9 +74,9 @@ class RunOutput:
     exit_code: int
     duration: float
     cached: bool = False  # replayed from the result cache (orchestrator.runtimes.cache)
-    builtin: bool = False  # a catalog image's code ran in-process (orchestrator.runtimes.builtin)
+    builtin: bool = False  # a catalog image's code ran in-process (orchestrator.runtimes.host.builtin)
     # the function's items and results, when it took them as fnrun holds them instead of as text
-    # (orchestrator.runtimes.handover); stdout is then not a ResourceList
+    # (orchestrator.runtimes.host.handover); stdout is then not a ResourceList
     handed_back: tuple[list[Any], list[dict]] | None = None
 
 

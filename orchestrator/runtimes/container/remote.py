@@ -2,7 +2,7 @@
 
 A bind mount names a path on the engine's machine. With an engine on another machine (DOCKER_HOST
 `tcp://` to a host that is not this one, or `ssh://`), the package's directories are not there,
-so /local and --mount sources are uploaded into the container instead (orchestrator.runtimes.upload).
+so /local and --mount sources are uploaded into the container instead (orchestrator.runtimes.container.upload).
 `ssh://` counts as remote even to 127.0.0.1: that is how VMs (lima, colima, vagrant) forward their
 engine. A user overrides the guess with --mounts bind|upload (FNRUN_MOUNTS).
 """

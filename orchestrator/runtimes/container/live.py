@@ -8,7 +8,7 @@ from __future__ import annotations
 import threading
 from typing import Callable
 
-_live: set[str] = set()
+_live: dict[str, Callable[[str], None]] = {}  # container ID -> how to remove it quietly
 _lock = threading.Lock()
 _cancelled = threading.Event()
 _deferred: list[Callable[[], None]] | None = None  # waits for background removals, left to the launcher
@@ -29,17 +29,17 @@ def refuse_if_cancelled() -> None:
         raise KeyboardInterrupt()
 
 
-def register(container_id: str) -> bool:
-    """Remember a new container; False when the run was cancelled meanwhile (the caller removes it:
-    the sweep of `cancel_all` may not have seen it)."""
+def register(container_id: str, remove: Callable[[str], None]) -> bool:
+    """Remember a new container and what removes it without raising; False when the run was
+    cancelled meanwhile (the caller removes it: the sweep of `cancel_all` may not have seen it)."""
     with _lock:
-        _live.add(container_id)
+        _live[container_id] = remove
         return not _cancelled.is_set()
 
 
 def forget(container_id: str) -> None:
     with _lock:
-        _live.discard(container_id)
+        _live.pop(container_id, None)
 
 
 def cancel_all() -> None:
@@ -47,13 +47,9 @@ def cancel_all() -> None:
     is being stopped)."""
     with _lock:
         _cancelled.set()
-        doomed = list(_live)
-    if not doomed:
-        return
-    from orchestrator.runtimes.container import remove_quietly
-
-    for container_id in doomed:
-        remove_quietly(container_id)
+        doomed = list(_live.items())
+    for container_id, remove in doomed:
+        remove(container_id)
 
 
 def defer_waits() -> None:

@@ -27,7 +27,7 @@ def lock(
     here has no digest: it is locked by its ID, which `fnrun images save` carries). From then on
     `run` and `render` under that root run each image by its locked content and refuse an image
     that is not locked or whose tag now names other content; --no-lock opts out."""
-    from .lock.writing import LockRequest, check as stale, write
+    from ..lock.writing import LockRequest, check as stale, write
 
     request = LockRequest(tuple(directories or [Path(".")]), image_prefix, tuple(image or ()), pull, builtin_catalog)
     if check:
@@ -50,7 +50,7 @@ def save(
     directories: Optional[list[Path]] = typer.Argument(None, help="Directories whose fnrun.lock to follow (default: .)."),
 ) -> None:
     """Write every image fnrun.lock pins into one archive, checked against the lock as it is written."""
-    from .lock.bundle import save as save_bundle
+    from ..lock.bundle import save as save_bundle
 
     images = save_bundle(_lock(directories), bundle)
     print(f"fnrun images: saved {len(images)} image{'s' if len(images) != 1 else ''} to {bundle}", file=sys.stderr)
@@ -63,15 +63,15 @@ def load(
 ) -> None:
     """Load an archive into the engine, after checking that every image in it is the content
     fnrun.lock pins (config and layer digests); a bundle that differs is refused, nothing loaded."""
-    from .lock.bundle import load as load_bundle
+    from ..lock.bundle import load as load_bundle
 
     images = load_bundle(bundle, _lock(directories))
     print(f"fnrun images: loaded {len(images)} image{'s' if len(images) != 1 else ''} from {bundle}", file=sys.stderr)
 
 
 def _lock(directories: Optional[list[Path]]):
-    from .errors import InputError
-    from .lock.lockfile import LOCK_NAME, decode, find, home
+    from ..errors import InputError
+    from ..lock.lockfile import LOCK_NAME, decode, find, home
 
     start = (directories or [Path(".")])[0]
     path = find(start)

@@ -13,7 +13,7 @@ import socket
 from typing import Any
 from urllib.parse import quote
 
-from orchestrator.runtimes.remote import unix_socket
+from orchestrator.runtimes.container.remote import unix_socket
 
 TIMEOUT = 10.0
 
@@ -69,7 +69,7 @@ def _unchunked(body: bytes) -> bytes:
 
 def _through_sdk(image: str) -> dict[str, Any] | None:
     try:
-        from orchestrator.runtimes.container import api_client
+        from orchestrator.runtimes.container.runtime import api_client
 
         return api_client().inspect_image(image)
     except Exception:  # noqa: BLE001 - not found, no engine, a transport error: no such image here
