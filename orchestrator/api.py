@@ -295,9 +295,9 @@ def doctor(root: Path | str | None = None, oci_runtime: str | None = None, mount
     """What the engine offers and what will not hold there (`fnrun doctor`); when a package is
     given, every image a run or render of it would start (orchestrator.select.inventory)."""
     from .doctor import diagnose
-    from .select.inventory import inventory
+    from .lock.inventory import inventory
 
     images = inventory([Path(root)], image_prefix, relative_to=Path(root)) if root is not None else {}
-    from .runtimes.container.remote import check_mode
+    from .requests import check_mode
 
     return diagnose(images, oci_runtime, check_mode(mount_mode), Path(root) if root is not None else None)

@@ -156,11 +156,10 @@ def _image(image: str, files: list[str], lock) -> Finding:
 
 def _against_lock(image: str, files: list[str], lock) -> Finding | None:
     """The lock's refusal of this image as a finding (None: a locked run would accept it)."""
-    from orchestrator.run.pipeline import RunOptions
     from orchestrator.select.functions import FunctionSpec
 
     try:
-        lock.check([FunctionSpec(kind="container", image=image, declared_in=files[0])], RunOptions(), Path.cwd())
+        lock.check([FunctionSpec(kind="container", image=image, declared_in=files[0])], "ifNotPresent", Path.cwd())
     except FnrunError as err:
         text = str(err)
         reason, _, fix = text.rpartition("; ")

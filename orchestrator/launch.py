@@ -226,6 +226,7 @@ def _invocation(image: str, flags: dict[str, list[str]]) -> Invocation:
     stdin), from the flags' values as typer would convert them."""
     from orchestrator.runtimes.protocol import Invocation, Sandbox
     from orchestrator.runtimes.container.settings import function_env
+    from orchestrator.sizes import parse_memory
 
     def last(flag: str, default: str) -> str:
         return flags.get(flag, [default])[-1]
@@ -237,7 +238,7 @@ def _invocation(image: str, flags: dict[str, list[str]]) -> Invocation:
         read_only_root="--writable-root" not in flags,
         drop_capabilities="--keep-capabilities" not in flags,
         tmpfs_size=last("--tmpfs-size", defaults.tmpfs_size),
-        memory=last("--memory", defaults.memory),
+        memory=parse_memory(flags["--memory"][-1]) if "--memory" in flags else defaults.memory,
         pids_limit=int(last("--pids-limit", str(defaults.pids_limit))),
         cpus=float(last("--cpus", str(defaults.cpus))),
         image_pull_policy=last("--image-pull-policy", defaults.image_pull_policy),

@@ -37,7 +37,7 @@ class RunRequest:
     builtin: bool = True  # fnrun's catalog images in-process where equal (--no-builtin, FNRUN_BUILTIN=0)
     builtin_catalog: bool = False  # kpt's catalog images by fnrun's code (--builtin-catalog, FNRUN_BUILTIN_CATALOG=1)
     jobs: int | None = None  # --jobs: containers started ahead, independent work at once; None: FNRUN_JOBS or min(4, CPUs)
-    shard: str | None = None  # "I/N": this CI job's share of the independent packages (render.shard)
+    shard: str | None = None  # "I/N": this CI job's share of the independent packages (select.shard)
     memory: str = "512m"
     pids_limit: int = 256
     cpus: float = 1.0
@@ -87,7 +87,7 @@ def selections(request: RunRequest) -> tuple[list[dict], list[dict]]:
 
 
 def shard_of(request: RunRequest) -> tuple[int, int] | None:
-    from .render.shard import parse
+    from .select.shard import parse
 
     return parse(request.shard) if request.shard else None
 
@@ -129,8 +129,7 @@ def pipeline_inputs(request: RunRequest, root: Path | None) -> tuple["RunOptions
     from .runtimes.host.builtin import enabled_by_environment as builtin_by_environment
     from .runtimes.host import kpt_catalog
     from .runtimes.cache import enabled_by_environment
-    from .runtimes.container.remote import check_mode
-    from .runtimes.supervise.streams import parse_size
+    from .sizes import parse_size
     from .run.units import default_jobs, parse_jobs
 
     try:
@@ -147,7 +146,7 @@ def pipeline_inputs(request: RunRequest, root: Path | None) -> tuple["RunOptions
             as_current_user=request.as_current_user,
             read_only_root=request.read_only_root,
             tmpfs_size=request.tmpfs_size,
-            memory=request.memory,
+            memory=_memory(request.memory),
             pids_limit=request.pids_limit,
             cpus=request.cpus,
             timeout=request.timeout,
@@ -243,3 +242,21 @@ def _selecting(spec: "FunctionSpec", request: RunRequest) -> "FunctionSpec":
         selectors=tuple(Selector.from_dict(s, "--match-* flags") for s in selectors),
         exclude=tuple(Selector.from_dict(s, "--exclude-* flags") for s in exclude),
     )
+
+
+def check_mode(mode: str) -> str:
+    """--mounts: how /local and mounts reach a function (orchestrator.runtimes.container.remote)."""
+    from .runtimes.container.remote import MOUNT_MODES
+
+    if mode not in MOUNT_MODES:
+        raise InputError(f"--mounts {mode!r}: use one of {', '.join(MOUNT_MODES)}")
+    return mode
+
+
+def _memory(text: str) -> int:
+    from .sizes import parse_memory
+
+    try:
+        return parse_memory(text)
+    except ValueError:
+        raise InputError(f"--memory {text!r}: use a size such as 512m or 1g") from None

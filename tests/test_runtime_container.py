@@ -103,7 +103,7 @@ def test_without_local_dir_there_is_no_local(image: str) -> None:
 
 def test_as_current_user_and_relaxed_limits(image: str) -> None:
     sandbox = Sandbox(
-        as_current_user=True, read_only_root=False, drop_capabilities=False, memory="256m",
+        as_current_user=True, read_only_root=False, drop_capabilities=False, memory=256 * 1024 * 1024,
         pids_limit=64, image_pull_policy="never",
     )
     report = probe(image, sandbox=sandbox)
@@ -245,8 +245,12 @@ def test_unreachable_engine_is_one_line(tmp_path: Path) -> None:
 
 
 def test_bad_sandbox_setting_is_input_error(image: str) -> None:
-    with pytest.raises(InputError, match="bad sandbox setting"):
-        run(image, IDENTITY, sandbox=Sandbox(memory="lots", image_pull_policy="never"))
+    """A size is parsed where it enters (the request); what reaches a runtime unchecked is refused there."""
+    from orchestrator.api import RunRequest
+    from orchestrator.requests import pipeline_inputs
+
+    with pytest.raises(InputError, match="--memory 'lots': use a size such as 512m or 1g"):
+        pipeline_inputs(RunRequest(directory=".", memory="lots"), None)
     with pytest.raises(InputError, match="unknown image pull policy"):
         run(image, IDENTITY, sandbox=replace(Sandbox(), image_pull_policy="sometimes"))
 

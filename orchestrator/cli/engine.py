@@ -20,7 +20,7 @@ app.add_typer(cache_app, name="cache")
 def cache_info() -> None:
     """Where the cache is, how many results it holds, and its size against its bound."""
     from ..runtimes.cache import ResultCache
-    from ..runtimes.supervise.streams import human_size
+    from ..sizes import human_size
 
     info = ResultCache().info()
     print(f"location: {info.location}\nentries:  {info.entries}\nsize:     {info.size} bytes (bound {human_size(info.bound)}, FNRUN_CACHE_SIZE)")

@@ -17,7 +17,6 @@ from . import builtins
 from .lockfile import Entry, Lock, decode, find
 
 if TYPE_CHECKING:
-    from ..run.pipeline import RunOptions
     from ..runtimes import Invocation, Runtime
     from ..select.functions import FunctionSpec
 
@@ -32,7 +31,7 @@ class LockedImages:
         self.references: dict[str, str] = {}
         self.served: dict[str, str] = {}  # image -> builtin module the lock lets answer for it
 
-    def check(self, specs: "list[FunctionSpec]", options: "RunOptions", root: Path) -> None:
+    def check(self, specs: "list[FunctionSpec]", pull_policy: str, root: Path) -> None:
         """Refuse, before anything runs, an image the lock does not name or whose content differs."""
         for spec in specs:
             if spec.kind != "container" or spec.image is None or spec.image in self.references or spec.image in self.served:
@@ -44,7 +43,7 @@ class LockedImages:
             if entry.served_by is not None:
                 self.served[spec.image] = self._served(spec, entry, where)
             else:
-                self.references[spec.image] = self._reference(entry, where, options.sandbox.image_pull_policy)
+                self.references[spec.image] = self._reference(entry, where, pull_policy)
 
     def _served(self, spec: "FunctionSpec", entry: Entry, where: str) -> str:
         module = builtins.served_module(entry.image)
@@ -75,7 +74,7 @@ class LockedImages:
         """What the engine is asked to run for `image`: its locked content (checked by `check`)."""
         return self.references.get(image, image)
 
-    def in_process(self, spec: "FunctionSpec", call: "Invocation", options: "RunOptions") -> "Runtime | None":
+    def in_process(self, spec: "FunctionSpec", call: "Invocation", builtin: bool, pull_policy: str) -> "Runtime | None":
         """The builtin that may answer for a locked image: one the lock marks as served by fnrun,
         or fnrun's catalog code when the locked image was built from this very code."""
         from ..runtimes.host.builtin import BuiltinRuntime
@@ -83,7 +82,7 @@ class LockedImages:
         assert spec.image is not None
         if spec.image in self.served:
             return BuiltinRuntime(self.served[spec.image])
-        if not options.builtin or call.mounts or call.network or options.sandbox.image_pull_policy == "always":
+        if not builtin or call.mounts or call.network or pull_policy == "always":
             return None
         found = imagestore.identity(call.image or "")
         module = builtins.built_from_this_code(spec.image, found.labels if found else None)
@@ -97,7 +96,7 @@ def _repository(image: str) -> str:
 
 
 def _declared(spec: "FunctionSpec", root: Path) -> str:
-    from ..select.inventory import COMMAND_LINE, shown
+    from .inventory import COMMAND_LINE, shown
 
     return COMMAND_LINE if spec.declared_in is None else shown(root / spec.declared_in)
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ..errors import FnrunError
 from ..runtimes.container import imagestore
-from ..select.inventory import inventory
+from .inventory import inventory
 from . import builtins, lockfile
 from .lockfile import Entry
 

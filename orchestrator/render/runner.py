@@ -65,7 +65,7 @@ def pipeline_steps(resources: list[Resource], prefix: str | None = None, shard: 
 
 def _shard_share(found: dict[str, "kf.Kptfile"], resources: list[Resource], shard: tuple[int, int]) -> set[str]:
     """The package directories that belong to this shard's top-level packages (render.shard)."""
-    from . import shard as sharding
+    from ..select import shard as sharding
 
     tops, mine = sharding.split(list(found), [r.path for r in resources if r.path], *shard)
     return {directory for directory in found if sharding.owner(directory, tops) in mine}

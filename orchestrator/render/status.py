@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import copy
 
-from ..run.pipeline import FunctionReport
+from ..events import FunctionReport
 from ..resource import Resource
 from .kptfile import Step
 

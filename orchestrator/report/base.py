@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from ..select.functions import FunctionSpec
     from ..merge.origin import Changes, Tracker
-    from ..run.pipeline import FunctionReport
+    from ..events import FunctionReport
     from ..write.writeback import WritePlan
 
 
@@ -116,3 +116,20 @@ class Recorder(Display):
     def finished(self, spec: "FunctionSpec", report: "FunctionReport") -> None:
         self.record.reports.append(report)
         self.display.finished(spec, report)
+
+
+def describe(result: dict) -> str:
+    """One readable line: `error: message (Deployment/web in app/deploy.yaml, field spec.replicas)`."""
+    where = []
+    ref = result.get("resourceRef")
+    if isinstance(ref, dict) and ref.get("name"):
+        namespace = f"{ref['namespace']}/" if ref.get("namespace") else ""
+        where.append(f"{ref.get('kind', '?')}/{namespace}{ref['name']}")
+    file = result.get("file")
+    if isinstance(file, dict) and file.get("path"):
+        where.append(f"in {file['path']}" + (f"[{file['index']}]" if file.get("index") not in (None, 0) else ""))
+    field = result.get("field")
+    if isinstance(field, dict) and field.get("path"):
+        where.append(f"field {field['path']}")
+    suffix = f" ({' '.join(where)})" if where else ""
+    return f"{result['severity']}: {result['message']}{suffix}"

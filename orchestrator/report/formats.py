@@ -7,9 +7,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from ..run import results
 from ..yamlio import fast
-from .base import RunSummary
+from .base import RunSummary, describe
 from .plain import status_line
 
 if TYPE_CHECKING:
@@ -57,7 +56,7 @@ def _text(summary: RunSummary, error: "FnrunError | None") -> str:
     lines = []
     for report in summary.reports:
         lines.append(status_line(report.name, report))
-        lines += [f"  {results.describe(result)}" for result in report.results]
+        lines += [f"  {describe(result)}" for result in report.results]
     lines.append(summary.line())
     if error is not None:
         lines.append(f"error: {error}")

@@ -11,9 +11,8 @@ import sys
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Mapping
 
-from ..run import results
 from ..write.diff import first_changed_line
-from .base import RunSummary
+from .base import RunSummary, describe
 from .locate import resource_line
 from .paths import repo_path
 from .plain import PlainEvents
@@ -21,7 +20,7 @@ from .plain import PlainEvents
 if TYPE_CHECKING:
     from ..errors import FnrunError
     from ..select.functions import FunctionSpec
-    from ..run.pipeline import FunctionReport
+    from ..events import FunctionReport
 
 
 def escape_data(value: str) -> str:
@@ -69,7 +68,7 @@ class GitHubDisplay(PlainEvents):
         path = str(file.get("path") or "")
         line = resource_line(self.root, path, file.get("index"), result.get("resourceRef")) if path and self.root else None
         if line is None:
-            self.say(command(severity, results.describe(result).split(": ", 1)[1]))
+            self.say(command(severity, describe(result).split(": ", 1)[1]))
             return
         field = result.get("field") if isinstance(result.get("field"), dict) else {}
         message = str(result["message"]) + (f" (field {field['path']})" if field.get("path") else "")

@@ -15,13 +15,12 @@ from rich.spinner import Spinner
 from rich.table import Table
 from rich.text import Text
 
-from ..run import results
-from .base import HELD_LINES, Display, RunSummary, changes_text
+from .base import HELD_LINES, Display, RunSummary, changes_text, describe
 from .plain import file_lines
 
 if TYPE_CHECKING:
     from ..select.functions import FunctionSpec
-    from ..run.pipeline import FunctionReport
+    from ..events import FunctionReport
 
 _SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 
@@ -109,7 +108,7 @@ class LiveDisplay(Display):
                 self.console.print(Text(f"✗ {spec.name}: {report.error}", style="bold red"))
         row.held.clear()
         for result in report.results:
-            self.console.print(Text(f"  {results.describe(result)}", style=_SEVERITY_STYLE.get(result["severity"], "")))
+            self.console.print(Text(f"  {describe(result)}", style=_SEVERITY_STYLE.get(result["severity"], "")))
         if self.live is not None:
             self.live.refresh()
 

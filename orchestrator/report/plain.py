@@ -8,12 +8,11 @@ import sys
 from collections import deque
 from typing import IO, TYPE_CHECKING
 
-from ..run import results
-from .base import HELD_LINES, Display, RunSummary, changes_text
+from .base import HELD_LINES, Display, RunSummary, changes_text, describe
 
 if TYPE_CHECKING:
     from ..select.functions import FunctionSpec
-    from ..run.pipeline import FunctionReport
+    from ..events import FunctionReport
 
 
 class PlainEvents(Display):
@@ -51,7 +50,7 @@ class PlainEvents(Display):
             self.result(spec, result)
 
     def result(self, spec: "FunctionSpec", result: dict) -> None:
-        self.say(f"  {results.describe(result)}")
+        self.say(f"  {describe(result)}")
 
     def summary(self, summary: RunSummary) -> None:
         if self.quiet:

@@ -15,7 +15,7 @@ from ..runtimes.container.settings import function_env
 from ..select.functions import FunctionSpec, MountSpec
 
 if TYPE_CHECKING:
-    from .pipeline import RunOptions, RuntimeFor
+    from .options import RunOptions, RuntimeFor
 
 
 def check_policy(specs: list[FunctionSpec], options: RunOptions, root: Path) -> None:
@@ -33,7 +33,7 @@ def check_policy(specs: list[FunctionSpec], options: RunOptions, root: Path) -> 
         for spec in specs:
             _writable_mount_readable(spec, source, mount, options)
     if options.lock is not None:  # a locked run: every image is the locked content, or nothing runs
-        options.lock.check(specs, options, root)
+        options.lock.check(specs, options.sandbox.image_pull_policy, root)
 
 
 def _writable_mount_readable(spec: FunctionSpec, source: Path, mount: MountSpec, options: RunOptions) -> None:
@@ -102,7 +102,7 @@ def in_process_runtime(spec: FunctionSpec, call: Invocation, options: RunOptions
     functions when asked, a catalog image's own code when that cannot differ from the image; under
     a lock, only what the lock lets answer."""
     if options.lock is not None and spec.kind == "container":
-        return options.lock.in_process(spec, call, options)
+        return options.lock.in_process(spec, call, options.builtin, options.sandbox.image_pull_policy)
     if spec.kind == "starlark" or (options.builtin_catalog and spec.kind == "container"):
         from orchestrator.runtimes.host.kpt_catalog import StarlarkFileRuntime, runtime_for_image
 

@@ -5,91 +5,27 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass, field, replace as _replace
+from dataclasses import dataclass, replace as _replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Protocol
+from typing import Callable
 
 from . import resourcelist, results
 from ..merge import scope
 from ..write import writeback
 from ..errors import EnvironmentProblem, FunctionError, InputError
-from ..select.functions import FunctionSpec, MountSpec, declaration, discover
+from ..select.functions import FunctionSpec, declaration, discover
 from ..merge.origin import Changes, compare
 from ..read import notices
 from ..read.package import Package, read_package
+from ..events import Events, FunctionReport
 from ..report.plain import PlainEvents
 from ..resource import Resource
-from ..runtimes import Invocation, Runtime, RunOutput, Sandbox, get_runtime
+from ..runtimes import Invocation, Runtime, RunOutput, get_runtime
 from .invocations import check_policy, choose_runtime, invocation
+from .options import RunOptions, RuntimeFor
 from ..yamlio import fast
 
-if TYPE_CHECKING:
-    from ..lock.pinning import LockedImages
-
-
-@dataclass(frozen=True)
-class RunOptions:
-    """What the user decided on the command line (or a caller of the library)."""
-
-    sandbox: Sandbox = Sandbox()
-    enable_exec: bool = False
-    global_scope: bool = False
-    env: tuple[str, ...] = ()  # --env KEY[=VALUE], applied after the declared envs
-    mounts: tuple[MountSpec, ...] = ()  # --mount, sources relative to the package root
-    results_dir: Path | None = None
-    cache: bool = False  # reuse results of identical container runs (orchestrator.runtimes.cache)
-    builtin: bool = False  # run fnrun's catalog images in-process where equal (orchestrator.runtimes.host.builtin)
-    builtin_catalog: bool = False  # kpt's catalog images by fnrun's own code (orchestrator.runtimes.host.kpt_catalog)
-    jobs: int = 1  # --jobs: containers started ahead and independent functions run at once (orchestrator.run.units)
-    lock: "LockedImages | None" = None  # the fnrun.lock every container image is run by (orchestrator.lock.pinning)
-    file_names: str = "name_kind"  # --file-names: how a new resource without a path is named (annotations.FILE_NAMES)
-    absolute_in_package: bool = False  # render, as kpt: a function's absolute path lies below its directory
-    error_results_fail: bool = True  # an error result fails the function even at exit 0 (render, as kpt: only with --strict-results)
-    # Catalog functions may take the items as data and hand back values (orchestrator.runtimes.host.handover):
-    # not where the items' text is the result (stdin, --output -), as only the function writes its text.
-    handover: bool = True
-
-
-@dataclass
-class FunctionReport:
-    """What one function did: the JSON/YAML results output and the progress display read this."""
-
-    name: str
-    kind: str
-    declared_in: str | None = None
-    exit_code: int = 0
-    duration: float = 0.0
-    results: list[dict] = field(default_factory=list)
-    added: int = 0
-    changed: int = 0
-    removed: int = 0
-    error: str | None = None
-    cached: bool = False  # its output came from the result cache; no container started
-    builtin: bool = False  # a catalog image's code ran in-process; no container started
-
-    def as_dict(self) -> dict:
-        return {
-            ("image" if self.kind == "container" else "exec"): self.name,
-            **({"declaredIn": self.declared_in} if self.declared_in else {}),
-            "exitCode": self.exit_code,
-            "duration": round(self.duration, 3),
-            "results": self.results,
-            "changes": {"added": self.added, "changed": self.changed, "removed": self.removed},
-            **({"cached": True} if self.cached else {}),
-            **({"builtin": True} if self.builtin else {}),
-            **({"error": self.error} if self.error else {}),
-        }
-
-
-class Events(Protocol):
-    """Where progress goes: the CLI's displays (orchestrator.report), the lineage tracker
-    (orchestrator.merge.origin), or whatever a library caller records."""
-
-    def planned(self, specs: list[FunctionSpec]) -> None: ...
-    def started(self, spec: FunctionSpec) -> None: ...
-    def stderr(self, spec: FunctionSpec, line: str) -> None: ...
-    def transformed(self, spec: FunctionSpec, changes: Changes) -> None: ...
-    def finished(self, spec: FunctionSpec, report: FunctionReport) -> None: ...
+__all__ = ["Events", "FunctionReport", "Outcome", "RunOptions", "RuntimeFor", "run_package", "run_stream", "run_functions", "run_one", "run_scoped"]
 
 
 @dataclass
@@ -98,9 +34,6 @@ class Outcome:
     reports: list[FunctionReport]
     plan: writeback.WritePlan | None = None
     package: Package | None = None
-
-
-RuntimeFor = Callable[[str], Runtime]
 
 
 def run_package(
@@ -113,14 +46,14 @@ def run_package(
     shard: tuple[int, int] | None = None,
 ) -> Outcome:
     """Run the package's declared functions (or `functions`) over it and write the result back;
-    with `shard` (I, N), only those of shard I's kpt packages (orchestrator.render.shard)."""
+    with `shard` (I, N), only those of shard I's kpt packages (orchestrator.select.shard)."""
     root = Path(root)
     package = read_package(root)
     specs = discover(package.resources) if functions is None else functions
     if options.global_scope:
         specs = [_global(s) for s in specs]
     if shard is not None:
-        from ..render.shard import run_share
+        from ..select.shard import run_share
 
         specs = run_share(specs, root, [r.path for r in package.resources if r.path], *shard)
     check_policy(specs, options, root)

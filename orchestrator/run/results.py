@@ -1,4 +1,4 @@
-"""Structured results (spec v1): validated, printed readably, written to --results-dir."""
+"""Structured results (spec v1): validated and written to --results-dir (report.base.describe prints them)."""
 
 from __future__ import annotations
 
@@ -26,23 +26,6 @@ def normalise(results: list[Any], function: str) -> list[dict]:
 
 def has_errors(results: list[dict]) -> bool:
     return any(r["severity"] == "error" for r in results)
-
-
-def describe(result: dict) -> str:
-    """One readable line: `error: message (Deployment/web in app/deploy.yaml, field spec.replicas)`."""
-    where = []
-    ref = result.get("resourceRef")
-    if isinstance(ref, dict) and ref.get("name"):
-        namespace = f"{ref['namespace']}/" if ref.get("namespace") else ""
-        where.append(f"{ref.get('kind', '?')}/{namespace}{ref['name']}")
-    file = result.get("file")
-    if isinstance(file, dict) and file.get("path"):
-        where.append(f"in {file['path']}" + (f"[{file['index']}]" if file.get("index") not in (None, 0) else ""))
-    field = result.get("field")
-    if isinstance(field, dict) and field.get("path"):
-        where.append(f"field {field['path']}")
-    suffix = f" ({' '.join(where)})" if where else ""
-    return f"{result['severity']}: {result['message']}{suffix}"
 
 
 def write_results_dir(directory: Path, runs: list[dict]) -> Path:

@@ -23,7 +23,7 @@ from ..runtimes.supervise.interrupts import SignalGuard
 from .units import begin
 
 if TYPE_CHECKING:
-    from .pipeline import RunOptions, RuntimeFor
+    from .options import RunOptions, RuntimeFor
     from ..runtimes import Invocation
     from ..runtimes.container.prestart import Prestarter
 

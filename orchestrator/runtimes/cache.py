@@ -49,7 +49,7 @@ def enabled_by_environment() -> bool:
 
 
 def max_bytes() -> int:
-    from orchestrator.runtimes.supervise.streams import parse_size
+    from orchestrator.sizes import parse_size
 
     text = os.environ.get("FNRUN_CACHE_SIZE")
     if not text:

@@ -31,7 +31,7 @@ class Sandbox:
     as_current_user: bool = False
     read_only_root: bool = True
     tmpfs_size: str = "64m"
-    memory: str = "512m"
+    memory: int = 512 * 1024 * 1024  # bytes (--memory, parsed at the edge: orchestrator.sizes)
     pids_limit: int = 256
     # Soft = hard rlimits per container: a function needs no million file descriptors, and an
     # engine's defaults (podman's 1048576) can exceed what the host lets it set.

@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 from urllib.parse import urlparse
 
-from orchestrator.errors import InputError
 
 DEFAULT_HOST = "unix:///var/run/docker.sock"
 LOOPBACK_NAMES = {"", "localhost", "127.0.0.1", "::1"}
@@ -52,14 +51,8 @@ def is_remote(host: str) -> bool:
     return url.scheme not in ("unix", "npipe", "fd", "") and (url.hostname or "") not in LOOPBACK_NAMES
 
 
-def check_mode(mode: str) -> str:
-    if mode not in MOUNT_MODES:
-        raise InputError(f"--mounts {mode!r}: use one of {', '.join(MOUNT_MODES)}")
-    return mode
-
-
 def uploads(mode: str, host: str | None = None) -> bool:
     """Whether /local and mounts are copied in (True) or bind-mounted (False) under `mode`."""
-    if check_mode(mode) != "auto":
+    if mode != "auto":
         return mode == "upload"
     return is_remote(engine_host() if host is None else host)

@@ -21,7 +21,6 @@ LABEL_PID = "fnrun.pid"  # lets tests (and a user) find what one fnrun process s
 LABEL_PRESTARTED = "fnrun.prestarted"  # started ahead of its function's turn (runtimes.container.prestart, launch)
 NOBODY = "65534:65534"
 BASE_ENV = {"LOG_TO_STDERR": "true", "STRUCTURED_RESULTS": "true"}
-_BYTE_UNITS = {"b": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
 
 
 def function_env(declared: tuple[str, ...] | list[str], given: tuple[str, ...] | list[str]) -> dict[str, str]:
@@ -60,7 +59,7 @@ def create_body(inv: Invocation, copies: dict[str, Path]) -> dict[str, Any]:
     if sandbox.drop_capabilities:
         host["CapDrop"] = ["ALL"]
     if sandbox.memory:
-        host["Memory"] = _bytes(sandbox.memory, inv)
+        host["Memory"] = sandbox.memory
     if sandbox.pids_limit:
         host["PidsLimit"] = sandbox.pids_limit
     limits = {"nofile": sandbox.nofile_limit, "nproc": sandbox.nproc_limit}
@@ -85,21 +84,6 @@ def create_body(inv: Invocation, copies: dict[str, Path]) -> dict[str, Any]:
     if copies:
         body["Volumes"] = {target: {} for target in copies}
     return body
-
-
-def _bytes(size: str, inv: Invocation) -> int:
-    """A memory size as the docker CLI reads it: bytes, or a k/m/g suffix (an optional b after it)."""
-    text = size.strip()
-    if len(text) > 1 and text[-1] in "bB" and text[-2].isalpha():
-        text = text[:-1]
-    unit = text[-1:].lower()
-    digits, factor = (text, 1) if unit.isdigit() else (text[:-1], _BYTE_UNITS.get(unit))
-    try:
-        if factor is None:
-            raise ValueError
-        return int(float(digits) * factor)
-    except ValueError:
-        raise InputError(f"function {inv.name}: bad sandbox setting: memory {size!r}: use a size such as 512m or 1g") from None
 
 
 def _mounts(inv: Invocation, copies: dict[str, Path]) -> list[dict[str, Any]]:

@@ -27,7 +27,6 @@ from orchestrator.runtimes.host import handover
 from orchestrator.runtimes.protocol import Invocation, RunOutput, StderrSink
 from orchestrator.runtimes.host.confine import confinement
 from orchestrator.runtimes.host.exec import run_process
-from orchestrator.runtimes.supervise.streams import parse_size
 
 SOURCE_HASH_LABEL = "dev.fnrun.source-hash"
 # The functions package this fnrun has; the child imports it from there too (PYTHONPATH), so the
@@ -133,7 +132,7 @@ class BuiltinRuntime:
         argv = self._argv(invocation)
         env = self._environment(invocation)
         with _scratch() as cwd:
-            confine = confinement(parse_size(invocation.sandbox.memory))
+            confine = confinement(invocation.sandbox.memory)
             spawn = None
             if forked.can_fork(self.module, FUNCTIONS_DIR):
                 spawn = lambda: forked.spawn(self.module, list(invocation.args), env, cwd, confine)  # noqa: E731
@@ -158,7 +157,7 @@ class BuiltinRuntime:
         went_back = False  # the text way runs it again and shows its stderr then
         try:
             with _scratch() as cwd:
-                confine = confinement(parse_size(invocation.sandbox.memory))
+                confine = confinement(invocation.sandbox.memory)
                 spawn = lambda: forked.spawn(self.module, list(invocation.args), env, cwd, confine, transport.install)  # noqa: E731
                 output = run_process(self._argv(invocation), invocation, env, cwd, b"", lines, confine, spawn)
             went_back = output.stdout == handover.FALLBACK

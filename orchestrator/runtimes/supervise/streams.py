@@ -8,12 +8,12 @@ blocking call. stderr reaches the caller line by line as it arrives.
 from __future__ import annotations
 
 import os
-import re
 import selectors
 import struct
 import time
 from typing import Callable
 
+from orchestrator.sizes import human_size
 from orchestrator.errors import FunctionError
 
 CHUNK = 1 << 18
@@ -34,22 +34,6 @@ class OutputTooLarge(Exception):
     def __init__(self, limit: int) -> None:
         super().__init__(limit)
         self.limit = limit
-
-
-def human_size(size: int) -> str:
-    """`268435456` -> `256M`: sizes as --max-output takes them."""
-    for unit, factor in (("G", 1 << 30), ("M", 1 << 20), ("k", 1 << 10)):
-        if size >= factor and size % factor == 0:
-            return f"{size // factor}{unit}"
-    return f"{size}B"
-
-
-def parse_size(text: str) -> int:
-    """`256M`, `1G`, `512k`, `1000` (bytes) -> bytes; ValueError for anything else."""
-    match = re.fullmatch(r"\s*(\d+)\s*([kKmMgG]?)[iI]?[bB]?\s*", text)
-    if not match or int(match.group(1)) <= 0:
-        raise ValueError(text)
-    return int(match.group(1)) * {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}[match.group(2).lower()]
 
 
 def too_large(name: str, limit: int) -> FunctionError:

@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 
 from ..read.package import read_package
-from .functions import discover
+from ..select.functions import discover
 
 COMMAND_LINE = "--image"  # the declaring "file" of an image given with --image
 

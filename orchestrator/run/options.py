@@ -1,0 +1,48 @@
+"""What a run was asked to do: the user's decisions as the pipeline, the invocations and the
+session read them. Built at the edge (orchestrator.requests); nothing here parses a user's string."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable, Protocol
+
+from ..runtimes import Invocation, Runtime, Sandbox
+
+if TYPE_CHECKING:
+    from ..select.functions import FunctionSpec, MountSpec
+
+
+class ImageLock(Protocol):
+    """The fnrun.lock a run obeys (orchestrator.lock.pinning): which content each image runs as,
+    and which builtin may answer for it. The run only asks; the lock decides."""
+
+    def check(self, specs: "list[FunctionSpec]", pull_policy: str, root: Path) -> None: ...
+    def reference(self, image: str) -> str: ...
+    def in_process(self, spec: "FunctionSpec", call: Invocation, builtin: bool, pull_policy: str) -> Runtime | None: ...
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """What the user decided on the command line (or a caller of the library)."""
+
+    sandbox: Sandbox = Sandbox()
+    enable_exec: bool = False
+    global_scope: bool = False
+    env: tuple[str, ...] = ()  # --env KEY[=VALUE], applied after the declared envs
+    mounts: tuple[MountSpec, ...] = ()  # --mount, sources relative to the package root
+    results_dir: Path | None = None
+    cache: bool = False  # reuse results of identical container runs (orchestrator.runtimes.cache)
+    builtin: bool = False  # run fnrun's catalog images in-process where equal (orchestrator.runtimes.host.builtin)
+    builtin_catalog: bool = False  # kpt's catalog images by fnrun's own code (orchestrator.runtimes.host.kpt_catalog)
+    jobs: int = 1  # --jobs: containers started ahead and independent functions run at once (orchestrator.run.units)
+    lock: ImageLock | None = None  # the fnrun.lock every container image is run by (orchestrator.lock.pinning)
+    file_names: str = "name_kind"  # --file-names: how a new resource without a path is named (annotations.FILE_NAMES)
+    absolute_in_package: bool = False  # render, as kpt: a function's absolute path lies below its directory
+    error_results_fail: bool = True  # an error result fails the function even at exit 0 (render, as kpt: only with --strict-results)
+    # Catalog functions may take the items as data and hand back values (orchestrator.runtimes.host.handover):
+    # not where the items' text is the result (stdin, --output -), as only the function writes its text.
+    handover: bool = True
+
+
+RuntimeFor = Callable[[str], Runtime]
