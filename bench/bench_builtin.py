@@ -1,4 +1,4 @@
-"""fnrun's catalog in-process (issue 14 §1, §6): a 5-function Kptfile pipeline of fnrun's own catalog
+"""fnrun's catalog in-process: a 5-function Kptfile pipeline of fnrun's own catalog
 over a small package, rendered by `fnrun render` with builtins (the default), by `fnrun render
 --no-builtin` (every step a container) and by `kpt fn render --image-pull-policy never` with the
 same local images.

@@ -1,6 +1,6 @@
 """`fnrun source` and `fnrun source | fnrun sink` side by side with kpt, in one run.
 
-Targets (issue 3, point 6), each on the median of `--runs` rounds over the generated package
+Targets, each on the median of `--runs` rounds over the generated package
 (2,000 files / 10,000 commented resources by default):
 
 1. `fnrun source DIR > /dev/null`            <= 0.5x `kpt fn source DIR > /dev/null`;

@@ -1,4 +1,4 @@
-"""`fnrun render` side by side with `kpt fn render`, in one run (issue 13's table, the rows fnrun
+"""`fnrun render` side by side with `kpt fn render`, in one run (the rows fnrun
 can run today):
 
 1. a 10-function Kptfile pipeline over a small package;
@@ -13,7 +13,7 @@ Both tools render fresh copies of the same package with the same local image
 the same containers kpt does (bench_builtin.py measures the in-process path), and with its
 default --jobs; a `fnrun --jobs 1` column (containers started ahead, nothing run at once) shows
 what the parallel part adds. Medians of --runs; peak RSS from wait4. The
-goals are issue 13's; this bench exits 1 when one is missed, 2 when a run fails.
+goals are the product's; this bench exits 1 when one is missed, 2 when a run fails.
 
 The `floor` column is what no tool that starts these containers can beat on this machine: the
 case's containers (10 or 20) each created, attached, started, fed a ResourceList, waited for and

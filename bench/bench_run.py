@@ -1,6 +1,6 @@
 """`fnrun run` side by side with `kpt fn eval` and a bare container start, in one run.
 
-Three targets from issue 4, point 14, each checked on medians of fresh runs:
+Three targets, each checked on medians of fresh runs:
 
 1. one identity function over a 4-resource package: fnrun <= 1.0x kpt;
 2. fnrun's own overhead above a bare container start of the same image <= 15 %: fnrun's library
@@ -36,7 +36,7 @@ from gen_package import generate  # noqa: E402
 
 IMAGE = "fnrun-test/identity:v1"
 SMALL_TARGET = 1.0  # fnrun / kpt, 4 resources
-SMALL_GOAL_13 = 0.9  # the same, issue 13's goal (the launcher starts the container during fnrun's imports)
+SMALL_GOAL_13 = 0.9  # the same, the tighter goal (the launcher starts the container during fnrun's imports)
 OVERHEAD_TARGET = 0.15  # (fnrun - bare) / bare, 4 resources
 BIG_TARGET = 0.5  # fnrun / kpt, 10,000 resources
 
@@ -381,7 +381,7 @@ def report(
     print()
     checks = [
         ("4 resources, fnrun / kpt", fnrun_small.median / kpt_small.median, SMALL_TARGET, "x"),
-        ("4 resources, fnrun / kpt (issue 13)", fnrun_small.median / kpt_small.median, SMALL_GOAL_13, "x"),
+        ("4 resources, fnrun / kpt (tighter goal)", fnrun_small.median / kpt_small.median, SMALL_GOAL_13, "x"),
         ("fnrun overhead above a bare container start (both in-process)", fnrun_inproc.median / bare.median - 1, OVERHEAD_TARGET, "%"),
     ]
     if fnrun_big.times:

@@ -1,4 +1,4 @@
-"""A Starlark label script in-process vs the same labels through a container (issue 14 §6).
+"""A Starlark label script in-process vs the same labels through a container.
 
     .venv/bin/python bench/bench_starlark.py [--runs 5]
 

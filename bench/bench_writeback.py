@@ -1,5 +1,5 @@
 """Write-back of functions that change every resource: `fnrun run` against `kpt fn eval` and the
-function alone, in one run (issue 12).
+function alone, in one run.
 
 Cases (each on a generated package, every tool run on a fresh copy):
 - label: `fnrun-test/label:v1 -- team=platform` adds a label to every resource;

@@ -1,6 +1,6 @@
 """How often write-back needs the round-trip editor: every sample package run through its own
 pipeline and through the label function, in this process, counting the changed resources fnrun
-wrote back as text edits and those it left to the round trip (issue 12).
+wrote back as text edits and those it left to the round trip.
 
     python bench/fallback_rate.py            # samples/*
     python bench/fallback_rate.py DIR...     # other packages (each is copied first)

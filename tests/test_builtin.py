@@ -1,4 +1,4 @@
-"""fnrun's own catalog images run in-process (orchestrator/runtimes/host/builtin.py, issue 14 §1, §4, §5).
+"""fnrun's own catalog images run in-process (orchestrator/runtimes/host/builtin.py).
 
 Through the real CLI on copies of samples/: the builtin leaves byte-identical files and the same
 results as the image (run with --no-builtin), is marked as builtin in the display and the results,

@@ -1,4 +1,4 @@
-"""kpt's everyday catalog functions in-process (functions/kpt_catalog/, issue 14 §2, §5).
+"""kpt's everyday catalog functions in-process (functions/kpt_catalog/).
 
 Each function against packages shaped like the catalog's tests and examples
 (kptdev/krm-functions-catalog tests/<fn>/ and examples/<fn>-*/), with the results their

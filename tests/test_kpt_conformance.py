@@ -55,7 +55,7 @@ APP = """
 
 
 def test_render_keeps_a_functions_own_config_out_of_its_items(tmp_path: Path) -> None:
-    """Issue 11 §4: a configPath resource is the function's config, not one of its items, so
+    """A configPath resource is the function's config, not one of its items, so
     set-labels does not label the ConfigMap it reads its labels from. kpt beta.56 (and its
     fn-render `fnconfig` cases) hand it over as an item too; kpt fixed that after beta.56
     (kptdev/kpt#4673), so fnrun follows the issue and the fix."""

@@ -1,4 +1,4 @@
-"""Containers started ahead and independent work in parallel (issue 13 points 1-2): every
+"""Containers started ahead and independent work in parallel: every
 pre-started container is removed on every path, and a parallel run says and writes exactly what
 the serial run (--jobs 1) does. Behaviour only; the speed is bench/bench_render.py's."""
 

@@ -1,4 +1,4 @@
-"""`fnrun run DIR --shard I/N` (issue 13 point 4): each shard runs the declared functions of a
+"""`fnrun run DIR --shard I/N`: each shard runs the declared functions of a
 disjoint, deterministic share of DIR's kpt packages; all shards together equal a full run."""
 
 from __future__ import annotations

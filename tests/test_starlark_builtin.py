@@ -1,5 +1,5 @@
 """Starlark in-process (functions/kpt_catalog/starlark.py, orchestrator/runtimes/host/kpt_catalog.py,
-issue 14 §3-5): kpt's StarlarkRun and ConfigMap forms behind `--builtin-catalog`, kustomize's
+kpt's StarlarkRun and ConfigMap forms behind `--builtin-catalog`, kustomize's
 declared `starlark: {path: ...}`, kpt's language options, comments kept, a script error as one line
 naming the script's line, a runaway script killed at the timeout, and the child's confinement.
 

@@ -1,4 +1,15 @@
-"""Runtimes by kind: "container" (the default, sandboxed) and "exec" (only with --enable-exec)."""
+"""Every way fnrun runs a function, behind one protocol (`protocol.Runtime`: bytes of a
+ResourceList in, bytes out, within a `Sandbox`).
+
+- `container/`: a function image through the Engine API, sandboxed; the default for every image.
+- `host/`: on this machine without an engine: a local executable (`exec`, only with
+  --enable-exec), and catalog code in a fork of fnrun (`builtin`, `handover`, kpt's catalog and
+  Starlark), confined as a container would confine it.
+- `cache.py`: not a runtime but a wrapper around any runtime, replaying identical runs.
+- `supervise/`: what every runtime that drives a function shares: bounded streams, signals.
+
+`get_runtime` below answers by a function's kind ("container", "exec"); which in-process runtime
+stands in for a container is chosen per function (orchestrator.run.invocations)."""
 
 from __future__ import annotations
 

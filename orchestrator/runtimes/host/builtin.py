@@ -1,4 +1,4 @@
-"""fnrun's own catalog images run as the same Python code without a container (issue 14 §1).
+"""fnrun's own catalog images run as the same Python code without a container.
 
 A container start costs ~0.3 s; a set-labels over a small package costs milliseconds. When a
 function names one of fnrun's catalog images (`fnrun/<name>:v1`, whose ENTRYPOINT is

@@ -1,4 +1,4 @@
-"""What a builtin function's child process gets instead of a container (issue 14 §4).
+"""What a builtin function's child process gets instead of a container.
 
 Builtins are fnrun's own code, but they get what a container would withhold: the network, memory
 beyond --memory, and writes to the machine's files.

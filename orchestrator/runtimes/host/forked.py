@@ -1,5 +1,5 @@
-"""A builtin function in a fork of this interpreter instead of a new one (issue 14: builtins
-without the interpreter tax).
+"""A builtin function in a fork of this interpreter instead of a new one: a builtin
+without the cost of starting an interpreter.
 
 Starting `python -m functions.x` costs 80–150 ms here (interpreter, site, ruamel); a fork of fnrun,
 which has already imported the function's module and its dependencies, costs a few. The child is

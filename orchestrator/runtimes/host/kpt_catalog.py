@@ -1,4 +1,4 @@
-"""kpt's everyday catalog functions and Starlark, in-process on request (issue 14 §2-3).
+"""kpt's everyday catalog functions and Starlark, in-process on request.
 
 kpt's answer to "run set-labels without Docker" is a container. fnrun ships its own versions of the
 functions most kpt packages use (functions/kpt_catalog/), written from the catalog's documentation
