@@ -14,9 +14,9 @@ What it builds, in order:
 2. ``Dockerfiles/<name>.Dockerfile`` -> ``fnrun/<name>:v1``, build context the repository root
    (trimmed by ``/.dockerignore``). ``fnrun-base`` comes first: it is the base image plus fnrun
    itself. Any image whose ``FROM`` names another image built here is built after it.
-3. ``tests/functions/<name>/`` -> ``fnrun-test/<name>:v1``, context its own directory, built
+3. ``tests/images/<name>/`` -> ``fnrun-test/<name>:v1``, context its own directory, built
    from its own ``Dockerfile`` or, when it has only a ``main.py``, from the shared
-   ``tests/functions/Dockerfile`` with ``tests/functions/krm.py`` (the protocol helper) beside
+   ``tests/images/Dockerfile`` with ``tests/images/krm.py`` (the protocol helper) beside
    it. A ``stage-files`` file lists more files (one a line: absolute = from the host, relative =
    from the repository root) to copy into a temporary copy of the context before building: the
    registry image takes Debian's ``/usr/bin/docker-registry`` this way, because a build
@@ -115,7 +115,7 @@ def discover(repo: Path = REPO) -> list[Target]:
                p, repo)
         for p in sorted((repo / "Dockerfiles").glob("*.Dockerfile"))
     ]
-    shared = repo / "tests" / "functions"
+    shared = repo / "tests" / "images"
     for context in sorted(p for p in shared.glob("*/") if p.is_dir()):
         listing = context / STAGE_FILES
         lines = listing.read_text().splitlines() if listing.is_file() else []

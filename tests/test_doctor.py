@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from pipeline_helpers import REPO, fnrun, function_config, write_package
+from testing.pipeline_helpers import REPO, fnrun, function_config, write_package
 
 
 def lines(stdout: str) -> dict[str, list[str]]:

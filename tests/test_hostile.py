@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline_helpers import REPO, snapshot, test_images, write_package  # noqa: F401
-from runtime_fixtures import containers_of
+from testing.pipeline_helpers import REPO, snapshot, test_images, write_package  # noqa: F401
+from testing.runtime_fixtures import containers_of
 
 HOSTILE = "fnrun-test/hostile:v1"
 MiB = 1024 * 1024
@@ -84,7 +84,7 @@ def package(tmp_path: Path) -> Path:
 def exec_hostile(tmp_path: Path) -> Path:
     """The same hostile function as an exec function (stdlib only: any python3 runs it)."""
     path = tmp_path / "hostile.py"
-    path.write_text("#!/usr/bin/env python3\n" + (REPO / "tests" / "functions" / "hostile" / "main.py").read_text())
+    path.write_text("#!/usr/bin/env python3\n" + (REPO / "tests" / "images" / "hostile" / "main.py").read_text())
     path.chmod(0o755)
     return path
 

@@ -18,8 +18,8 @@ import docker
 import pytest
 
 from orchestrator.launch import _early_container, _run_flags
-from pipeline_helpers import REPO, snapshot, test_images, write_package  # noqa: F401
-from runtime_fixtures import containers_of
+from testing.pipeline_helpers import REPO, snapshot, test_images, write_package  # noqa: F401
+from testing.runtime_fixtures import containers_of
 
 FNRUN = Path(sys.executable).parent / "fnrun"  # the console script: what users run
 IDENTITY, LABEL, FAIL, SLEEP = "fnrun-test/identity:v1", "fnrun-test/label:v1", "fnrun-test/fail:v1", "fnrun-test/sleep:v1"

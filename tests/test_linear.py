@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 import functions
 import orchestrator
-from io_helpers import REPO, fnrun
+from testing.io_helpers import REPO, fnrun
 from orchestrator import api
 from orchestrator.read.package import read_package
 from orchestrator.run import resourcelist

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pipeline_helpers import REPO, fnrun, snapshot
+from testing.pipeline_helpers import REPO, fnrun, snapshot
 
 SAMPLE = REPO / "samples" / "nginx"
 GOLDEN = REPO / "tests" / "fixtures" / "nginx"

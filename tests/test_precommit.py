@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator.yamlio import fast
-from pipeline_helpers import REPO, deployment, function_config, test_images, write_package
+from testing.pipeline_helpers import REPO, deployment, function_config, test_images, write_package
 
 pytestmark = pytest.mark.usefixtures("test_images")
 _ = test_images

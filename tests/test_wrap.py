@@ -17,7 +17,7 @@ import yaml
 from orchestrator import envvars
 from orchestrator.run import resourcelist
 from orchestrator.resource import Resource
-from pipeline_helpers import REPO, Result, fnrun
+from testing.pipeline_helpers import REPO, Result, fnrun
 
 CONFIG = """\
 functionConfig:

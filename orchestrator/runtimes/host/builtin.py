@@ -33,7 +33,7 @@ SOURCE_HASH_LABEL = "dev.fnrun.source-hash"
 # code hashed is the code run.
 FUNCTIONS_DIR = Path(__file__).resolve().parents[2] / "functions"
 
-# image -> module run by its ENTRYPOINT (tests/test_builtin.py checks this against Dockerfiles/)
+# image -> module run by its ENTRYPOINT (tests/runtimes/host/test_builtin.py checks this against Dockerfiles/)
 CATALOG: dict[str, str] = {
     f"fnrun/{name}:v1": f"functions.{name.replace('-', '_')}"
     for name in (

@@ -1,0 +1,389 @@
+"""Builtins in a fork of fnrun: the same protocol, limits and clean-up as a child interpreter.
+
+The catalog's behaviour in a fork is checked against the images in test_builtin.py; here, probe
+modules do what catalog code never does (hang, exhaust memory, crash, read the environment) to
+show the fork is held to the timeout, the memory limit and a clean environment, and reaped."""
+
+from __future__ import annotations
+
+import os
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from orchestrator.errors import FunctionError
+from orchestrator.runtimes.host import forked
+from orchestrator.runtimes.protocol import Invocation, Sandbox
+from orchestrator.runtimes.host.builtin import FUNCTIONS_DIR
+from orchestrator.runtimes.host.confine import confinement
+from orchestrator.runtimes.host.exec import run_process
+
+PROBE = '''
+import os, sys
+if __name__ == "__main__":
+    what = sys.argv[1]
+    if what == "echo":
+        sys.stdout.write(sys.stdin.read().upper())
+        print("args", sys.argv[2:], file=sys.stderr)
+    elif what == "env":
+        print(sorted(os.environ), os.getcwd())
+    elif what == "hang":
+        while True:
+            pass
+    elif what == "hog":
+        hoard = [bytearray(1 << 20) for _ in range(4096)]
+    elif what == "crash":
+        raise RuntimeError("boom")
+    elif what == "exit":
+        sys.exit(3)
+    elif what == "write":
+        open(sys.argv[2], "w").write("x")
+    elif what == "linger":
+        os.close(1)
+        os.close(2)
+        while True:
+            pass
+'''
+
+
+@pytest.fixture
+def probe(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    name = f"fnrun_fork_probe_{os.getpid()}"
+    (tmp_path / f"{name}.py").write_text(textwrap.dedent(PROBE))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield name
+    sys.modules.pop(name, None)
+
+
+def run(module: str, *args: str, stdin: bytes = b"", timeout: float = 30, cwd: str = "/"):
+    invocation = Invocation(name=f"builtin {module}", args=tuple(args), sandbox=Sandbox(timeout=timeout))
+    env = {"PATH": os.defpath, "ONLY_THIS": "1"}
+    confine = confinement(256 << 20)
+    lines: list[str] = []
+    spawn = lambda: forked.spawn(module, list(args), env, cwd, confine)  # noqa: E731
+    output = run_process([], invocation, env, cwd, stdin, lines.append, confine, spawn)
+    return output, lines
+
+
+def no_zombies() -> bool:
+    try:
+        os.waitpid(-1, os.WNOHANG)
+    except ChildProcessError:
+        return True
+    return False
+
+
+def test_stdin_stdout_stderr_and_arguments(probe: str) -> None:
+    output, lines = run(probe, "echo", "a=b", stdin=b"kind: ConfigMap\n")
+    assert (output.exit_code, output.stdout) == (0, b"KIND: CONFIGMAP\n")
+    assert lines == ["args ['a=b']"]
+    assert no_zombies()
+
+
+def test_the_child_sees_only_its_environment_and_directory(probe: str, tmp_path: Path) -> None:
+    output, _ = run(probe, "env", cwd=str(tmp_path))
+    assert output.stdout.decode().strip() == f"['ONLY_THIS', 'PATH'] {tmp_path}"
+
+
+def test_a_runaway_fork_is_killed_at_the_timeout(probe: str) -> None:
+    with pytest.raises(FunctionError, match="timed out after 0.5s"):
+        run(probe, "hang", timeout=0.5)
+    assert no_zombies()
+
+
+def test_a_fork_that_closes_its_pipes_and_lingers_is_killed_at_the_timeout(probe: str) -> None:
+    """The pipes end, the process does not: waiting for it is held to the same deadline."""
+    with pytest.raises(FunctionError, match="timed out after 0.5s"):
+        run(probe, "linger", timeout=0.5)
+    assert no_zombies()
+
+
+def test_memory_beyond_the_limit_is_refused(probe: str) -> None:
+    output, lines = run(probe, "hog")
+    assert output.exit_code == 1 and lines[-1] == "MemoryError"
+
+
+def test_a_crash_is_the_interpreter_s_traceback_and_exit_1(probe: str) -> None:
+    output, lines = run(probe, "crash")
+    assert output.exit_code == 1 and lines[-1] == "RuntimeError: boom"
+    assert run(probe, "exit")[0].exit_code == 3
+
+
+def test_the_file_system_is_read_only_to_the_fork(probe: str, tmp_path: Path) -> None:
+    from orchestrator.runtimes.host.confine import available
+
+    if not available():
+        pytest.skip("this kernel refuses the namespaces a builtin is confined in")
+    output, lines = run(probe, "write", str(tmp_path / "escaped"))
+    assert output.exit_code == 1 and "Read-only file system" in lines[-1]
+    assert not (tmp_path / "escaped").exists()
+
+
+def test_only_this_fnrun_s_functions_fork() -> None:
+    assert forked.can_fork("functions.set_labels", FUNCTIONS_DIR)
+    assert not forked.can_fork("functions.kpt_catalog.starlark", FUNCTIONS_DIR)  # the Go runtime's threads
+    assert not forked.can_fork("functions.set_labels", FUNCTIONS_DIR.parent / "elsewhere")
+
+
+# ------------------------------------------------------------------------------------------------
+# The handover (orchestrator/runtimes/host/handover.py): a catalog function takes the items fnrun holds,
+# in the same fork under the same runner. Faults a catalog function never has are injected by
+# patching the SDK runner's `apply` in this process, which the fork inherits.
+
+SAMPLE = Path(__file__).resolve().parents[3] / "samples" / "set-labels"
+
+
+def sample() -> tuple[list, dict]:
+    """The set-labels sample's resources and its function config, as fnrun reads them."""
+    from orchestrator.read.package import read_package
+
+    resources = read_package(SAMPLE).resources
+    config = next(r for r in resources if r.data["kind"] == "ConfigMap")
+    return [r for r in resources if r is not config], config.data
+
+
+def handover(items: list, config: dict | None, lines: list[str] | None = None, **sandbox: object) -> tuple:
+    from orchestrator.runtimes.host.builtin import BuiltinRuntime
+
+    invocation = Invocation(name="fnrun/set-labels:v1", image="fnrun/set-labels:v1",
+                            sandbox=Sandbox(**{"timeout": 30.0, "memory": "256m", **sandbox}))  # type: ignore[arg-type]
+    lines = [] if lines is None else lines
+    return BuiltinRuntime("functions.set_labels").run_items(invocation, items, config, lines.append), lines
+
+
+def patch_apply(monkeypatch: pytest.MonkeyPatch, fault: object) -> None:
+    from functions.sdk import runner
+
+    monkeypatch.setattr(runner, "apply", fault)
+
+
+def test_handover_gives_the_values_the_text_way_gives() -> None:
+    from orchestrator.run import resourcelist
+    from orchestrator.runtimes.host.builtin import BuiltinRuntime
+
+    items, config = sample()
+    output, lines = handover(items, config)
+    assert output is not None and output.exit_code == 0 and lines == []
+    back, results = output.handed_back
+    text_way = BuiltinRuntime("functions.set_labels").run(
+        Invocation(name="fnrun/set-labels:v1"), resourcelist.encode(items, config).encode())
+    assert text_way.handed_back is None
+    assert [r.data for r in back] == [r.data for r in resourcelist.decode(text_way.stdout.decode(), "out").items]
+    assert results == []
+    for sent, returned in zip(items, back):  # every sample resource gets the labels
+        assert returned is not sent and not returned.fresh and returned.body == sent.body
+
+
+def test_unchanged_items_come_back_as_they_went() -> None:
+    items, config = sample()
+    output, _ = handover(items, {**config, "data": {"app": "payments-api"}})  # the api's own label
+    assert output is not None and output.exit_code == 0
+    assert output.handed_back[0][0] is items[0]
+
+
+def test_errors_and_results_come_back_as_the_text_way_s(monkeypatch: pytest.MonkeyPatch) -> None:
+    items, config = sample()
+    output, lines = handover(items, {**config, "data": {"bad key!": "x"}})
+    assert output is not None and output.exit_code == 1 and output.handed_back is None
+    assert lines == ["set-labels: label key 'bad key!' is not a valid Kubernetes label key"]
+
+    def report(resource_list, fn, config=None):  # noqa: ANN001, ANN202
+        resource_list.error("not allowed", resource_list.items[0], field="metadata.name")
+        return resource_list
+
+    patch_apply(monkeypatch, report)
+    output, _ = handover(items, config)
+    assert output is not None and output.exit_code == 1
+    assert output.handed_back[1] == [{
+        "message": "not allowed", "severity": "error",
+        "resourceRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "payments-api"},
+        "file": {"path": "api.yaml", "index": 0}, "field": {"path": "metadata.name"}}]
+
+
+@pytest.mark.parametrize("value", [{1: "x"}, b"bytes", {"a"}, __import__("datetime").date(2024, 1, 1)],
+                         ids=["int-key", "binary", "set", "date"])
+def test_values_json_does_not_carry_go_the_text_way(value: object) -> None:
+    from orchestrator.resource import Resource
+    from orchestrator.runtimes.host.handover import is_plain
+
+    items, config = sample()
+    odd = Resource({**items[0].data, "spec": {"odd": value}}, items[0].text, items[0].body)
+    assert not is_plain(odd.data)
+    assert handover([odd, *items[1:]], config)[0] is None
+
+
+def test_aliases_and_cycles_are_not_plain() -> None:
+    """A value a YAML alias shares between places would take an edit at one place to all (the
+    SDK gives a changed place its own copy only on ruamel's nodes): the text way runs it."""
+    from orchestrator.runtimes.host.handover import is_plain
+
+    shared = {"a": [1, 2.5, True, None]}
+    assert is_plain({"x": shared, "y": {"a": list(shared["a"])}})
+    assert not is_plain({"x": shared, "y": shared})
+    cycle: dict = {"a": []}
+    cycle["a"].append(cycle)
+    assert not is_plain(cycle)
+
+
+def test_a_function_that_adds_an_item_goes_the_text_way(monkeypatch: pytest.MonkeyPatch) -> None:
+    from functions import sdk
+    from functions.sdk import runner
+
+    original = runner.apply
+
+    def add_one(resource_list, fn, config=None):  # noqa: ANN001, ANN202
+        print("adding one", file=sys.stderr)
+        original(resource_list, fn, config)
+        resource_list.items.append(sdk.Resource({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "new"}}))
+        return resource_list
+
+    patch_apply(monkeypatch, add_one)
+    items, config = sample()
+    output, lines = handover(items, config)
+    assert output is None and lines == []  # nothing shown: the text way shows it once
+
+
+def test_the_handover_is_killed_at_the_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
+    def hang(*_: object) -> None:
+        print("working", file=sys.stderr, flush=True)
+        while True:
+            pass
+
+    patch_apply(monkeypatch, hang)
+    lines: list[str] = []
+    with pytest.raises(FunctionError, match="timed out after 0.5s"):
+        handover(*sample(), lines, timeout=0.5)
+    assert lines == ["working"]  # what it said before it was killed is shown, as the text way does
+    assert no_zombies()
+
+
+def test_stderr_floods_pass_through_instead_of_piling_up() -> None:
+    from orchestrator.runtimes.host.handover import HeldLines
+
+    shown: list[str] = []
+    held = HeldLines(shown.append, limit=10)
+    held("four")
+    assert shown == []
+    held("more than ten")
+    held("after")
+    assert shown == ["four", "more than ten", "after"]
+    held.release()
+    assert shown == ["four", "more than ten", "after"]
+
+
+def test_the_handover_is_held_to_the_memory_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    patch_apply(monkeypatch, lambda *_: [bytearray(1 << 20) for _ in range(4096)])
+    output, lines = handover(*sample())
+    assert output is not None and output.exit_code == 1 and lines[-1] == "MemoryError"
+
+
+def test_endless_output_of_the_handover_is_cut_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    def flood(*_: object) -> None:
+        while True:
+            sys.stdout.write("x" * 65536)
+
+    patch_apply(monkeypatch, flood)
+    with pytest.raises(FunctionError, match="max-output"):
+        handover(*sample(), max_output=1 << 20)
+    assert no_zombies()
+
+
+def test_a_crash_in_the_handover_is_a_traceback_and_exit_1(monkeypatch: pytest.MonkeyPatch) -> None:
+    def crash(*_: object) -> None:
+        raise RuntimeError("boom")
+
+    patch_apply(monkeypatch, crash)
+    output, lines = handover(*sample())
+    assert output is not None and (output.exit_code, output.handed_back) == (1, None)
+    assert lines[-1] == "RuntimeError: boom"
+
+
+def test_sigterm_during_the_handover_kills_the_fork(monkeypatch: pytest.MonkeyPatch) -> None:
+    import signal
+    import threading
+
+    from orchestrator.runtimes.supervise.interrupts import Interrupted
+
+    def hang(*_: object) -> None:
+        while True:
+            pass
+
+    patch_apply(monkeypatch, hang)
+    timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGTERM))
+    timer.start()
+    try:
+        with pytest.raises(Interrupted):
+            handover(*sample())
+    finally:
+        timer.cancel()
+    assert no_zombies()
+
+
+def test_the_handover_can_be_turned_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FNRUN_BUILTIN_HANDOVER", "0")
+    assert handover(*sample())[0] is None
+
+
+def test_an_edit_only_the_round_trip_can_write_goes_the_text_way(tmp_path: Path) -> None:
+    """A label added inside a flow map: the write-back round-trips such an item, keeping the
+    function's own text, which only the text way has."""
+    from orchestrator.read.package import read_package
+
+    (tmp_path / "flow.yaml").write_text("apiVersion: v1\nkind: Service\nmetadata: {name: flow, labels: {app: flow}}\n")
+    (tmp_path / "block.yaml").write_text("apiVersion: v1\nkind: Service\nmetadata:\n  name: block  # {not flow}\n")
+    block, flow = read_package(tmp_path).resources  # in path order
+    config = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "fn"}, "data": {"team": "a"}}
+    assert handover([flow], config)[0] is None
+    output, _ = handover([block], config)  # block YAML: text edits; a `{` in a comment is tried and passes
+    assert output is not None and output.handed_back[0][0].data["metadata"]["labels"] == {"team": "a"}
+
+
+def test_a_fork_freezes_the_heap_until_the_next_run(probe: str, tmp_path: Path) -> None:
+    """Frozen before the fork (no collection in the child copies the parent's pages), and
+    collectable again once the next run's session starts, so a long-lived caller does not keep
+    garbage for more than a run."""
+    import gc
+
+    from orchestrator.run.pipeline import RunOptions
+    from orchestrator.run.session import session
+
+    run(probe, "echo")
+    assert gc.get_freeze_count() > 0
+    with session([], RunOptions(), tmp_path, lambda kind: None, []):  # type: ignore[arg-type, return-value]
+        assert gc.get_freeze_count() == 0
+
+
+def test_a_config_typed_with_module_names_loads_in_the_fork(tmp_path: Path) -> None:
+    """require-resource-limits types `severity` as Literal[...], a name of its own module: the
+    fork calls its function directly, with its module's names to resolve the annotations in."""
+    from orchestrator.read.package import read_package
+    from orchestrator.runtimes.host.builtin import BuiltinRuntime
+    from orchestrator.runtimes.host.handover import entry_of
+
+    (tmp_path / "pod.yaml").write_text("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: c\n")
+    items = read_package(tmp_path).resources
+    config = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "fn"}, "data": {"severity": "warning"}}
+    assert entry_of("functions.require_resource_limits") is not None
+    lines: list[str] = []
+    output = BuiltinRuntime("functions.require_resource_limits").run_items(
+        Invocation(name="fnrun/require-resource-limits:v1"), items, config, lines.append)
+    assert output is not None and (output.exit_code, lines) == (0, [])
+    assert [r["severity"] for r in output.handed_back[1]] == ["warning", "warning"]
+    config["data"] = {"severity": "fatal"}
+    output = BuiltinRuntime("functions.require_resource_limits").run_items(
+        Invocation(name="fnrun/require-resource-limits:v1"), items, config, lines.append)
+    assert output is not None and output.exit_code == 1
+    assert lines == ["require-resource-limits: config field 'severity': expected one of error, warning, got 'fatal'"]
+
+
+@pytest.mark.parametrize("stdout", [b'{"items": [-1], "results": []}', b'{"items": [[true, {}]], "results": []}',
+                                    b'{"items": [9], "results": []}', b'{"items": [0]}', b'not json'])
+def test_output_that_is_not_the_protocol_s_is_invalid_output(stdout: bytes) -> None:
+    from orchestrator.runtimes.host.handover import handed_back
+
+    items, _ = sample()
+    with pytest.raises(FunctionError, match="fnrun/x:v1 returned invalid output"):
+        handed_back(stdout, 0, items, "fnrun/x:v1")
+    assert handed_back(stdout, 1, items, "fnrun/x:v1") is None  # a failed function: its exit code is reported
