@@ -120,9 +120,16 @@ def _prestarter(containers: list[tuple[int, FunctionSpec]], options: "RunOptions
     probe = None
     if options.cache and upcoming and upcoming[0][0] == 0:
         probe = partial(_misses_cache, first, upcoming[0][1], resources)
-    prestarter = Prestarter(options.jobs, paused=options.cache, builtin=options.builtin, probe=probe)
+    prestarter = Prestarter(options.jobs, paused=options.cache, in_process=_builtin_answers if options.builtin else None, probe=probe)
     prestarter.plan(upcoming)
     return prestarter
+
+
+def _builtin_answers(call: "Invocation") -> bool:
+    """A catalog image whose own code runs in-process instead: no container to start ahead for it."""
+    from ..runtimes.host.builtin import builtin_module
+
+    return builtin_module(call) is not None
 
 
 def _misses_cache(spec: FunctionSpec, call: "Invocation", resources: list[Resource]) -> bool:

@@ -72,14 +72,15 @@ class Remover:
 class Prestarter:
     """Pre-starts the planned container functions, at most `window` waiting at once."""
 
-    def __init__(self, jobs: int, window: int | None = None, paused: bool = False, builtin: bool = False, probe: Callable[[], bool] | None = None) -> None:
+    def __init__(self, jobs: int, window: int | None = None, paused: bool = False, in_process: Callable[[Invocation], bool] | None = None,
+                 probe: Callable[[], bool] | None = None) -> None:
         self.window = window or max(2, 2 * jobs)
         self._pool = ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="fnrun-prestart")
         self._lock = threading.Lock()
         self._upcoming: list[tuple[int, Invocation]] = []
         self._reserved: dict[int, Future[Ready | None]] = {}
         self._paused = paused
-        self._builtin = builtin
+        self._in_process = in_process  # what runs in-process instead: no container to start for it
         self._closing = threading.Event()
         self._remover = Remover()
         if paused and probe is not None:  # e.g. "the first function misses the cache": resume at once
@@ -171,7 +172,7 @@ class Prestarter:
 
     def _start(self, inv: Invocation) -> Ready | None:
         """Create, fill, attach, start; None whenever the ordinary path should handle it."""
-        if self._closing.is_set() or not _startable(inv, self._builtin):
+        if self._closing.is_set() or not _startable(inv, self._in_process):
             return None
         try:
             api = container.api_client()
@@ -210,14 +211,10 @@ class Prestarter:
         return ready
 
 
-def _startable(inv: Invocation, builtin: bool) -> bool:
+def _startable(inv: Invocation, in_process: Callable[[Invocation], bool] | None) -> bool:
     if inv.image is None or inv.sandbox.image_pull_policy == "always":
         return False  # "always" pulls first, in the foreground, as the serial path does
-    if builtin:
-        from orchestrator.runtimes.host.builtin import builtin_module
-
-        return builtin_module(inv) is None
-    return True
+    return in_process is None or not in_process(inv)
 
 
 class PrestartedRuntime:

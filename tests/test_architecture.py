@@ -1,0 +1,116 @@
+"""The package's shape holds: no import circles, the layers pyproject.toml declares (checked by
+import-linter on grimp's graph), a runtimes/ folder a reader takes in at a glance, a code map
+(ARCHITECTURE.md) that names only what exists, small modules, and code that explains itself
+without a tracker's numbers."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import grimp
+
+REPO = Path(__file__).resolve().parents[1]
+PACKAGE = REPO / "orchestrator"
+
+
+def circles(graph: grimp.ImportGraph) -> list[list[str]]:
+    """Every strongly connected group of more than one module (Tarjan, iteratively)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for start in sorted(graph.modules):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph.find_modules_directly_imported_by(start))))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.find_modules_directly_imported_by(child)))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                group = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    group.append(member)
+                    if member == node:
+                        break
+                if len(group) > 1:
+                    found.append(sorted(group))
+    return found
+
+
+def test_no_import_circles() -> None:
+    graph = grimp.build_graph("orchestrator")
+    assert circles(graph) == []
+
+
+def test_the_circle_finder_finds_a_circle(tmp_path: Path) -> None:
+    """The check above could pass by finding nothing at all: on a package with a circle it must not."""
+    package = tmp_path / "circular"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "a.py").write_text("from circular import b\n")
+    (package / "b.py").write_text("def f():\n    from circular import c\n")
+    (package / "c.py").write_text("import circular.a\n")
+    (package / "d.py").write_text("import circular.a\n")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        assert circles(grimp.build_graph("circular", cache_dir=None)) == [["circular.a", "circular.b", "circular.c"]]
+    finally:
+        sys.path.remove(str(tmp_path))
+
+
+def test_the_layers_hold() -> None:
+    """pyproject.toml's import-linter contracts, run as a maintainer runs `lint-imports`."""
+    code = ("import sys; from importlinter.cli import lint_imports; "
+            f"sys.exit(lint_imports(config_filename={str(REPO / 'pyproject.toml')!r}, no_cache=True))")
+    result = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
+    assert re.search(r"Contracts: [1-9]\d* kept, 0 broken\.", result.stdout), result.stdout[-2000:]
+
+
+def test_runtimes_top_level_is_small() -> None:
+    entries = sorted(p.name for p in (PACKAGE / "runtimes").iterdir() if p.name != "__pycache__")
+    assert len(entries) <= 6, entries
+
+
+def test_no_module_over_about_four_hundred_lines() -> None:
+    long = {p.relative_to(REPO).as_posix(): n for p in PACKAGE.rglob("*.py") if (n := len(p.read_text().splitlines())) > 450}
+    assert long == {}
+
+
+def test_the_code_map_names_only_what_exists() -> None:
+    text = (REPO / "ARCHITECTURE.md").read_text()
+    named = set(re.findall(r"`((?:orchestrator|functions|tests|bench|scripts|samples|Dockerfiles)/[\w./-]*)`", text))
+    assert len(named) >= 20, "the code map names the folders"
+    missing = sorted(name for name in named if not (REPO / name).exists())
+    assert missing == []
+    folders = {p.relative_to(REPO).as_posix() + "/" for p in PACKAGE.iterdir() if p.is_dir() and p.name != "__pycache__"}
+    assert folders <= named, f"every folder of the package is on the map: {sorted(folders - named)}"
+
+
+def test_code_says_why_in_its_own_terms() -> None:
+    """No docstring or comment explains itself by a tracker's number ("issue 14 §6")."""
+    cited = [f"{p.relative_to(REPO)}:{i}" for root in (PACKAGE, REPO / "functions")
+             for p in root.rglob("*.py")
+             for i, line in enumerate(p.read_text().splitlines(), 1) if re.search(r"\b[Ii]ssue #?\d", line)]
+    assert cited == []

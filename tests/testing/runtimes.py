@@ -1,0 +1,129 @@
+"""Drive any runtime through the Runtime protocol alone (bytes in, bytes out, stderr lines to a
+sink), so the contract every runtime owes the pipeline is checked once, the same way for all, and
+each runtime's own tests keep to what is only its own.
+
+A `Subject` is one runtime with a way to make it show each behaviour the contract speaks of: pass
+the items through, fail with a message, outlast its timeout, flood its stdout. A runtime that
+cannot be made to show one (fnrun's catalog code has no "sleep") leaves it out."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Callable
+
+import yaml
+
+from orchestrator.runtimes import Invocation, RunOutput, Runtime, Sandbox
+
+BEHAVIOURS = ("passes", "fails", "hangs", "floods")
+
+# The same programs for every runtime that runs a process: a file for exec, `python3 -c` in a container.
+PROGRAMS = {
+    "passes": "import sys\nsys.stdout.write(sys.stdin.read())\n",
+    "fails": "import sys\nsys.stdin.read()\nprint('oops: the function says no', file=sys.stderr)\nsys.exit(3)\n",
+    "hangs": "import sys, time\nsys.stdin.read()\ntime.sleep(60)\n",
+    "floods": "import sys\nsys.stdin.read()\nwhile True:\n    sys.stdout.write('x' * 65536)\n",
+}
+STARLARK = {
+    "passes": "items = ctx.resource_list[\"items\"]\n",
+    "fails": "fail(\"oops: the function says no\")\n",
+    "hangs": "for i in range(100000000):\n    for j in range(100000000):\n        pass\n",
+}
+
+
+@dataclass
+class Driven:
+    """What one run gave back, as the pipeline would see it."""
+
+    output: RunOutput
+    stderr_lines: list[str] = field(default_factory=list)
+
+    @property
+    def items(self) -> list[dict]:
+        return (yaml.safe_load(self.output.stdout) or {}).get("items") or []
+
+
+@dataclass(frozen=True)
+class Subject:
+    """One runtime and the invocations that make it show each behaviour."""
+
+    name: str
+    runtime: Callable[[], Runtime]
+    invocation: Callable[[str, Path], Invocation]  # behaviour, a scratch directory -> invocation
+    behaviours: tuple[str, ...] = BEHAVIOURS
+
+
+def resource_list(items: list[dict], config: dict | None = None) -> bytes:
+    document: dict = {"apiVersion": "config.kubernetes.io/v1", "kind": "ResourceList", "items": items}
+    if config is not None:
+        document["functionConfig"] = config
+    return yaml.safe_dump(document, sort_keys=False).encode()
+
+
+def drive(subject: Subject, behaviour: str, scratch: Path, items: list[dict], sandbox: Sandbox | None = None) -> Driven:
+    """Run `subject` showing `behaviour` over `items`; exceptions (FunctionError...) propagate."""
+    call = subject.invocation(behaviour, scratch)
+    if sandbox is not None:
+        call = replace(call, sandbox=sandbox)
+    driven = Driven(RunOutput(b"", "", 0, 0.0))
+    driven.output = subject.runtime().run(call, resource_list(items, _config(call)), driven.stderr_lines.append)
+    return driven
+
+
+def _config(call: Invocation) -> dict | None:
+    """A functionConfig for the runtimes that read one: labels for set-labels (a key it must refuse
+    when it is to fail), anything for Starlark."""
+    if not call.name.startswith(("builtin", "starlark")):
+        return None
+    key = "bad key!" if call.name.endswith("(fails)") else "team"
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "config"}, "data": {key: "web"}}
+
+
+def exec_subject() -> Subject:
+    from orchestrator.runtimes.host.exec import ExecRuntime
+
+    def invocation(behaviour: str, scratch: Path) -> Invocation:
+        path = scratch / f"{behaviour}.py"
+        path.write_text("#!/usr/bin/env python3\n" + PROGRAMS[behaviour])
+        os.chmod(path, 0o755)
+        return Invocation(name=f"exec {path.name}", exec_path=path, sandbox=Sandbox())
+
+    return Subject("exec", ExecRuntime, invocation)
+
+
+def container_subject(image: str) -> Subject:
+    from orchestrator.runtimes.container.runtime import ContainerRuntime
+
+    def invocation(behaviour: str, scratch: Path) -> Invocation:
+        return Invocation(name=f"{image} ({behaviour})", image=image, args=("python3", "-c", PROGRAMS[behaviour]),
+                          sandbox=Sandbox(image_pull_policy="never"))
+
+    return Subject("container", ContainerRuntime, invocation)
+
+
+def starlark_subject() -> Subject:
+    from orchestrator.runtimes.host.kpt_catalog import StarlarkFileRuntime
+
+    scripts: dict[str, Path] = {}
+
+    def invocation(behaviour: str, scratch: Path) -> Invocation:
+        path = scratch / f"{behaviour}.star"
+        path.write_text(STARLARK[behaviour])
+        scripts["last"] = path
+        return Invocation(name=f"starlark {path.name}", exec_path=path, mount_root=scratch, sandbox=Sandbox())
+
+    return Subject("starlark", lambda: StarlarkFileRuntime(scripts["last"], scripts["last"].parent), invocation,
+                   ("passes", "fails", "hangs"))
+
+
+def builtin_subject() -> Subject:
+    """fnrun's set-labels code in a fork: it passes items through (labelled), and fails on a label
+    key Kubernetes would refuse."""
+    from orchestrator.runtimes.host.builtin import BuiltinRuntime
+
+    def invocation(behaviour: str, scratch: Path) -> Invocation:
+        return Invocation(name=f"builtin set-labels ({behaviour})", image="fnrun/set-labels:v1", sandbox=Sandbox())
+
+    return Subject("builtin", lambda: BuiltinRuntime("functions.set_labels"), invocation, ("passes", "fails"))
