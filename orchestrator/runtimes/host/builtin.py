@@ -31,7 +31,7 @@ from orchestrator.runtimes.host.exec import run_process
 SOURCE_HASH_LABEL = "dev.fnrun.source-hash"
 # The functions package this fnrun has; the child imports it from there too (PYTHONPATH), so the
 # code hashed is the code run.
-FUNCTIONS_DIR = Path(__file__).resolve().parents[2] / "functions"
+FUNCTIONS_DIR = Path(__file__).resolve().parents[3] / "functions"  # orchestrator/runtimes/host/ -> the repository
 
 # image -> module run by its ENTRYPOINT (tests/runtimes/host/test_builtin.py checks this against Dockerfiles/)
 CATALOG: dict[str, str] = {

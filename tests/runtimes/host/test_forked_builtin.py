@@ -148,7 +148,7 @@ def handover(items: list, config: dict | None, lines: list[str] | None = None, *
     from orchestrator.runtimes.host.builtin import BuiltinRuntime
 
     invocation = Invocation(name="fnrun/set-labels:v1", image="fnrun/set-labels:v1",
-                            sandbox=Sandbox(**{"timeout": 30.0, "memory": "256m", **sandbox}))  # type: ignore[arg-type]
+                            sandbox=Sandbox(**{"timeout": 30.0, "memory": 256 << 20, **sandbox}))  # type: ignore[arg-type]
     lines = [] if lines is None else lines
     return BuiltinRuntime("functions.set_labels").run_items(invocation, items, config, lines.append), lines
 
