@@ -94,11 +94,12 @@ def _rootfs_tar() -> bytes:
         files[library.lstrip("/")] = Path(library).resolve()
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w", format=tarfile.GNU_FORMAT) as archive:
+        made: set[str] = set()
         for folder in ("bin", "etc", "tmp", "local"):
-            _add_dir(archive, folder)
+            _add_dir(archive, folder, made)
         for inside, source in sorted(files.items()):
             for parent in reversed(Path(inside).parents[:-1]):
-                _add_dir(archive, str(parent))
+                _add_dir(archive, str(parent), made)
             info = tarfile.TarInfo(inside)
             info.size, info.mode, info.mtime = source.stat().st_size, 0o755, 0
             with source.open("rb") as handle:
@@ -106,8 +107,9 @@ def _rootfs_tar() -> bytes:
     return buffer.getvalue()
 
 
-def _add_dir(archive: tarfile.TarFile, name: str) -> None:
-    if name not in archive.getnames():
+def _add_dir(archive: tarfile.TarFile, name: str, made: set[str]) -> None:
+    if name not in made:
+        made.add(name)
         info = tarfile.TarInfo(name)
         info.type, info.mode, info.mtime = tarfile.DIRTYPE, 0o1777 if name == "tmp" else 0o755, 0
         archive.addfile(info)
