@@ -18,7 +18,7 @@ import docker
 import pytest
 
 from orchestrator.launch import _early_container, _run_flags
-from testing.pipeline_helpers import REPO, snapshot, test_images, write_package  # noqa: F401
+from testing.pipeline_helpers import REPO, signal_when, snapshot, test_images, write_package  # noqa: F401
 from testing.runtime_fixtures import containers_of
 
 FNRUN = Path(sys.executable).parent / "fnrun"  # the console script: what users run
@@ -150,17 +150,7 @@ def test_a_signal_while_the_function_runs_leaves_no_container(tmp_path: Path, te
     before = snapshot(root)
     proc = subprocess.Popen([str(FNRUN), "run", str(root), "--image", SLEEP, "--", "seconds=60"], stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True, env={**os.environ, **DEBUG})
-    assert proc.stderr is not None
-    try:
-        while "sleep: sleeping" not in (line := proc.stderr.readline()):  # the function has its input
-            assert line, "fnrun ended before the function ran"
-        proc.send_signal(signum)
-        stderr = proc.stderr.read()
-        proc.wait(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    stderr = signal_when(proc, "sleep: sleeping", signum)  # once the function has its input
     assert proc.returncode == (143 if signum == signal.SIGTERM else 130), stderr
     assert "interrupted" in stderr and "nothing was written" in stderr, stderr
     assert "Traceback" not in stderr, stderr

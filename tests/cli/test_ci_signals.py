@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator.yamlio import fast
-from testing.pipeline_helpers import REPO, assert_one_line_error, deployment, fnrun, function_config, snapshot, test_images, write_package
+from testing.pipeline_helpers import REPO, assert_one_line_error, deployment, fnrun, function_config, signal_when, snapshot, test_images, write_package
 
 pytestmark = pytest.mark.usefixtures("test_images")
 _ = test_images
@@ -185,17 +185,7 @@ def test_an_interrupted_run_says_so_and_exits_130_or_143(tmp_path: Path, signum:
         [sys.executable, "-m", "orchestrator", "run", str(package), "--no-cache"],
         stderr=subprocess.PIPE, text=True, env={**os.environ, **PLAIN}, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
-    assert proc.stderr is not None
-    try:
-        while "sleeping" not in (line := proc.stderr.readline()):
-            assert line, "fnrun ended before the function ran"
-        proc.send_signal(signum)
-        rest = proc.stderr.read()
-        proc.wait(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    rest = signal_when(proc, "sleeping", signum)
     assert proc.returncode == code, rest
     assert said in rest.splitlines(), rest
     assert "Traceback" not in rest and "exit code 137" not in rest, rest

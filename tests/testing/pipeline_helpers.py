@@ -128,3 +128,20 @@ def interrupt_when_running(proc: subprocess.Popen, filters: dict, signum: int, c
             proc.kill()
             proc.wait()
     return stderr
+
+
+def signal_when(proc: subprocess.Popen[str], marker: str, signum: int) -> str:
+    """Send `signum` once a line of the process's stderr holds `marker` (the function is running),
+    and return the rest of stderr after it exits; a process that outlives the test is killed."""
+    assert proc.stderr is not None
+    try:
+        while marker not in (line := proc.stderr.readline()):
+            assert line, "fnrun ended before the function ran"
+        proc.send_signal(signum)
+        rest = proc.stderr.read()
+        proc.wait(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return rest
