@@ -88,6 +88,15 @@ def test_the_layers_hold() -> None:
     assert re.search(r"Contracts: [1-9]\d* kept, 0 broken\.", result.stdout), result.stdout[-2000:]
 
 
+def test_functions_take_only_the_annotation_names_from_fnrun() -> None:
+    """The catalog runs inside images that carry fnrun's sources, and in a fork of fnrun: it may
+    share the annotation names, nothing that would tie a function to the orchestrator's insides."""
+    graph = grimp.build_graph("functions", "orchestrator")
+    reached = {imported for module in graph.modules if module.split(".")[0] == "functions"
+               for imported in graph.find_modules_directly_imported_by(module) if imported.split(".")[0] == "orchestrator"}
+    assert reached <= {"orchestrator", "orchestrator.annotations"}, sorted(reached)
+
+
 def test_runtimes_top_level_is_small() -> None:
     entries = sorted(p.name for p in (PACKAGE / "runtimes").iterdir() if p.name != "__pycache__")
     assert len(entries) <= 6, entries
