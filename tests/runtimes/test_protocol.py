@@ -5,6 +5,7 @@ FunctionError naming the function."""
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -14,7 +15,7 @@ import pytest
 from orchestrator.errors import FunctionError
 from orchestrator.runtimes import Sandbox
 from testing.runtime_fixtures import require_base_image
-from testing.runtimes import Subject, builtin_subject, container_subject, drive, exec_subject, starlark_subject
+from testing.runtimes import Subject, builtin_subject, container_subject, drive, drive_bytes, exec_subject, starlark_subject
 
 ITEMS = [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": f"cm-{i}"}, "data": {"k": str(i)}} for i in range(3)]
 
@@ -59,3 +60,26 @@ def test_a_flood_ends_at_the_output_cap_as_one_error_naming_the_function(subject
     with pytest.raises(FunctionError, match="wrote more than 1M") as caught:
         drive(subject, "floods", tmp_path, ITEMS, replace(Sandbox(image_pull_policy="never"), max_output=1 << 20))
     assert call_name in str(caught.value)
+
+
+@pytest.mark.parametrize("subject", cases("echoes"))
+def test_megabytes_of_any_bytes_come_back_unchanged(subject: Subject, tmp_path: Path) -> None:
+    data = os.urandom(5 * 1024 * 1024)
+    out = drive_bytes(subject, "echoes", tmp_path, data)
+    assert out.exit_code == 0 and out.stdout == data
+
+
+@pytest.mark.parametrize("subject", cases("chatty"))
+def test_output_before_reading_input_does_not_deadlock(subject: Subject, tmp_path: Path) -> None:
+    out = drive_bytes(subject, "chatty", tmp_path, b"y" * 4_000_000)
+    assert out.stdout == b"x" * 4_000_000 + b"y" * 4_000_000
+
+
+@pytest.mark.parametrize("subject", cases("streams"))
+def test_stderr_lines_arrive_while_the_function_runs_and_the_exit_code_is_returned(subject: Subject, tmp_path: Path) -> None:
+    seen: list[tuple[float, str]] = []
+    out = drive_bytes(subject, "streams", tmp_path, b"x", lambda line: seen.append((time.monotonic(), line)))
+    assert out.exit_code == 4
+    assert [line for _, line in seen] == ["first", "second", "no newline"]
+    assert seen[1][0] - seen[0][0] > 0.7  # "first" came while the function was still running
+    assert out.stderr == "first\nsecond\nno newline"

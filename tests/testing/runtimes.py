@@ -18,6 +18,7 @@ import yaml
 from orchestrator.runtimes import Invocation, RunOutput, Runtime, Sandbox
 
 BEHAVIOURS = ("passes", "fails", "hangs", "floods")
+PROCESS_BEHAVIOURS = ("echoes", "chatty", "streams")  # bytes, not ResourceLists: runtimes that run a program
 
 # The same programs for every runtime that runs a process: a file for exec, `python3 -c` in a container.
 PROGRAMS = {
@@ -25,6 +26,12 @@ PROGRAMS = {
     "fails": "import sys\nsys.stdin.read()\nprint('oops: the function says no', file=sys.stderr)\nsys.exit(3)\n",
     "hangs": "import sys, time\nsys.stdin.read()\ntime.sleep(60)\n",
     "floods": "import sys\nsys.stdin.read()\nwhile True:\n    sys.stdout.write('x' * 65536)\n",
+    # stdout and stdin as raw bytes: whatever comes in goes out
+    "echoes": "import sys\nsys.stdout.buffer.write(sys.stdin.buffer.read())\n",
+    # 4 MB out before reading any input: a runtime that writes all of stdin first deadlocks here
+    "chatty": "import sys\nsys.stdout.write('x' * 4_000_000)\nsys.stdout.flush()\nsys.stdout.buffer.write(sys.stdin.buffer.read())\n",
+    # stderr arrives while the function still runs; a last line without its line feed still counts
+    "streams": "import sys, time\nprint('first', file=sys.stderr, flush=True)\ntime.sleep(1)\nsys.stderr.write('second\\nno newline')\nsys.exit(4)\n",
 }
 STARLARK = {
     "passes": "items = ctx.resource_list[\"items\"]\n",
@@ -72,6 +79,12 @@ def drive(subject: Subject, behaviour: str, scratch: Path, items: list[dict], sa
     return driven
 
 
+def drive_bytes(subject: Subject, behaviour: str, scratch: Path, stdin: bytes,
+                on_stderr: Callable[[str], None] | None = None) -> RunOutput:
+    """Run one of the process behaviours over raw bytes (no ResourceList: the bytes are the point)."""
+    return subject.runtime().run(subject.invocation(behaviour, scratch), stdin, on_stderr)
+
+
 def _config(call: Invocation) -> dict | None:
     """A functionConfig for the runtimes that read one: labels for set-labels (a key it must refuse
     when it is to fail), anything for Starlark."""
@@ -90,7 +103,7 @@ def exec_subject() -> Subject:
         os.chmod(path, 0o755)
         return Invocation(name=f"exec {path.name}", exec_path=path, sandbox=Sandbox())
 
-    return Subject("exec", ExecRuntime, invocation)
+    return Subject("exec", ExecRuntime, invocation, BEHAVIOURS + PROCESS_BEHAVIOURS)
 
 
 def container_subject(image: str) -> Subject:
@@ -100,7 +113,7 @@ def container_subject(image: str) -> Subject:
         return Invocation(name=f"{image} ({behaviour})", image=image, args=("python3", "-c", PROGRAMS[behaviour]),
                           sandbox=Sandbox(image_pull_policy="never"))
 
-    return Subject("container", ContainerRuntime, invocation)
+    return Subject("container", ContainerRuntime, invocation, BEHAVIOURS + PROCESS_BEHAVIOURS)
 
 
 def starlark_subject() -> Subject:
