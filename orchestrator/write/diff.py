@@ -6,14 +6,20 @@ report.paths) so `git apply` from the repository root reproduces the write."""
 
 from __future__ import annotations
 
+import io
 import stat
 from pathlib import Path
+from typing import Callable
 
 from ..errors import DriftError
 from ..yamlio import linematch
 from .writeback import FileChange, WritePlan
 
 NO_NEWLINE = "\\ No newline at end of file\n"
+#: Files together smaller than this are matched whole; bigger ones lose their common head and
+#: tail (but for the context lines) before any line is made: a one-line change in a big file
+#: then costs a comparison of bytes, and small files keep SequenceMatcher's own answer.
+TRIM_FROM = 1 << 16
 
 
 def unified(plan: WritePlan, context: int = 3, prefix: str = "") -> str:
@@ -32,7 +38,7 @@ def file_diff(change: FileChange, root: Path | None = None, context: int = 3, pr
         header.append(f"deleted file mode {_mode(root / change.path) if root else '100644'}\n")
     old_name = "/dev/null" if change.old is None else f"a/{path}"
     new_name = "/dev/null" if change.new is None else f"b/{path}"
-    lines = _unified(_lines(change.old), _lines(change.new), old_name, new_name, context)
+    lines = _unified(change.old, change.new, old_name, new_name, context)
     body = [line if line.endswith("\n") else line + "\n" + NO_NEWLINE for line in lines]
     if not body:  # same bytes (cannot happen for a plan's change, but an empty new file can)
         body = [f"--- {old_name}\n", f"+++ {new_name}\n"] if change.old is None or change.new is None else []
@@ -43,20 +49,21 @@ def first_changed_line(change: FileChange) -> int | None:
     """The 1-based line of the old file where the change begins (None for a created file)."""
     if change.old is None:
         return None
-    old, new = _lines(change.old), _lines(change.new)
+    offset, old, new = _window(change.old, change.new, 0)
     for tag, start, _end, _new_start, _new_end in linematch.Matcher(old, new, autojunk=False).get_opcodes():
         if tag != "equal":
-            return min(start + 1, max(len(old), 1))
+            return min(offset + start + 1, max(offset + len(old), 1))
     return 1
 
 
-def _unified(old: list[str], new: list[str], old_name: str, new_name: str, context: int) -> list[str]:
+def _unified(old_bytes: bytes | None, new_bytes: bytes | None, old_name: str, new_name: str, context: int) -> list[str]:
     """The lines of a unified diff, as difflib.unified_diff writes them (no dates)."""
+    offset, old, new = _window(old_bytes, new_bytes, context)
     out: list[str] = []
     for group in linematch.Matcher(old, new).get_grouped_opcodes(context):
         if not out:
             out += [f"--- {old_name}\n", f"+++ {new_name}\n"]
-        out.append(f"@@ -{_range(group[0][1], group[-1][2])} +{_range(group[0][3], group[-1][4])} @@\n")
+        out.append(f"@@ -{_range(offset + group[0][1], offset + group[-1][2])} +{_range(offset + group[0][3], offset + group[-1][4])} @@\n")
         for tag, i1, i2, j1, j2 in group:
             if tag == "equal":
                 out += [" " + line for line in old[i1:i2]]
@@ -74,12 +81,61 @@ def _range(start: int, stop: int) -> str:
     return f"{start + 1 if count else start},{count}"
 
 
+def _window(old: bytes | None, new: bytes | None, context: int) -> tuple[int, list[str], list[str]]:
+    """The lines of both versions that can hold a hunk, and how many lines come before them.
+
+    Beyond the bytes both share at their start and at their end, `context` lines each side are
+    all a diff can show, so only those and what lies between are split into lines: the common
+    head and tail are found by comparing blocks of bytes, and a diff that shifts its line
+    numbers by the offset is the whole files' diff."""
+    old, new = old or b"", new or b""
+    if len(old) + len(new) < TRIM_FROM:
+        return 0, _lines(old), _lines(new)
+    head = _agreeing(min(len(old), len(new)), lambda lo, hi: old[lo:hi] == new[lo:hi])
+    tail = _agreeing(
+        min(len(old), len(new)) - head,
+        lambda lo, hi: old[len(old) - hi : len(old) - lo] == new[len(new) - hi : len(new) - lo],
+    )
+    # A line start in both: after a newline of the common head, or of the common tail.
+    start = old.rfind(b"\n", 0, head) + 1
+    stop = _next_line(old, len(old) - tail)
+    for _ in range(context):
+        start = old.rfind(b"\n", 0, start - 1) + 1 if start else 0
+        stop = _next_line(old, stop)
+    stop_new = stop + len(new) - len(old)  # the tail is the same bytes in both
+    return old.count(b"\n", 0, start), _lines(old[start:stop]), _lines(new[start:stop_new])
+
+
+def _next_line(text: bytes, position: int) -> int:
+    """Where the first line that starts after `position` starts (the end, if none does)."""
+    found = text.find(b"\n", position)
+    return len(text) if found < 0 else found + 1
+
+
+def _agreeing(limit: int, same: Callable[[int, int], bool]) -> int:
+    """How many bytes (at most `limit`) agree, where `same(lo, hi)` compares bytes lo to hi
+    counted from one end: blocks compared at memcmp speed, growing while they agree, then the
+    block that differs halved down to the byte. Linear: each byte is compared a few times."""
+    done, size = 0, 4096
+    while done < limit:
+        end = min(done + size, limit)
+        if not same(done, end):
+            while end - done > 1:
+                middle = (done + end) // 2
+                if same(done, middle):
+                    done = middle
+                else:
+                    end = middle
+            return done
+        done, size = end, min(size * 2, 1 << 20)
+    return limit
+
+
 def _lines(content: bytes | None) -> list[str]:
     """Lines ended by "\n" only (str.splitlines would also cut at \u2028 and friends, git does not)."""
-    if content is None:
+    if not content:
         return []
-    parts = content.decode("utf-8").split("\n")
-    return [part + "\n" for part in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
+    return io.StringIO(content.decode("utf-8"), newline="\n").readlines()
 
 
 def _mode(path: Path) -> str:
