@@ -19,7 +19,7 @@ from typing import Any, Iterator
 if __package__ in (None, ""):
     sys.path[0] = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from functions.kpt_catalog import krm  # noqa: E402
+from functions.kpt_catalog import krm, regex  # noqa: E402
 
 _KEYS = {"by-value", "by-value-regex", "by-path", "by-file-path", "put-value", "put-comment"}
 _GROUP = re.compile(r"\$\{(\d+)\}")
@@ -35,7 +35,10 @@ def search_replace(items: list[krm.Item], config: krm.Item) -> list[dict]:
         raise krm.ConfigError("at least one of [by-value, by-value-regex, by-path] must be provided")
     if "by-value" in data and "by-value-regex" in data:
         raise krm.ConfigError("only one of [by-value, by-value-regex] can be provided")
-    regex = re.compile(data["by-value-regex"]) if "by-value-regex" in data else None
+    try:
+        by_regex = regex.compile(data["by-value-regex"]) if "by-value-regex" in data else None
+    except ValueError as err:
+        raise krm.ConfigError(f"by-value-regex: {err}") from None
     pattern = _segments(data["by-path"]) if "by-path" in data else None
     results = []
     for item in items:
@@ -44,8 +47,8 @@ def search_replace(items: list[krm.Item], config: krm.Item) -> list[dict]:
         for parent, key, path in list(_scalars(item, [])):
             value = krm.plain(parent[key])
             text = "" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
-            found = regex.fullmatch(text) if regex else None
-            if (regex and not found) or ("by-value" in data and text != data["by-value"]):
+            found = by_regex.fullmatch(text) if by_regex else None
+            if (by_regex and not found) or ("by-value" in data and text != data["by-value"]):
                 continue
             if pattern is not None and not _path_matches(pattern, path):
                 continue
@@ -131,8 +134,8 @@ def _file_matches(path: str, glob: str) -> bool:
     """A glob where `*` stays within a directory and `**/` spans any number of them."""
     expression = ""
     for part in re.split(r"(\*\*/|\*\*|\*|\?)", glob):
-        expression += {"**/": "(?:.*/)?", "**": "[^/]*", "*": "[^/]*", "?": "[^/]"}.get(part, re.escape(part))
-    return re.fullmatch(expression, path) is not None or fnmatch.fnmatchcase(path, glob.replace("**/", ""))
+        expression += {"**/": "(?:.*/)?", "**": "[^/]*", "*": "[^/]*", "?": "[^/]"}.get(part, regex.escape(part))
+    return regex.compile(expression).fullmatch(path) is not None or fnmatch.fnmatchcase(path, glob.replace("**/", ""))
 
 
 if __name__ == "__main__":

@@ -20,6 +20,8 @@ import math as _math
 import re as _re
 from typing import Any, Callable
 
+from functions.kpt_catalog import regex
+
 _LOAD = _re.compile(r"^load\s*\(.*\)\s*(#.*)?$")
 
 
@@ -118,9 +120,9 @@ def _build() -> dict[str, dict[str, Any]]:
         "encoding/base64.star": {"base64": _functions({"encode": _b64_encode, "decode": _b64_decode})},
         "hash.star": {"hash": _functions({name: (lambda h: lambda s: h(s.encode()).hexdigest())(getattr(hashlib, name)) for name in ("md5", "sha1", "sha256")})},
         "math.star": {"math": _functions(_math_module())},
-        "re.star": {"re": _functions({"sub": lambda pattern, repl, text, count=0: _re.sub(pattern, repl, text, count=count),
-                                      "split": lambda pattern, text, maxsplit=0: _re.split(pattern, text, maxsplit=maxsplit),
-                                      "findall": lambda pattern, text: [m.group(0) for m in _re.finditer(pattern, text)]})},
+        "re.star": {"re": _functions({"sub": lambda pattern, repl, text, count=0: regex.compile(pattern).sub(repl, text, count=count),
+                                      "split": lambda pattern, text, maxsplit=0: regex.compile(pattern).split(text, maxsplit=maxsplit),
+                                      "findall": lambda pattern, text: [m.group(0) for m in regex.compile(pattern).finditer(text)]})},
         "krmfn.star": {"krmfn": _functions({"match_gvk": _match_gvk, "match_name": _match_name, "match_namespace": _match_namespace})},
         "encoding/csv.star": {"csv": empty}, "bsoup.star": {"bsoup": empty}, "geo.star": {"geo": empty}, "html.star": {"html": empty},
         "http.star": {"http": empty}, "time.star": {"time": empty}, "xlsx.star": {"xlsx": empty}, "zipfile.star": {"ZipFile": empty},

@@ -132,6 +132,7 @@ _DOCKERFILE = b"""FROM fnrun/python-base:bookworm
 COPY functions /opt/fnrun/functions
 COPY orchestrator /opt/fnrun/orchestrator
 COPY starlark_go /opt/fnrun/starlark_go
+COPY re2 /opt/fnrun/re2
 ENV PYTHONPATH=/opt/fnrun PYTHONDONTWRITEBYTECODE=1
 USER 65534
 ENTRYPOINT ["sh", "-c", "exec python3 -m functions.kpt_catalog.$KPT_FN \\"$@\\"", "--"]
@@ -140,7 +141,7 @@ ENTRYPOINT ["sh", "-c", "exec python3 -m functions.kpt_catalog.$KPT_FN \\"$@\\""
 
 def _context() -> tuple[bytes, str]:
     """A build context of this checkout's functions/ (and orchestrator/annotations.py, where the
-    SDK reads fnrun's annotation names) and the starlark_go fnrun runs, and its hash."""
+    SDK reads fnrun's annotation names), the starlark_go and re2 fnrun runs, and its hash."""
     import importlib.util
 
     # Found, not imported: its Go runtime's threads in this process would stop later tests' forks.
@@ -150,8 +151,11 @@ def _context() -> tuple[bytes, str]:
     sources = [(p, p.relative_to(REPO).as_posix()) for p in sorted((REPO / "functions").rglob("*"))
                if p.is_file() and "__pycache__" not in p.parts]
     sources += [(REPO / "orchestrator" / name, f"orchestrator/{name}") for name in ("__init__.py", "annotations.py")]
-    runtime = Path(starlark_spec.origin).parent
-    sources += [(p, "starlark_go/" + p.name) for p in sorted(runtime.iterdir()) if p.is_file()]
+    re2_spec = importlib.util.find_spec("re2")  # the regex engine of search-replace and Starlark's re.star
+    assert re2_spec is not None and re2_spec.origin is not None
+    for spec in (starlark_spec, re2_spec):
+        folder = Path(spec.origin).parent
+        sources += [(p, f"{folder.name}/{p.name}") for p in sorted(folder.iterdir()) if p.is_file()]
     digest, buffer = hashlib.sha256(_DOCKERFILE), io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w") as tar:
         for path, name in sources:

@@ -275,6 +275,32 @@ def test_search_replace(tmp_path: Path) -> None:
     assert deploy["metadata"]["namespace"] == cm["metadata"]["namespace"] == "shop"
 
 
+def test_search_replace_reads_regexes_as_go_does_in_linear_time(tmp_path: Path) -> None:
+    """by-value-regex is RE2, Go's syntax: POSIX classes match; `(a+)+b` on a long run of `a`s is
+    answered at once (Python's backtracking engine would take longer than the universe has; the
+    run's timeout is the only bound this test needs); a pattern Go refuses is one line naming it,
+    with nothing of RE2's own logging on stderr, and nothing is written."""
+    root = package(tmp_path, f"""
+        apiVersion: v1
+        kind: ConfigMap
+        metadata:
+          name: cm
+        data:
+          word: abc
+          run: {"a" * 5000}
+        """)
+    cm, = run(root, "gcr.io/kpt-fn/search-replace:unstable", "by-value-regex=[[:alpha:]]{3}", "put-value=three")
+    assert cm["data"]["word"] == "three"
+    cm, = run(root, "gcr.io/kpt-fn/search-replace:unstable", "by-value-regex=(a+)+b", "put-value=stalled")
+    assert cm["data"]["run"] == "a" * 5000
+    before = (root / "resources.yaml").read_bytes()
+    result = fnrun("run", str(root), "--image", "gcr.io/kpt-fn/search-replace:unstable", "--", r"by-value-regex=(\w)\1", "put-value=x", env=ON)
+    assert_one_line_error(result, "search-replace", code=1)
+    assert r"search-replace: by-value-regex: invalid regular expression '(\\w)\\1'" in result.stderr  # the function's own line
+    assert "re2.cc" not in result.stderr and "absl" not in result.stderr
+    assert (root / "resources.yaml").read_bytes() == before
+
+
 def test_only_when_asked_and_offered_when_absent(tmp_path: Path) -> None:
     """Without the flag or variable the image is what runs; it is absent here, so the one-line
     error names it and offers the builtin. Nothing is written."""
