@@ -22,7 +22,7 @@ def compile(pattern: str) -> Any:
         return re2.compile(pattern, _OPTIONS)
     except re2.error as err:
         reason = err.args[0].decode("utf-8", "replace") if err.args and isinstance(err.args[0], bytes) else str(err)
-        raise ValueError(f"invalid regular expression {pattern!r}: {reason}") from None
+        raise ValueError(f"invalid regular expression {str(pattern)!r}: {reason}") from None
 
 
 def escape(text: str) -> str:

@@ -5,6 +5,8 @@ do not pay for its import."""
 
 from __future__ import annotations
 
+from functions.kpt_catalog import regex
+
 from ..errors import InputError
 from ..resource import Resource
 
@@ -14,16 +16,27 @@ def holds(expression: str, items: list[Resource], where: str) -> bool:
     import celpy  # lazy: ~0.2 s of imports (lark grammar)
     from celpy import celtypes
 
+    bad_patterns: list[str] = []
+
+    def matches(text: str, pattern: str) -> object:
+        """CEL's `matches()` on RE2 as celpy's; a bad pattern is said as such (celpy's own
+        prints RE2's log lines, and `exists()` turns its error into "no such overload")."""
+        try:
+            return celtypes.BoolType(regex.compile(pattern).search(text) is not None)
+        except ValueError as err:
+            bad_patterns.append(str(err))
+            return celpy.CELEvalError(str(err), ValueError, ())
+
     try:
         env = celpy.Environment()
-        program = env.program(env.compile(expression))
+        program = env.program(env.compile(expression), functions={"matches": matches})
         value = program.evaluate({"resources": celpy.json_to_cel([r.value for r in items])})
     except celpy.CELParseError as err:
         raise InputError(f"{where}: when {expression!r} is not valid CEL: {str(err).splitlines()[0]}") from None
     except celpy.CELEvalError as err:
-        raise InputError(f"{where}: when {expression!r} failed: {_short(err)}") from None
-    if isinstance(value, celpy.CELEvalError):
-        raise InputError(f"{where}: when {expression!r} failed: {_short(value)}")
+        raise InputError(f"{where}: when {expression!r} failed: {bad_patterns[0] if bad_patterns else _short(err)}") from None
+    if isinstance(value, celpy.CELEvalError) or bad_patterns:
+        raise InputError(f"{where}: when {expression!r} failed: {bad_patterns[0] if bad_patterns else _short(value)}")
     if not isinstance(value, celtypes.BoolType):
         raise InputError(f"{where}: when {expression!r} must be true or false, not {type(value).__name__} {value}")
     return bool(value)

@@ -211,6 +211,20 @@ def test_when_skips_a_step_and_says_so(tmp_path: Path, test_images: None) -> Non
     assert_one_line_error(fnrun("render", str(tmp_path), "--no-status"), "Kptfile: pipeline.mutators[0]", "not valid CEL", code=2)
 
 
+def test_when_matches_is_re2(tmp_path: Path, test_images: None) -> None:
+    """CEL's matches() reads RE2 (POSIX classes); a bad pattern is one line that says so, not
+    RE2's log lines and celpy's "no such overload"."""
+    step = f"- image: {LABEL}\n  configMap: {{matched: 'yes'}}\n  when: \"resources.exists(r, r.metadata.name.matches('PATTERN'))\""
+    write_package(tmp_path, {"Kptfile": kptfile("root", step.replace("PATTERN", "^[[:alpha:]]$")), "a.yaml": cm("a")})
+    result = fnrun("render", str(tmp_path), "--no-status")
+    assert result.code == 0, result.stderr
+    assert as_data(tmp_path)["a.yaml"][0]["metadata"]["labels"] == {"matched": "yes"}
+    write_package(tmp_path, {"Kptfile": kptfile("root", step.replace("PATTERN", "(")), "a.yaml": cm("a")})
+    result = fnrun("render", str(tmp_path), "--no-status")
+    assert_one_line_error(result, "Kptfile: pipeline.mutators[0]", "invalid regular expression '('", code=2)
+    assert result.stderr.count("\n") == 1, result.stderr
+
+
 @pytest.fixture
 def local_tags(test_images: None):
     """Unique catalog-prefixed tags of the test images (removed afterwards; the images stay)."""
