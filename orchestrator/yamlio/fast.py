@@ -12,6 +12,7 @@ import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from ..errors import InputError
+from . import nesting
 
 _Base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _MERGE_TAG = "tag:yaml.org,2002:merge"
@@ -241,37 +242,13 @@ def _size(root: Node, sizes: dict[int, int]) -> int:
 
 
 def _prescan(text: str) -> None:
-    """Refuse nesting past MAX_DEPTH before libyaml's recursive composer sees it. Each level of
-    nesting costs at least one `[`, `{`, `-` or line break, so a document with fewer of those in
-    all is safe without looking closer; otherwise its events (a flat stream) are counted."""
-    if _nesting_marks(text) < _PRESCAN_BOUND:
+    """Refuse nesting past MAX_DEPTH before libyaml's recursive composer sees it: the events are
+    counted only where the text's marks allow nesting that deep (`nesting.bound`)."""
+    if nesting.bound(text, _PRESCAN_BOUND) < _PRESCAN_BOUND:
         return
-    mark = _too_deep(text, StrictLoader)
+    mark = nesting.first_too_deep(text, StrictLoader, MAX_DEPTH)
     if mark is not None:
         raise _TooComplex(None, None, f"collections nested deeper than {MAX_DEPTH} levels", mark)
-
-
-def _nesting_marks(text: str) -> int:
-    return text.count("[") + text.count("{") + text.count("-") + text.count("\n")
-
-
-def _too_deep(text: str, loader_class: type) -> Any:
-    """The mark of the first collection nested deeper than MAX_DEPTH, or None. Counts parser
-    events, so it needs no recursion; an error of the parser's own propagates."""
-    scanner = loader_class(text)
-    try:
-        depth = 0
-        while scanner.check_event():
-            event = scanner.get_event()
-            if isinstance(event, yaml.CollectionStartEvent):
-                depth += 1
-                if depth > MAX_DEPTH:
-                    return event.start_mark
-            elif isinstance(event, yaml.CollectionEndEvent):
-                depth -= 1
-    finally:
-        scanner.dispose()
-    return None
 
 
 def _own_limits(err: yaml.YAMLError, text: str) -> yaml.YAMLError:
@@ -285,26 +262,16 @@ def _own_limits(err: yaml.YAMLError, text: str) -> yaml.YAMLError:
     if isinstance(err, (_TooComplex, _DuplicateKey)):
         return err
     mark = getattr(err, "problem_mark", None) or getattr(err, "context_mark", None)
-    prefix = text if mark is None else _through_line(text, mark.line)
-    if _nesting_marks(prefix) <= MAX_DEPTH or len(prefix) > _RECOUNT_LIMIT:
+    prefix = text if mark is None else nesting.through_line(text, mark.line)
+    if nesting.bound(prefix, _PRESCAN_BOUND) <= MAX_DEPTH or len(prefix) > _RECOUNT_LIMIT:
         return err
     try:
-        deep = _too_deep(prefix, yaml.SafeLoader)
+        deep = nesting.first_too_deep(prefix, yaml.SafeLoader, MAX_DEPTH)
     except yaml.YAMLError:  # the prefix ends mid-document, or the same error again
         deep = None
     if deep is None:
         return err
     return _TooComplex(None, None, f"collections nested deeper than {MAX_DEPTH} levels", deep)
-
-
-def _through_line(text: str, line: int) -> str:
-    """`text` up to the end of its 0-based line `line`, found without splitting the whole text."""
-    end = -1
-    for _ in range(line + 1):
-        end = text.find("\n", end + 1)
-        if end < 0:
-            return text
-    return text[: end + 1]
 
 
 def _int(value: str) -> int:
