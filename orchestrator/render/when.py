@@ -5,8 +5,6 @@ do not pay for its import."""
 
 from __future__ import annotations
 
-from functions.kpt_catalog import regex
-
 from ..errors import InputError
 from ..resource import Resource
 
@@ -15,6 +13,8 @@ def holds(expression: str, items: list[Resource], where: str) -> bool:
     """Evaluate `expression`; anything but a boolean result is the Kptfile's mistake."""
     import celpy  # lazy: ~0.2 s of imports (lark grammar)
     from celpy import celtypes
+
+    from functions.kpt_catalog import regex
 
     bad_patterns: list[str] = []
 
