@@ -15,7 +15,7 @@ from pathlib import Path, PurePosixPath
 from typing import Callable
 
 from .. import annotations as ann
-from . import journal
+from . import journal, numbering
 from .. import workers
 from ..errors import InputError
 from ..read.krmignore import KrmIgnore
@@ -186,8 +186,8 @@ def _remains(before: list[Resource], source: SourceFile) -> bytes | None:
 
 
 def _render_file(path: str, resources: list[Resource], original: Package | None, source: SourceFile | None) -> bytes:
-    ordered = sorted(resources, key=lambda r: r.index)
     before = original.in_file(path) if original else []
+    ordered = sorted(numbering.aligned(resources, before), key=lambda r: r.index)
     indexes = [r.index for r in before]
     kept = {r.index for r in ordered}
     parts = []
