@@ -6,8 +6,9 @@ the lines lost, gained and moved between files beyond what the function itself c
 
 Each repository's YAML files (hidden directories left out, as fnrun's reader does) are copied
 into a scratch package, run, and compared line by line with the copy as it was. A file fnrun's
-reader refuses on its own (a Helm template, a duplicate key: another matter) is left out of the
-package and counted as `left out`, with `--keep-odd` it stays in (and refuses its package).
+reader refuses on its own (a Helm template), or one holding a resource it cannot read faithfully
+(a duplicate key: a run that would hand it to a function refuses), is another matter: it is left
+out of the package and counted as `left out`; with `--keep-odd` it stays in (and refuses its package).
 
 - `source | sink`: `fnrun source PKG | fnrun sink PKG`: every file must keep every byte;
 - `round trip`: fnrun-test/label (ruamel.yaml loads and dumps the whole ResourceList, adds a label);
@@ -80,10 +81,15 @@ def readable(repo: Path, files: list[Path]) -> tuple[list[Path], list[str]]:
     kept, refused = [], []
     for rel in files:
         try:
-            read_file(rel.as_posix(), (repo / rel).read_bytes())
-            kept.append(rel)
+            source, _ = read_file(rel.as_posix(), (repo / rel).read_bytes())
         except FnrunError as err:
             refused.append(str(err))
+            continue
+        unfaithful = next((n for n in source.notes if n.resource and n.problem), None)
+        if unfaithful is None:
+            kept.append(rel)
+        else:
+            refused.append(f"{rel}:{unfaithful.line}: {unfaithful.problem} in a resource")
     return kept, refused
 
 

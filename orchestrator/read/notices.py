@@ -65,7 +65,7 @@ def unreadable_for(notes: Iterable[Note], receives: Callable[[Note], str | None]
         if note.resource and note.problem is not None:
             why = receives(note)
             if why is not None:
-                raise InputError(f"{note.path}:{note.line}: {note.problem} in a resource {why}; the data is ambiguous, nothing was run")
+                raise InputError(f"{note.path}:{note.line}: {note.problem} in a resource {why}; the data is ambiguous, nothing was run (fix the file, or leave it out in .krmignore)")
 
 
 class _Sink(Protocol):

@@ -97,7 +97,7 @@ def test_a_duplicate_key_in_a_resource_a_function_receives_is_an_error(tmp_path:
     root = _package(tmp_path / "pkg", {"app/dup.yaml": DUP})
     before = snapshot(root)
     stderr = assert_one_line_error(fnrun("run", str(root), "--image", "fnrun-test/label:v1", "--", "team=web"), "app/dup.yaml:7: duplicate key 'a'", "fnrun-test/label:v1")
-    assert "ambiguous" in stderr
+    assert "ambiguous" in stderr and "leave it out in .krmignore" in stderr
     assert snapshot(root) == before
 
 
