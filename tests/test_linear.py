@@ -110,6 +110,20 @@ def test_comment_scanner_means_the_quote_scrubbing_definition(line: str) -> None
     assert text.comment_start(line) == _scrubbed_comment(line)
 
 
+@settings(max_examples=3000, deadline=None)
+@given(st.text(alphabet="a #'\"\\\t:\n\r\x85\u2028\v", max_size=40))
+def test_comments_are_each_line_s_comment(document: str) -> None:
+    """`comments` visits only lines with a `#`, found by `str.find`: the same as asking every line
+    str.splitlines gives (every kind of line break)."""
+    expected = []
+    for line in document.splitlines():
+        if line.lstrip().startswith("#"):
+            expected.append(line.lstrip()[1:].strip())
+        elif (start := text.comment_start(line)) is not None:
+            expected.append(line[start:].strip())
+    assert text.comments(document) == expected
+
+
 def test_comments_on_lines_that_never_close_their_quotes() -> None:
     line = "k: x" + '\\"' * 5000 + " # the end 'q' d"
     assert text.comments(line + "\n" + line) == ["the end 'q' d"] * 2

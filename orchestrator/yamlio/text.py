@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from typing import Iterator
 
 from yaml.nodes import MappingNode, Node, ScalarNode
 
@@ -285,20 +286,41 @@ def comment_start(line: str) -> int | None:
         position += 1
 
 
+#: Where str.splitlines cuts a line besides "\n" (and so where a line of `comments` ends).
+_OTHER_BREAKS = "\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"
+
+
 def comments(text: str) -> list[str]:
-    """The comments of a document, in order: enough to tell whether a function changed only comments."""
-    found = []
-    for line in text.splitlines():
-        if "#" not in line:
-            continue
-        stripped = line.lstrip()
-        if stripped.startswith("#"):
-            found.append(stripped[1:].strip())
-            continue
-        start = comment_start(line)
-        if start is not None:
-            found.append(line[start:].strip())
+    """The comments of a document, in order: enough to tell whether a function changed only
+    comments. Where few lines hold a `#`, only those are looked at, found by `str.find`: a
+    document of megabytes without comments costs a scan, not a string per line."""
+    found: list[str] = []
+    lines = text.splitlines() if 4 * text.count("#") > text.count("\n") else _lines_with_hash(text)
+    for line in lines:
+        comment = _line_comment(line) if "#" in line else None
+        if comment is not None:
+            found.append(comment)
     return found
+
+
+def _lines_with_hash(text: str) -> Iterator[str]:
+    """The lines of str.splitlines that hold a `#` (and maybe others cut at the same "\n")."""
+    position = text.find("#")
+    while position >= 0:
+        start = text.rfind("\n", 0, position) + 1
+        end = text.find("\n", position)
+        end = len(text) if end < 0 else end
+        chunk = text[start:end]
+        yield from chunk.splitlines() if any(b in chunk for b in _OTHER_BREAKS) else (chunk,)
+        position = text.find("#", end)
+
+
+def _line_comment(line: str) -> str | None:
+    stripped = line.lstrip()
+    if stripped.startswith("#"):
+        return stripped[1:].strip()
+    start = comment_start(line)
+    return None if start is None else line[start:].strip()
 
 
 def same_comments(a: str, b: str) -> bool:
