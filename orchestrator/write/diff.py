@@ -6,13 +6,12 @@ report.paths) so `git apply` from the repository root reproduces the write."""
 
 from __future__ import annotations
 
-import io
 import stat
 from pathlib import Path
 from typing import Callable
 
 from ..errors import DriftError
-from ..yamlio import linematch
+from ..yamlio import linematch, text
 from .writeback import FileChange, WritePlan
 
 NO_NEWLINE = "\\ No newline at end of file\n"
@@ -132,10 +131,15 @@ def _agreeing(limit: int, same: Callable[[int, int], bool]) -> int:
 
 
 def _lines(content: bytes | None) -> list[str]:
-    """Lines ended by "\n" only (str.splitlines would also cut at \u2028 and friends, git does not)."""
+    """Lines ended by "\n" only, as git cuts them (str.splitlines, C-fast, also cuts at \r,
+    \u2028 and friends: it serves only where the text holds none)."""
     if not content:
         return []
-    return io.StringIO(content.decode("utf-8"), newline="\n").readlines()
+    whole = content.decode("utf-8")
+    if not any(mark in whole for mark in text.OTHER_BREAKS):
+        return whole.splitlines(keepends=True)
+    parts = whole.split("\n")
+    return [part + "\n" for part in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
 
 
 def _mode(path: Path) -> str:

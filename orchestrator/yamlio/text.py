@@ -287,7 +287,7 @@ def comment_start(line: str) -> int | None:
 
 
 #: Where str.splitlines cuts a line besides "\n" (and so where a line of `comments` ends).
-_OTHER_BREAKS = "\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"
+OTHER_BREAKS = "\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"
 
 
 def comments(text: str) -> list[str]:
@@ -311,7 +311,7 @@ def _lines_with_hash(text: str) -> Iterator[str]:
         end = text.find("\n", position)
         end = len(text) if end < 0 else end
         chunk = text[start:end]
-        yield from chunk.splitlines() if any(b in chunk for b in _OTHER_BREAKS) else (chunk,)
+        yield from chunk.splitlines() if any(b in chunk for b in OTHER_BREAKS) else (chunk,)
         position = text.find("#", end)
 
 
