@@ -186,6 +186,14 @@ def _remains(before: list[Resource], source: SourceFile) -> bytes | None:
 
 
 def _render_file(path: str, resources: list[Resource], original: Package | None, source: SourceFile | None) -> bytes:
+    """The file's new bytes. The cyclic GC waits meanwhile, as it does while a package is read:
+    composing a big changed document makes millions of small objects, and the full collections
+    they trigger cost more than the composing (a 150,000-key resource: 60% of its write-back)."""
+    with fast.gc_paused():
+        return _rendered(path, resources, original, source)
+
+
+def _rendered(path: str, resources: list[Resource], original: Package | None, source: SourceFile | None) -> bytes:
     before = original.in_file(path) if original else []
     ordered = sorted(numbering.aligned(resources, before), key=lambda r: r.index)
     indexes = [r.index for r in before]
