@@ -94,8 +94,8 @@ def main(argv: list[str] | None = None) -> int:
                     done = timed(command, work)
                     if ("builtin" in done.stderr) != (how == "builtin"):
                         raise BenchError(f"fnrun run {' '.join(flags)}: expected a {how} run:\n{done.stderr[-1000:]}")
-                    if b"team: platform" not in next(package.rglob("*CustomResourceDefinition.yaml")).read_bytes():
-                        raise BenchError(f"{how} run: no label written")
+                    if not any(b"team: platform" in crd for crd in _crds(package)):
+                        raise BenchError(f"{how} run: no label written to a CustomResourceDefinition")
                     series.times.append(done.seconds)
                     series.rss_kib.append(done.rss_kib)
                     inner = _REPORTED.search(done.stderr)
@@ -138,6 +138,12 @@ def main(argv: list[str] | None = None) -> int:
     for text, ok in checks:
         print(f"{'PASS' if ok else 'FAIL'}: {text} (target <= {TARGET}x)" if "own work" in text else f"{'PASS' if ok else 'FAIL'}: {text}")
     return 0 if all(ok for _, ok in checks) else 1
+
+
+def _crds(package: Path) -> list[bytes]:
+    """The package's files that hold a CustomResourceDefinition (whatever they are named)."""
+    texts = (path.read_bytes() for path in package.rglob("*.y*ml"))
+    return [text for text in texts if b"kind: CustomResourceDefinition" in text]
 
 
 if __name__ == "__main__":

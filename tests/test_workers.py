@@ -58,9 +58,9 @@ def test_workers_write_the_same_bytes_as_one_process(tmp_path: Path, monkeypatch
 def test_big_jobs_fork_by_default_and_small_ones_do_not(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("FNRUN_WORKERS", raising=False)
     monkeypatch.delenv("FNRUN_WRITE_WORKERS", raising=False)
-    assert workers.count(10, writeback.MIN_RESOURCES_TO_SHARE) == 1
+    assert workers.count(10, workers.MIN_BYTES_TO_SHARE) == 1
     cores = min(workers.MAX_WORKERS, len(os.sched_getaffinity(0)))
-    assert workers.count(writeback.MIN_RESOURCES_TO_SHARE, writeback.MIN_RESOURCES_TO_SHARE) == cores
+    assert workers.count(workers.MIN_BYTES_TO_SHARE, workers.MIN_BYTES_TO_SHARE) == cores
     monkeypatch.setenv("FNRUN_WORKERS", "1")
     assert workers.count(10**9, 1) == 1
     monkeypatch.delenv("FNRUN_WORKERS")

@@ -111,7 +111,7 @@ def plan(root: Path | str, resources: list[Resource], original: Package | None =
     def render(path: str) -> bytes:
         return _render_file(path, by_path[path], original, original.files.get(path) if original else None)
 
-    rendered = _render_files(paths, [len(by_path[p]) for p in paths], render)
+    rendered = _render_files(paths, [_weight(by_path[p], original.files.get(p) if original else None) for p in paths], render)
     for path in paths:
         source = original.files.get(path) if original else None
         new = rendered[path]
@@ -124,16 +124,24 @@ def plan(root: Path | str, resources: list[Resource], original: Package | None =
     return result
 
 
-#: Below this many resources to render, one process is faster than forking workers.
-MIN_RESOURCES_TO_SHARE = 1500
+#: What a resource weighs at least: below workers.MIN_BYTES_TO_SHARE in all (about 1,500 small
+#: resources), one process renders faster than forked workers.
+_RESOURCE_BYTES = 1300
 
 workers.on_worker_start(textedit.counts.clear)
 
 
+def _weight(resources: list[Resource], source: SourceFile | None) -> int:
+    """A file's share of the rendering: its bytes (a changed document is composed and its edit
+    parsed again, a few big CRDs are as much work as thousands of small resources), or its
+    resources' count where that says more."""
+    return max(len(source.raw) if source is not None else 0, _RESOURCE_BYTES * len(resources))
+
+
 def _render_files(paths: list[str], weights: list[int], render: Callable[[str], bytes]) -> dict[str, bytes]:
-    """Each path's new bytes; a big plan (a function that changed thousands of resources) is
+    """Each path's new bytes; a big plan (thousands of resources, or megabytes of CRDs) is
     rendered on every core, with the same bytes in the same order and the fallback counts added up."""
-    count = workers.count(sum(weights), MIN_RESOURCES_TO_SHARE)
+    count = workers.count(sum(weights), workers.MIN_BYTES_TO_SHARE)
     if count <= 1:
         return {path: render(path) for path in paths}
 
