@@ -8,6 +8,7 @@ lookaround are refused, as they are by kpt."""
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 import re2
@@ -16,8 +17,10 @@ _OPTIONS = re2.Options()
 _OPTIONS.log_errors = False  # RE2 would also print each bad pattern on stderr through absl
 
 
+@lru_cache(maxsize=256)
 def compile(pattern: str) -> Any:
-    """The pattern compiled; ValueError names it and what is wrong with it."""
+    """The pattern compiled, once (as `re` caches its own): search-replace's glob is matched per
+    item, a Starlark `re.sub` per call. ValueError names it and what is wrong with it."""
     try:
         return re2.compile(pattern, _OPTIONS)
     except re2.error as err:
