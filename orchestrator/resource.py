@@ -70,6 +70,13 @@ class Resource:
         """The resource without fnrun's annotations: what is compared and written."""
         return ann.without_stripped(self.data)
 
+    def annotated(self, entries: list[tuple[str, Any]]) -> "Resource":
+        """The same document with these annotations set in its value; its texts still hold the
+        old ones, which is harmless for fnrun's own (stripped before anything is written)."""
+        data = dict(self.data)
+        set_annotations(data, entries)
+        return Resource(data, self._text, self._body, self.fresh)
+
     def replaced(self, data: dict) -> "Resource":
         """The same resource with a new value (API edits, merges): keeps the old text as a base."""
         return Resource(data, self._text, self._body, fresh=False)

@@ -8,27 +8,28 @@ from __future__ import annotations
 
 from .. import annotations as ann
 from ..errors import InputError
-from ..resource import Resource, set_annotations
+from ..resource import Resource
 from ..yamlio import fast, text
 
 
 def aligned(resources: list[Resource], before: list[Resource]) -> list[Resource]:
-    """`resources` bound for one file, renumbered as fnrun read it (`before`), when they are that
-    file's resources in the same order and their numbers differ; the file's other documents,
-    where the list carries them unchanged, are left to the text around the resources. Anything
-    else (a resource added, removed or moved, another document changed) is left as it came."""
-    if not before or len(resources) < len(before):
-        return resources
+    """`resources` bound for one file, in index order, renumbered as fnrun read it (`before`)
+    when they are that file's resources in the same order and their numbers differ; the file's
+    other documents, where the list carries them unchanged, are left to the text around the
+    resources. Anything else (a resource added, removed or moved, another document changed) keeps
+    the numbers it came with."""
     ordered = sorted(resources, key=lambda r: r.index)
+    if not before or len(ordered) < len(before):
+        return ordered
     own = [r for r in ordered if ann.is_resource(r.data)]
     if len(own) != len(before) or all(r.index == b.index for r, b in zip(own, before)):
-        return resources
+        return ordered
     if [ann.identity(r.data) for r in own] != [ann.identity(b.data) for b in before]:
-        return resources
+        return ordered
     others = [r.value for r in ordered if not ann.is_resource(r.data)]
     if others and others != _other_documents(before):
-        return resources
-    return [_numbered(r, b.index) for r, b in zip(own, before)]
+        return ordered
+    return [r.annotated([(key, str(b.index)) for key in (ann.INDEX, ann.INTERNAL_INDEX) if key in ann.annotations_of(r.data)]) for r, b in zip(own, before)]
 
 
 def _other_documents(before: list[Resource]) -> list[object]:
@@ -40,9 +41,3 @@ def _other_documents(before: list[Resource]) -> list[object]:
     except InputError:  # an odd document (duplicate key, tag): not compared, not dropped
         return [None]
     return [v for v in values if v is not None]
-
-
-def _numbered(resource: Resource, index: int) -> Resource:
-    data = dict(resource.data)
-    set_annotations(data, [(key, str(index)) for key in (ann.INDEX, ann.INTERNAL_INDEX) if key in ann.annotations_of(data)])
-    return Resource(data, resource._text, resource.body, resource.fresh)

@@ -203,7 +203,7 @@ def _render_file(path: str, resources: list[Resource], original: Package | None,
 
 def _rendered(path: str, resources: list[Resource], original: Package | None, source: SourceFile | None) -> bytes:
     before = original.in_file(path) if original else []
-    ordered = sorted(numbering.aligned(resources, before), key=lambda r: r.index)
+    ordered = numbering.aligned(resources, before)  # in index order
     indexes = [r.index for r in before]
     kept = {r.index for r in ordered}
     parts = []
