@@ -34,7 +34,7 @@ def holds(expression: str, items: list[Resource], where: str) -> bool:
     except celpy.CELParseError as err:
         raise InputError(f"{where}: when {expression!r} is not valid CEL: {str(err).splitlines()[0]}") from None
     except celpy.CELEvalError as err:
-        raise InputError(f"{where}: when {expression!r} failed: {bad_patterns[0] if bad_patterns else _short(err)}") from None
+        value = err  # raised or returned, celpy's evaluation error says the same
     if isinstance(value, celpy.CELEvalError) or bad_patterns:
         raise InputError(f"{where}: when {expression!r} failed: {bad_patterns[0] if bad_patterns else _short(value)}")
     if not isinstance(value, celtypes.BoolType):
