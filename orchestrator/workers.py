@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import signal
+import threading
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
@@ -25,6 +26,7 @@ T = TypeVar("T")
 Job = Callable[[int, int], T]  # the units [start, end) -> their results, in a worker
 
 _job: Callable[[int, int], object] | None = None  # what forked workers inherit
+_one_job = threading.Lock()  # units run at once may each share a job; `_job` holds one at a time
 _worker_hooks: list[Callable[[], None]] = []  # run in each worker before its share (e.g. clear counters)
 
 
@@ -62,14 +64,15 @@ def fork_map(job: Job[T], weights: Sequence[int], workers: int) -> list[T]:
     from concurrent.futures import ProcessPoolExecutor
 
     global _job
-    _job = job
     shares = shares_of(weights, workers)
-    try:
-        context = multiprocessing.get_context("fork")
-        with fast.gc_paused(), ProcessPoolExecutor(max_workers=len(shares), mp_context=context, initializer=_worker_start) as pool:
-            done = list(pool.map(_run_share, shares))
-    finally:
-        _job = None
+    with _one_job:
+        _job = job
+        try:
+            context = multiprocessing.get_context("fork")
+            with fast.gc_paused(), ProcessPoolExecutor(max_workers=len(shares), mp_context=context, initializer=_worker_start) as pool:
+                done = list(pool.map(_run_share, shares))
+        finally:
+            _job = None
     for outcome in done:
         if isinstance(outcome, _Failure):
             raise outcome.error()

@@ -90,6 +90,23 @@ def test_an_error_in_a_worker_is_the_same_one_line_error() -> None:
     assert workers.fork_map(job, [1] * 7, 2) == [paths[:4], paths[4:7]]
 
 
+def test_jobs_shared_from_two_threads_each_get_their_own_results() -> None:
+    """Units run at once (orchestrator/run/units.py) may each decode a big output or hand back a
+    big step: the workers of one must never run the other's job."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def job_of(tag: str):  # noqa: ANN202
+        def job(start: int, end: int) -> list[str]:
+            return [f"{tag}{i}" for i in range(start, end)]
+        return job
+
+    with ThreadPoolExecutor(4) as pool:
+        runs = [pool.submit(workers.fork_map, job_of(tag), [1] * 6, 2) for tag in "abcdabcd"]
+        outcomes = [run.result() for run in runs]
+    for tag, outcome in zip("abcdabcd", outcomes):
+        assert [unit for part in outcome for unit in part] == [f"{tag}{i}" for i in range(6)]
+
+
 def snapshot(resources: list[Resource]) -> list[tuple[dict, str, str | None]]:
     return [(r.data, r.text, r.body) for r in resources]
 
