@@ -49,10 +49,22 @@ def edit(original: str, new: Any, old: Any = None) -> str | None:
     if hit is not None and hit[0] == wanted:
         return hit[1]
     result = _edit(original, new, old)
+    _keep(original, wanted, result)
+    return result
+
+
+def remember(original: str, new: Any, result: str | None) -> None:
+    """Keep an edit worked out elsewhere (a forked worker) for the next `edit` of the same."""
+    try:
+        _keep(original, repr(new), result)
+    except RecursionError:
+        pass
+
+
+def _keep(original: str, wanted: str, result: str | None) -> None:
     if len(_recent) >= _RECENT_MAX:
         _recent.clear()
     _recent[original] = (wanted, result)
-    return result
 
 
 def _edit(original: str, new: Any, old: Any) -> str | None:

@@ -16,7 +16,7 @@ minimal text edits. Where the bytes written could differ, the step runs the text
 values that are not plain JSON data (dates, binary, non-string keys, values YAML aliases share
 among places: `is_plain`, checked before the fork), a function that adds items or replaces an item by a new mapping (a new item's text
 would be the function's own: the child hands back FALLBACK), and a changed item whose write-back
-may need the round trip, which keeps the function's own text (`_edits_as_text`).
+may need the round trip, which keeps the function's own text (`_edit_as_text`).
 """
 
 from __future__ import annotations
@@ -29,9 +29,11 @@ import sys
 import types
 from typing import TYPE_CHECKING, Any, Callable
 
+from orchestrator import annotations
 from orchestrator.errors import FnrunError, FunctionError
 from orchestrator.resource import Resource
 from orchestrator.runtimes.host import forked
+from orchestrator.yamlio import fast, textedit
 if TYPE_CHECKING:
     from functions.sdk import ResourceList
 
@@ -200,10 +202,17 @@ class NeedsText(Exception):
 def handed_back(stdout: bytes, exit_code: int, sent: list[Resource], name: str) -> tuple[list[Resource], list[dict]] | None:
     """The function's items and results from what the child wrote; None when it wrote nothing
     (a failure: the caller reports the exit code). Raises FunctionError on output that is not
-    the protocol's, like invalid output of any function, and NeedsText (see `_edits_as_text`)."""
+    the protocol's, like invalid output of any function, and NeedsText (see `_edit_as_text`)."""
     try:
         envelope = json.loads(stdout)
-        items = [_at(sent, entry) if type(entry) is int else _changed(_at(sent, entry[0]), entry[1]) for entry in envelope["items"]]
+        items: list[Resource] = []
+        changed: list[tuple[int, Resource, Any]] = []  # (place in items, item sent, its new value)
+        for entry in envelope["items"]:
+            if type(entry) is int:
+                items.append(_at(sent, entry))
+            else:
+                changed.append((len(items), _at(sent, entry[0]), entry[1]))
+                items.append(changed[-1][1])  # until the check below says it can be replaced
         results = envelope["results"]
         if not isinstance(results, list):
             raise TypeError("results")
@@ -211,6 +220,10 @@ def handed_back(stdout: bytes, exit_code: int, sent: list[Resource], name: str) 
         if exit_code != 0:
             return None
         raise FunctionError(f"function {name} returned invalid output: {err}") from None
+    if not _edit_as_text([(item, value) for _, item, value in changed]):
+        raise NeedsText
+    for place, item, value in changed:
+        items[place] = item.replaced(value)
     return items, results
 
 
@@ -226,28 +239,45 @@ def _at(sent: list[Resource], position: Any) -> Resource:
 _ROUND_TRIP_SIGNS = re.compile(r"[{}\[\]&*!|>]|<<")
 
 
-def _changed(sent: Resource, value: Any) -> Resource:
-    if not isinstance(value, dict) or not _edits_as_text(sent, value):
-        raise NeedsText
-    return sent.replaced(value)
-
-
-def _edits_as_text(sent: Resource, value: dict) -> bool:
-    """Whether `value` can be written over the item's text by minimal text edits, as the
+def _edit_as_text(changed: list[tuple[Resource, Any]]) -> bool:
+    """Whether every changed item can be written over its text by minimal text edits, as the
     write-back will (its body, the file's text, from the value read to the value now): then the
     text a function returns plays no part in the bytes written. The handover functions only add
     keys and change values (no removals or moves, which text edits refuse), so plain block YAML
-    always can; other text is tried."""
-    body = sent.body
-    if body is None:
-        return False  # written as a function's own text: only the text way has it
-    if not _ROUND_TRIP_SIGNS.search(body):
-        return True
-    from orchestrator import annotations
-    from orchestrator.yamlio import fast, textedit
+    always can; other text is tried, on every core when it is big (a repository of CRDs is
+    megabytes of it), and the edits are kept for the write-back, which asks for the same ones."""
+    from orchestrator import workers
 
-    try:
-        old = fast.load(body, "handover")
-    except FnrunError:
-        return False
-    return isinstance(old, dict) and textedit.edit(body, annotations.without_stripped(value), old) is not None
+    tried: list[tuple[Resource, dict]] = []
+    for sent, value in changed:
+        if not isinstance(value, dict) or sent.body is None:
+            return False  # no body: written as a function's own text, which only the text way has
+        if _ROUND_TRIP_SIGNS.search(sent.body):
+            tried.append((sent, annotations.without_stripped(value)))
+    if not tried:
+        return True
+    weights = [len(sent.body or "") for sent, _ in tried]
+
+    def share(start: int, end: int) -> list[str | None]:
+        return [_text_edit(sent, value) for sent, value in tried[start:end]]
+
+    with fast.gc_paused():
+        edits = [edit for part in workers.fork_map(share, weights, workers.count(sum(weights), workers.MIN_BYTES_TO_SHARE)) for edit in part]
+        for (sent, value), edit in zip(tried, edits):
+            textedit.remember(sent.body or "", value, edit)
+    return all(edit is not None for edit in edits)
+
+
+def _text_edit(sent: Resource, value: dict) -> str | None:
+    """The item's body edited into `value`, or None. The value it was read as is at hand while
+    the item is as read (its body's value, but for fnrun's annotations); after an earlier step
+    changed it, the body is parsed again. The edit is checked against `value` either way."""
+    body = sent.body or ""
+    if sent.fresh:
+        old = sent.value
+    else:
+        try:
+            old = fast.load(body, "handover")
+        except FnrunError:
+            return None
+    return textedit.edit(body, value, old) if isinstance(old, dict) else None

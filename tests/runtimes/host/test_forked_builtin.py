@@ -340,6 +340,65 @@ def test_an_edit_only_the_round_trip_can_write_goes_the_text_way(tmp_path: Path)
     assert output is not None and output.handed_back[0][0].data["metadata"]["labels"] == {"team": "a"}
 
 
+CRD = """\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: things{n}.example.com  # [a comment with brackets]
+spec:
+  group: example.com
+  versions:
+  - name: v1
+    schema:
+      openAPIV3Schema:
+        description: 'Thing {n}: *quoted*, with [brackets] | and > signs'
+        properties:
+          spec:
+            description: |
+              A block scalar,
+              of two lines.
+"""
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_edits_worked_out_on_every_core_are_the_write_back_s(workers: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Items whose text has what text edits may refuse are tried before the step stands, in
+    forked workers for a big package; the write-back then takes each edit as it was worked out,
+    and it is the one a fresh edit in this process gives."""
+    from orchestrator.read.package import read_package
+    from orchestrator.yamlio import textedit
+
+    monkeypatch.setenv("FNRUN_WORKERS", workers)
+    for n in range(6):
+        (tmp_path / f"crd{n}.yaml").write_text(CRD.format(n=n))
+    items = read_package(tmp_path).resources
+    config = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "fn"}, "data": {"team": "a"}}
+    textedit._recent.clear()
+    output, _ = handover(items, config)
+    assert output is not None and output.exit_code == 0
+    back = output.handed_back[0]
+    assert [r.data["metadata"]["labels"] for r in back] == [{"team": "a"}] * 6
+    for sent, returned in zip(items, back):
+        remembered = textedit._recent.pop(sent.body)
+        fresh = textedit.edit(sent.body, returned.value)
+        assert remembered == (repr(returned.value), fresh) and fresh is not None
+        assert "  labels:\n    team: a\n" in fresh and fresh.replace("  labels:\n    team: a\n", "", 1) == sent.body
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_one_item_text_edits_cannot_write_sends_the_whole_step_the_text_way(workers: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from orchestrator.read.package import read_package
+
+    monkeypatch.setenv("FNRUN_WORKERS", workers)
+    for n in range(5):
+        (tmp_path / f"crd{n}.yaml").write_text(CRD.format(n=n))
+    (tmp_path / "crd9.yaml").write_text(CRD.format(n=9).replace("metadata:\n  name: things9.example.com  # [a comment with brackets]", "metadata: {name: things9.example.com}"))
+    items = read_package(tmp_path).resources
+    assert len(items) == 6
+    config = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "fn"}, "data": {"team": "a"}}
+    assert handover(items, config)[0] is None
+
+
 def test_a_fork_freezes_the_heap_until_the_next_run(probe: str, tmp_path: Path) -> None:
     """Frozen before the fork (no collection in the child copies the parent's pages), and
     collectable again once the next run's session starts, so a long-lived caller does not keep
