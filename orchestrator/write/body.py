@@ -106,13 +106,15 @@ def _function_comments(resource: Resource) -> list[str]:
 def _real_comments(document: str) -> list[str]:
     """The comments of a document, without the `#` lines inside multi-line scalars (a block
     scalar's content, a quoted string over several lines): a function that writes a string in
-    another style writes no comment."""
-    if "#" not in document:
-        return []
+    another style writes no comment. The line scan finds every comment and maybe more; only where
+    it finds any does the parse tell them apart."""
+    found = text.comments(document)
+    if not found:  # a `#` only inside values (a URL's fragment): the line scan's answer is enough
+        return found
     try:
         node = fast.compose(document, "comments")
     except FnrunError:
-        return text.comments(document)
+        return found
     lines = document.splitlines(keepends=True)
     inside = blanks.scalar_lines(node, lines)
     return text.comments("".join(line for number, line in enumerate(lines) if number not in inside))
@@ -122,7 +124,10 @@ def _own_comments(resource: Resource, original: str, seen: Seen) -> list[str]:
     """The comments the function wrote into this resource: in its text, not in the original, and
     in no other document it was given."""
     own_text = resource.body if resource.body is not None else resource.text
-    extra = Counter(_real_comments(own_text)) - Counter(_real_comments(original))
+    mine = _real_comments(own_text)
+    if not mine:
+        return []
+    extra = Counter(mine) - Counter(_real_comments(original))
     if not extra:
         return []
     known = seen()
