@@ -38,6 +38,12 @@ class Resource:
         return self._body
 
     @property
+    def size(self) -> int:
+        """How much text the resource holds (its own, or the base of its changed value): what
+        working on it costs, without rendering a changed value's text to learn it."""
+        return len(self._text or "")
+
+    @property
     def path(self) -> str | None:
         return ann.get_path(self.data)
 

@@ -53,26 +53,37 @@ def source_chunks(root: Path | str, parallel: bool = True, notes: list[Note] | N
         yield resourcelist.HEADER + "items: []\n"
 
 
-def _encode(root: Path, batch: list[str], notes: list[Note]) -> str:
+def _encode(root: Path, batch: list[str], notes: list[Note], used: set[str]) -> str:
+    """A batch's items; `used`, the anchor names items before them defined, gets theirs."""
     encoded = []
     for rel in batch:
         source, resources = read_path(root, rel)
         notes.extend(source.notes)
-        encoded.append(resourcelist.encode_items(resources))
+        encoded.append(resourcelist.encode_items(resources, used))
     return "".join(encoded)
 
 
 def _encoded(root: Path, batches: list[list[str]], parallel: bool, notes: list[Note]) -> Iterator[str]:
     """Each batch's items, in order: even batches encoded here, odd ones by a forked helper when
-    the package is big, the machine has a second core, and forking is safe (no other threads)."""
+    the package is big, the machine has a second core, and forking is safe (no other threads).
+    The helper cannot know the anchor names of the batches before each of its own: a batch of
+    its whose names clash with an earlier one's is encoded again here (anchors are rare)."""
+    used: set[str] = set()
     if not parallel or len(batches) * BATCH < FORK_FROM or (os.cpu_count() or 1) < 2 or not hasattr(os, "fork") or threading.active_count() > 1:
         for batch in batches:
-            yield _encode(root, batch, notes)
+            yield _encode(root, batch, notes, used)
         return
     helper = _Helper(root, batches[1::2])
     try:
         for index, batch in enumerate(batches):
-            yield _encode(root, batch, notes) if index % 2 == 0 else helper.next(notes)
+            if index % 2 == 0:
+                yield _encode(root, batch, notes, used)
+                continue
+            encoded, names = helper.next(notes)
+            if names & used:
+                encoded = _encode(root, batch, [], used)  # its notes came with the helper's
+            used |= names
+            yield encoded
     finally:
         helper.close()
 
@@ -80,7 +91,7 @@ def _encoded(root: Path, batches: list[list[str]], parallel: bool, notes: list[N
 class _Helper:
     """A forked process encoding batches and sending them back through a pipe as records
     `kind length\\n payload` (kind 0: items, 1: an input error's message, 2: anything else,
-    3: the notes of the batch whose items come next, as JSON)."""
+    3: the notes of the batch whose items come next, 4: the anchor names they define, as JSON)."""
 
     def __init__(self, root: Path, batches: list[list[str]]) -> None:
         read_end, write_end = os.pipe()
@@ -101,13 +112,18 @@ class _Helper:
                 self._records.put((kind, stream.read(length)))
         self._records.put((2, b"the source helper process stopped early"))
 
-    def next(self, notes: list[Note]) -> str:
+    def next(self, notes: list[Note]) -> tuple[str, set[str]]:
+        """The next batch's items and the anchor names they define."""
+        names: set[str] = set()
         kind, payload = self._records.get()
-        if kind == 3:
-            notes.extend(Note(path, line, problem, resource) for path, line, problem, resource in json.loads(payload))
+        while kind in (3, 4):
+            if kind == 3:
+                notes.extend(Note(path, line, problem, resource) for path, line, problem, resource in json.loads(payload))
+            else:
+                names = set(json.loads(payload))
             kind, payload = self._records.get()
         if kind == 0:
-            return payload.decode()
+            return payload.decode(), names
         if kind == 1:
             raise InputError(payload.decode())
         raise FnrunError(payload.decode(errors="replace"))
@@ -129,8 +145,9 @@ def _helper_main(root: Path, batches: list[list[str]], fd: int) -> None:
         with os.fdopen(fd, "wb") as out:
             for batch in batches:
                 notes: list[Note] = []
+                names: set[str] = set()
                 try:
-                    kind, payload = 0, _encode(root, batch, notes).encode()
+                    kind, payload = 0, _encode(root, batch, notes, names).encode()
                 except InputError as err:
                     kind, payload = 1, str(err).encode()
                 except Exception as err:  # noqa: BLE001 - reported to the parent, which raises it
@@ -138,6 +155,9 @@ def _helper_main(root: Path, batches: list[list[str]], fd: int) -> None:
                 if notes and not kind:
                     noted = json.dumps([[n.path, n.line, n.problem, n.resource] for n in notes]).encode()
                     out.write(b"3 %d\n" % len(noted) + noted)
+                if names and not kind:
+                    named = json.dumps(sorted(names)).encode()
+                    out.write(b"4 %d\n" % len(named) + named)
                 out.write(b"%d %d\n" % (kind, len(payload)) + payload)
                 if kind:
                     break

@@ -44,13 +44,34 @@ def encode(items: list[Resource], function_config: Resource | dict | None = None
     return "".join(parts)
 
 
-def encode_items(items: list[Resource]) -> str:
+def encode_items(items: list[Resource], used: set[str] | None = None) -> str:
     """The `items:` entries for some resources: what `fnrun source` sends file by file. Each is
     YAML the pure-Python parsers take, meaning what fnrun read: no line ending in a tab
     (yamlio.blanks), no plain scalar that YAML 1.1 reads otherwise (yamlio.yaml11), no anchor name
-    an earlier item defines (yamlio.anchors)."""
-    documents = anchors.distinct([yaml11.quoted(blanks.parseable(item.text)) for item in items])
-    return "".join(text.indent_item(_noted(item, document)) for item, document in zip(items, documents))
+    an earlier item defines (yamlio.anchors; `used` holds those of items sent before these, and
+    gets these items' own). Megabytes of items are encoded on every core, each item on its own;
+    the few whose anchors clash with an earlier one's are encoded again here, in order."""
+    used = set() if used is None else used
+    sizes = [item.size for item in items]
+
+    def share(start: int, end: int) -> list[tuple[str, set[str]]]:
+        return [_encoded(item, frozenset()) for item in items[start:end]]
+
+    parts = []
+    with fast.gc_paused():
+        shares = workers.fork_map(share, sizes, workers.count(sum(sizes), workers.MIN_BYTES_TO_SHARE))
+        for item, (encoded, names) in zip(items, (done for part in shares for done in part)):
+            if names & used:
+                encoded, names = _encoded(item, used)
+            used |= names
+            parts.append(encoded)
+    return "".join(parts)
+
+
+def _encoded(item: Resource, used: set[str] | frozenset[str]) -> tuple[str, set[str]]:
+    """One item's entry, with anchor names `used` does not hold, and the names it defines."""
+    sent, names = anchors.apart(yaml11.quoted(blanks.parseable(item.text)), used)
+    return text.indent_item(_noted(item, sent)), names
 
 
 def _noted(item: Resource, sent: str) -> str:

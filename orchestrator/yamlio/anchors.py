@@ -18,22 +18,28 @@ def distinct(texts: list[str]) -> list[str]:
     used: set[str] = set()
     out = []
     for text in texts:
-        marks = _marks(text) if "&" in text else []
-        names = {name for _, _, kind, name in marks if kind == "&"}
-        clash = names & used
-        if clash:
-            taken = used | names
-            renames = {}
-            for name in sorted(clash):
-                renames[name] = _fresh(name, taken)
-                taken.add(renames[name])
-            renamed = _renamed(text, marks, renames)
-            if renamed is not None:
-                text = renamed
-                names = (names - clash) | set(renames.values())
+        text, names = apart(text, used)
         used |= names
         out.append(text)
     return out
+
+
+def apart(text: str, used: set[str] | frozenset[str] = frozenset()) -> tuple[str, set[str]]:
+    """The document with its anchors that `used` names renamed (the same text where none clash),
+    and the names it defines then."""
+    marks = _marks(text) if "&" in text else []
+    names = {name for _, _, kind, name in marks if kind == "&"}
+    clash = names & used
+    if clash:
+        taken = used | names
+        renames = {}
+        for name in sorted(clash):
+            renames[name] = _fresh(name, taken)
+            taken.add(renames[name])
+        renamed = _renamed(text, marks, renames)
+        if renamed is not None:
+            return renamed, (names - clash) | set(renames.values())
+    return text, names
 
 
 def _marks(text: str) -> list[tuple[int, int, str, str]]:

@@ -264,6 +264,33 @@ def test_two_process_source_is_the_single_process_source(tmp_path: Path, monkeyp
 _RealHelper = pipes._Helper
 
 
+@pytest.mark.parametrize("parallel", [False, True], ids=["one-process", "two-processes"])
+def test_anchors_files_share_by_name_are_apart_in_the_list(parallel: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every file of a package may call its anchor `&labels`; in the ResourceList, which is one
+    document, PyYAML refuses a name defined twice. Each file after the first that names it gets
+    the name renamed apart, whichever process encoded its batch, and a sink writes each file's
+    own names back."""
+    import yaml
+
+    root = _generated(tmp_path / "gen", 130)
+    files = sorted(root.rglob("*.yaml"))
+    for number, path in enumerate(files[::7]):
+        path.write_text(f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: anchored-{number}\n  labels: &labels {{n: '{number}'}}\ndata: *labels\n")
+    forks = []
+    monkeypatch.setattr(pipes, "_Helper", lambda *a: forks.append(a) or _RealHelper(*a))
+    listing = "".join(pipes.source_chunks(root, parallel=parallel))
+    assert len(forks) == int(parallel)
+    items = yaml.safe_load(listing)["items"]
+    anchored = [item for item in items if item["metadata"]["name"].startswith("anchored-")]
+    assert [item["data"] for item in anchored] == [{"n": str(n)} for n in range(len(files[::7]))]
+    defined = [line.split("&")[1].split()[0] for line in listing.splitlines() if line.lstrip().startswith("labels: &")]
+    assert defined == ["labels"] + [f"labels-{n}" for n in range(2, len(anchored) + 1)]
+    before = snapshot(root)
+    api.sink(root, listing)
+    assert snapshot(root) == before
+
+
+
 @pytest.mark.parametrize("bad", [["team-00/app-0020"], ["team-00/app-0000", "team-09/app-0009"], ["team-09/app-0009", "team-00/app-0060"]])
 def test_two_process_source_reports_the_first_bad_file(tmp_path: Path, bad: list[str]) -> None:
     """Batches alternate between the processes; the error reported is the first bad file in file
