@@ -149,7 +149,7 @@ def parse_item(block: str, source: str) -> Resource | None:
         return None
     if not ann.is_resource(data):
         return None
-    doomed = text.strip_lines(item_text.splitlines(keepends=True), node, ann.STRIPPED_KEYS)
+    doomed = text.strip_lines(item_text.splitlines(keepends=True), node, ann.STRIPPED_KEYS, note=ann.ORIGINAL)
     body = None if doomed is None else text.delete_lines(item_text, doomed)
     return Resource(data, item_text, body)
 

@@ -226,7 +226,7 @@ def _own_text(item: Resource, source: str) -> str | None:
     are all of it (kpt adds them to any document); None when its layout does not allow that."""
     lines = item.text.splitlines(keepends=True)
     node = fast.compose(item.text, source)
-    doomed = text.strip_lines(lines, node, ann.STRIPPED_KEYS)
+    doomed = text.strip_lines(lines, node, ann.STRIPPED_KEYS, note=ann.ORIGINAL)
     if doomed is None:
         doomed = _whole_metadata(lines, node)
     return None if doomed is None else text.delete_lines(item.text, doomed)
@@ -329,7 +329,7 @@ def _item(lines: list[str], seq: SequenceNode | None, position: int, data: dict,
         end = seq.end_mark.line + (1 if seq.end_mark.column else 0)
         end = max(end, node.end_mark.line + (1 if node.end_mark.column else 0))
     item_text = text.dedent_item(lines[start:end], dash - start, column, node.start_mark.column)
-    doomed = text.strip_lines(lines, node, ann.STRIPPED_KEYS, start)
+    doomed = text.strip_lines(lines, node, ann.STRIPPED_KEYS, start, note=ann.ORIGINAL)
     body = None if doomed is None else text.delete_lines(item_text, doomed)
     return Resource(data, item_text, body)
 
@@ -355,5 +355,5 @@ def _strip_if_stamped(item: Resource) -> None:
     if not any(k in ann.annotations_of(item.data) for k in ann.STRIPPED_KEYS):
         return
     node, _ = fast.parse(item.text, "stream")
-    doomed = text.strip_lines(item.text.splitlines(keepends=True), node, ann.STRIPPED_KEYS)
+    doomed = text.strip_lines(item.text.splitlines(keepends=True), node, ann.STRIPPED_KEYS, note=ann.ORIGINAL)
     item._body = None if doomed is None else text.delete_lines(item.text, doomed)

@@ -92,16 +92,24 @@ def _anchored(lines: list[str], node: Node) -> bool:
 
 
 def stamp(text: str, node: Node | None, entries: list[tuple[str, str]]) -> str | None:
-    """Insert `key: value` annotation lines into a block-style document; None when its metadata
-    or annotations are not plain block mappings (the caller falls back to round-trip editing)."""
+    """Insert `key: value` annotation lines into a block-style document (with a `metadata:` of
+    their own after its first key when it has none, as a `kind: List` does); None when its
+    metadata or annotations are not plain block mappings (the caller falls back to round-trip
+    editing)."""
     if not entries:
         return text
     if not _block_mapping(node) or node.start_mark.column != 0:  # type: ignore[union-attr]
         return None  # an indented document would lose its indentation as a list item
     metadata = _key(node, "metadata")  # type: ignore[arg-type]
-    if metadata is None or not _block_mapping(metadata[1]):
-        return None
     lines = text.splitlines(keepends=True)
+    if metadata is None:  # a `kind: List`, say: the annotations come with a metadata of their own
+        if len(node.value) < 2 or not _starts_line(lines, node.value[1][0]):  # type: ignore[union-attr]
+            return None
+        at = node.value[1][0].start_mark.line  # type: ignore[union-attr]
+        lines[at:at] = ["metadata:\n", "  annotations:\n", *(f"    {k}: {v}\n" for k, v in entries)]
+        return "".join(lines)
+    if not _block_mapping(metadata[1]):
+        return None
     meta_key, meta = metadata
     first_meta_key = meta.value[0][0]
     if not _starts_line(lines, first_meta_key) or _anchored(lines, meta):
@@ -126,10 +134,11 @@ def stamp(text: str, node: Node | None, entries: list[tuple[str, str]]) -> str |
     return "".join(lines)
 
 
-def strip_lines(lines: list[str], node: Node | None, keys: frozenset[str], line_offset: int = 0) -> list[int] | None:
+def strip_lines(lines: list[str], node: Node | None, keys: frozenset[str], line_offset: int = 0, note: str = "") -> list[int] | None:
     """The line numbers (relative to the document, which starts at `lines[line_offset]`) to delete
     to remove the annotations in `keys`; [] when none are present, None when they are not
-    one-line block entries."""
+    one-line block entries. A metadata they alone fill goes too, as `stamp` made it, unless it
+    holds `note`, the annotation that says the document was read with a metadata of its own."""
     if not isinstance(node, MappingNode):
         return []
     metadata = _key(node, "metadata")
@@ -152,9 +161,12 @@ def strip_lines(lines: list[str], node: Node | None, keys: frozenset[str], line_
     if doomed and len(doomed) == len(ann.value):
         if ann_key.start_mark.line == ann.value[0][0].start_mark.line:
             return None
-        if len(metadata[1].value) == 1:
-            return None  # metadata would be left empty: let the round-trip editor decide
         doomed.append(ann_key.start_mark.line - line_offset)
+        if len(metadata[1].value) == 1:  # metadata would be left empty: it goes too, as fnrun made it
+            meta_key = metadata[0]
+            if any(key.value == note for key, _ in ann.value) or not _starts_line(lines, meta_key) or _anchored(lines, metadata[1]):
+                return None  # the note says how the document was as read: the round trip keeps that
+            doomed.append(meta_key.start_mark.line - line_offset)
     return doomed
 
 

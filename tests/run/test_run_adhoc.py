@@ -152,3 +152,37 @@ def test_exclude_local_config_only_shapes_stdout(tmp_path: Path) -> None:
     assert cluster.code == 0, cluster
     assert {i.data["metadata"]["name"] for i in resourcelist.decode(cluster.stdout, "out").items} == {"d"}
     assert_one_line_error(fnrun("run", str(tmp_path), "--exclude-local-config"), "-o stdout", code=2)
+
+
+LIST = """\
+# the dashboards, as kube-prometheus ships them
+apiVersion: v1
+items:
+- apiVersion: v1
+  data:
+    overview.json: |-
+      {"title": "a # not a comment"}
+  kind: ConfigMap
+  metadata:
+    name: dashboard  # the one
+kind: ConfigMapList
+"""
+
+
+@pytest.mark.parametrize("image", ["identity", "label", "dropcomments", "reorder"])
+def test_a_document_without_metadata_comes_back_with_only_the_function_s_change(image: str, tmp_path: Path) -> None:
+    """A `kind: List` has no metadata of its own: fnrun gives it one for its annotations, and the
+    file gets back only what the function changed (the labels of the image that sets them)."""
+    write_package(tmp_path, {"dashboards.yaml": LIST, "d.yaml": deployment("d")})
+    listing = fnrun("source", str(tmp_path)).stdout
+    assert "fnrun-original" not in listing  # stamped as lines: no copy of the document as read
+    result = fnrun("run", str(tmp_path), "--image", f"fnrun-test/{image}:v1", "--", "team=a")
+    assert result.code == 0, result
+    written = (tmp_path / "dashboards.yaml").read_text()
+    labels = "metadata:\n  labels:\n    team: a\n"
+    if image in ("identity", "reorder"):
+        assert written == LIST
+    elif image == "label":  # ruamel keeps the metadata where fnrun put it, after the first key
+        assert written == LIST.replace("apiVersion: v1\nitems:", f"apiVersion: v1\n{labels}items:")
+    else:  # PyYAML sorts the keys: metadata last
+        assert written == LIST + labels

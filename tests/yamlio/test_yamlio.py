@@ -72,7 +72,45 @@ def test_stamp_into_existing_annotations_uses_their_column() -> None:
     assert text.stamp(doc, node, [(ann.PATH, "p")]) == doc.replace("        x: y\n", "        config.kubernetes.io/path: p\n        x: y\n")
 
 
-@pytest.mark.parametrize("doc", ["apiVersion: v1\nkind: A\nmetadata: {name: a}\n", "apiVersion: v1\nkind: A\n", "{apiVersion: v1, kind: A}\n"])
+@pytest.mark.parametrize("doc", [
+    "apiVersion: v1\nkind: List\nitems: []\n",
+    "# head\napiVersion: v1\n# the items\nitems:\n- kind: A  # one\nkind: List\n",
+    "apiVersion: v1\nkind: ConfigMap\ndata:\n  script: |\n    # not a comment\n    run\n# tail\n",
+])
+def test_a_document_without_metadata_gets_one_as_lines_and_loses_it_again(doc: str) -> None:
+    """A `kind: List` has no metadata: the annotations come in a metadata of their own, after
+    the first key (a document's first line shares a list item's dash), and stripping them takes
+    it away again, byte for byte. Before, such a document went through the round trip, a second
+    of ruamel for a megabyte of Grafana dashboards, and carried its whole text in a note."""
+    node, value = fast.parse(doc, "t")
+    stamped = text.stamp(doc, node, [(ann.PATH, "'a.yaml'"), (ann.INDEX, "'0'")])
+    assert stamped is not None
+    stamped_node, stamped_value = fast.parse(stamped, "t")
+    assert stamped_value == {**value, "metadata": {"annotations": {ann.PATH: "a.yaml", ann.INDEX: "0"}}}
+    as_item = text.indent_item(stamped).splitlines(keepends=True)
+    item_node = fast.compose("".join(as_item), "t").value[0]
+    doomed = text.strip_lines(as_item, item_node, ann.STRIPPED_KEYS, note=ann.ORIGINAL)
+    assert doomed is not None
+    kept = "".join(line for n, line in enumerate(as_item) if n not in set(doomed))
+    assert kept == text.indent_item(doc)
+
+
+@pytest.mark.parametrize("metadata", [
+    "metadata:\n  annotations:\n    internal.config.kubernetes.io/fnrun-original: \"a: 1\\n\"\n",  # read with a metadata of its own
+    "metadata: &m\n  annotations:\n    config.kubernetes.io/path: p\n",  # an alias may repeat it
+])
+def test_a_metadata_of_fnrun_s_annotations_stays_where_it_may_be_the_document_s(metadata: str) -> None:
+    doc = "apiVersion: v1\nkind: A\n" + metadata
+    node, _ = fast.parse(doc, "t")
+    assert text.strip_lines(doc.splitlines(keepends=True), node, ann.STRIPPED_KEYS, note=ann.ORIGINAL) is None
+
+
+def test_a_document_that_is_one_key_is_not_stamped_as_lines() -> None:
+    doc = "items: []\n"
+    assert text.stamp(doc, fast.compose(doc, "t"), [(ann.PATH, "p")]) is None
+
+
+@pytest.mark.parametrize("doc", ["apiVersion: v1\nkind: A\nmetadata: {name: a}\n", "{apiVersion: v1, kind: A}\n"])
 def test_stamp_declines_layouts_it_cannot_edit_as_lines(doc: str) -> None:
     node, _ = fast.parse(doc, "t")
     assert text.stamp(doc, node, [(ann.PATH, "p")]) is None
