@@ -90,8 +90,11 @@ def _noted_sequence_style(resource: Resource, own: str) -> str:
 def _text_edit(resource: Resource, original: str, value: dict, old: dict, own_comments: bool) -> str | None:
     """The original changed into `value` by minimal text edits, or None (round trip instead) when
     they cannot express the change or the function wrote comments of its own that the result lacks
-    (only dropping or moving some is not)."""
-    edited = textedit.edit(original, value, old) if original.endswith("\n") else None
+    (only dropping or moving some is not). The function's own text, without fnrun's annotations,
+    means `value` (unless a layout note says its metadata was read otherwise): an edit that comes
+    out as that text is known good without parsing it."""
+    known = resource.body if resource.fresh and resource.original_text is None else None
+    edited = textedit.edit(original, value, old, known) if original.endswith("\n") else None
     if edited is not None and own_comments:
         if _function_comments(resource) != text.comments(edited):
             edited = None

@@ -7,7 +7,8 @@ lines are indented like their siblings, a changed scalar keeps its quoting where
 and every other line keeps its bytes. What cannot be expressed safely (anchors and aliases,
 merge keys, tags, block scalars, structural changes inside flow collections, moved list items, a
 mapping or list left empty) raises `Unsupported`, and the caller uses the round-trip editor. Every
-result is parsed again and must mean exactly the wanted value."""
+result is parsed again and must mean exactly the wanted value, unless it is, byte for byte, a text
+the caller knows to mean it (a function's own, which a ruamel-based function mostly writes)."""
 
 from __future__ import annotations
 
@@ -37,18 +38,19 @@ _recent: dict[str, tuple[str, str | None]] = {}
 _RECENT_MAX = 256
 
 
-def edit(original: str, new: Any, old: Any = None) -> str | None:
+def edit(original: str, new: Any, old: Any = None, known: str | None = None) -> str | None:
     """`original` (one document, `\\n` line ends) changed into `new` as text edits; None when
     text edits cannot do it (the caller falls back to the round trip). `old`, the original's
-    value when the caller has it, saves building it again."""
+    value when the caller has it, saves building it again; `known`, a text the caller knows to
+    mean `new` (a function's own), saves parsing an edit that comes out the same to check it."""
     try:
         wanted = repr(new)
     except RecursionError:  # nesting deeper than repr goes: not remembered
-        return _edit(original, new, old)
+        return _edit(original, new, old, known)
     hit = _recent.get(original)
     if hit is not None and hit[0] == wanted:
         return hit[1]
-    result = _edit(original, new, old)
+    result = _edit(original, new, old, known)
     _keep(original, wanted, result)
     return result
 
@@ -67,7 +69,7 @@ def _keep(original: str, wanted: str, result: str | None) -> None:
     _recent[original] = (wanted, result)
 
 
-def _edit(original: str, new: Any, old: Any) -> str | None:
+def _edit(original: str, new: Any, old: Any, known: str | None = None) -> str | None:
     if "<<" in original and _MERGE_KEY.search(original):
         return None  # merge keys: the parse flattens them, so node positions no longer match keys
     try:
@@ -83,6 +85,8 @@ def _edit(original: str, new: Any, old: Any) -> str | None:
         result = _Editor(original, node).run(old, new)
     except Unsupported:
         return None
+    if result == known:
+        return result
     try:
         loaded = fast.load(result, "edited")
         ok = loaded == new and same(loaded, new)

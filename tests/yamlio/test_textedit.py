@@ -273,3 +273,22 @@ def test_the_property_test_exercises_text_edits() -> None:
     if stats["text"] + stats["fallback"] == 0:
         pytest.skip("property test not run")
     assert stats["text"] > stats["fallback"]
+
+
+def test_an_edit_that_comes_out_as_a_text_known_to_mean_the_value_is_not_parsed_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A ruamel-based function mostly writes what the text edits write: that text, known to mean
+    the new value, saves parsing the edit to check it. Any other known text changes nothing."""
+    parsed: list[str] = []
+    load = fast.load
+    monkeypatch.setattr(fast, "load", lambda text, source, *rest: parsed.append(source) or load(text, source, *rest))
+    old = load(DOC, "t")
+    new = copy.deepcopy(old)
+    new["spec"]["replicas"] = 3
+    want = DOC.replace("replicas: 1", "replicas: 3")
+    textedit._recent.clear()
+    assert textedit.edit(DOC, new, old, known=want) == want and parsed == []
+    textedit._recent.clear()
+    assert textedit.edit(DOC, new, old, known=want.replace("# the pods", "# other")) == want and parsed == ["edited"]
+    textedit._recent.clear()
+    new["spec"]["replicas"] = 4  # a known text that does not mean the value is never the edit
+    assert textedit.edit(DOC, new, old, known=want) == DOC.replace("replicas: 1", "replicas: 4")
