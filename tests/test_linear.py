@@ -124,6 +124,25 @@ def test_comments_are_each_line_s_comment(document: str) -> None:
     assert text.comments(document) == expected
 
 
+#: The decoder's line patterns (orchestrator/run/fastlist.py).
+_LINE_PATTERNS = (r"[^-# \n]|-[^ ]| [^ ]", "- ", r"- [ #\n&!{\[*|>'\"?:-]", "  ", "  |- ")
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.text(alphabet="- #a\n\\", max_size=40), st.integers(0, 40), st.integers(0, 40), st.sampled_from(_LINE_PATTERNS))
+def test_line_start_finds_what_a_caret_under_re_m_finds(document: str, pos: int, endpos: int, pattern: str) -> None:
+    """text.LineStart finds `^PATTERN` through the line breaks (where re tries `^` at every
+    position): the same first match in any range, the same lines, the same substitution."""
+    caret, lines = re.compile(f"^(?:{pattern})", re.M), text.LineStart(pattern)
+    pos, endpos = min(pos, len(document)), min(max(pos, endpos), len(document))
+    first = caret.search(document, pos, endpos)
+    assert lines.search(document, pos, endpos) == (first.start() if first else None)
+    if "\\n" not in pattern:  # a match that holds the next line's break hides that line from finditer
+        assert list(lines.finditer(document, pos, endpos)) == [m.start() for m in caret.finditer(document, pos, endpos)]
+        assert lines.sub("", document) == caret.sub("", document)
+        assert lines.sub("\\x", document) == caret.sub(lambda _: "\\x", document)
+
+
 def test_comments_on_lines_that_never_close_their_quotes() -> None:
     line = "k: x" + '\\"' * 5000 + " # the end 'q' d"
     assert text.comments(line + "\n" + line) == ["the end 'q' d"] * 2

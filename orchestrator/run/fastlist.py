@@ -24,11 +24,11 @@ FAILURE_NOTE = "@fnrun: "
 _VERSIONS = ("config.kubernetes.io/v1", "config.kubernetes.io/v1beta1", "config.kubernetes.io/v1alpha1")
 _HEADERS = {f"apiVersion: {version}\nkind: ResourceList\nitems:\n" for version in _VERSIONS}
 _ODD_BREAKS = re.compile("[\r\x85\u2028\u2029]")  # line breaks other than \n: leave them to the general path
-_OTHER_LINE = re.compile(r"^(?:[^-# \n]|-[^ ]| [^ ])", re.M)  # not `- `, `  `, `#` or blank: the items end
-_DASH = re.compile(r"^- ", re.M)
-_ODD_DASH = re.compile(r"^- [ #\n&!{\[*|>'\"?:-]", re.M)  # an item that is not a block mapping at column 2
-_CONTINUATION = re.compile(r"^  ", re.M)
-_DEDENT = re.compile(r"^(?:  |- )", re.M)  # `text.dedent_item` for items at column 0 with content at column 2
+_OTHER_LINE = text.LineStart(r"[^-# \n]|-[^ ]| [^ ]")  # not `- `, `  `, `#` or blank: the items end
+_DASH = text.LineStart("- ")
+_ODD_DASH = text.LineStart(r"- [ #\n&!{\[*|>'\"?:-]")  # an item that is not a block mapping at column 2
+_CONTINUATION = text.LineStart("  ")
+_DEDENT = text.LineStart("  |- ")  # `text.dedent_item` for items at column 0 with content at column 2
 
 
 class NotFast(Exception):
@@ -67,9 +67,9 @@ class FastDecoder:
                 raise NotFast
             block = "".join(lines)
         other = _OTHER_LINE.search(block)
-        self._items(block if other is None else block[: other.start()])
+        self._items(block if other is None else block[:other])
         if other is not None:
-            rest = block[other.start() :]
+            rest = block[other:]
             if rest.startswith(FAILURE_NOTE):
                 note = rest[len(FAILURE_NOTE) :].split("\n", 1)[0].strip()
                 raise InputError(f"{self.source}: the input stops where its producer failed ({note})")
@@ -79,19 +79,19 @@ class FastDecoder:
             self.tail = [rest]
 
     def _items(self, part: str) -> None:
-        if _ODD_DASH.search(part):
+        if _ODD_DASH.search(part) is not None:
             raise NotFast
         buffer = self.buffer + part
         base, dash = 0, self.dash  # the current item's first offset and its dash's, in `buffer`
-        for match in _DASH.finditer(buffer, len(self.buffer)):
+        for at in _DASH.finditer(buffer, len(self.buffer)):
             if dash is None:
-                if _CONTINUATION.search(buffer, 0, match.start()):
+                if _CONTINUATION.search(buffer, 0, at) is not None:
                     raise NotFast
-                start = _head_start(buffer, match.start(), 0)
+                start = _head_start(buffer, at, 0)
             else:
-                start = _head_start(buffer, match.start(), buffer.index("\n", dash) + 1)
+                start = _head_start(buffer, at, buffer.index("\n", dash) + 1)
                 self._emit(buffer[base:start])
-            base, dash = start, match.start()
+            base, dash = start, at
         self.buffer = buffer[base:]
         self.dash = None if dash is None else dash - base
 

@@ -182,6 +182,35 @@ _INDENTED = re.compile(r"^[ \t]", re.M)
 _LINE_START = re.compile(r"\n(?=[^\n])")  # where a non-empty line starts after another
 
 
+class LineStart:
+    """A pattern `^PATTERN` under re.M, found through the line breaks: Python's re tries `^` at
+    every position of the text (~50 ms per pass over a function's 12 MB of output), while a
+    literal `\\n` leading the pattern is skipped to at memchr speed."""
+
+    def __init__(self, pattern: str) -> None:
+        self._first = re.compile(pattern)
+        self._rest = re.compile("\n(?=" + pattern + ")")  # a match may hold the next line's break
+        self._prefixes = re.compile("\n(?:" + pattern + ")")
+
+    def finditer(self, text: str, pos: int = 0, endpos: int | None = None) -> Iterator[int]:
+        """The offsets of the lines in text[pos:endpos] that start with a match."""
+        endpos = len(text) if endpos is None else endpos
+        if (pos == 0 or text[pos - 1] == "\n") and self._first.match(text, pos, endpos):
+            yield pos
+        for match in self._rest.finditer(text, pos, endpos):
+            yield match.start() + 1
+
+    def search(self, text: str, pos: int = 0, endpos: int | None = None) -> int | None:
+        return next(self.finditer(text, pos, endpos), None)
+
+    def sub(self, replacement: str, text: str) -> str:
+        """Each line's match replaced by `replacement` (no group references; for patterns that
+        never match a line break)."""
+        first = self._first.match(text)
+        head = replacement + text[first.end() :] if first else text
+        return self._prefixes.sub("\n" + replacement.replace("\\", "\\\\"), head)
+
+
 def indent_item(text: str) -> str:
     """A document as a block sequence item of a ResourceList. Its head comments stand above the
     dash, unindented: ruamel-based functions drop a comment written after `- `, but keep these
