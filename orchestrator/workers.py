@@ -9,7 +9,9 @@ the pickling back cost more than they save below a few thousand resources' worth
 
 from __future__ import annotations
 
+import contextlib
 import os
+import pickle
 import signal
 import threading
 from collections.abc import Callable, Sequence
@@ -25,9 +27,7 @@ MIN_BYTES_TO_SHARE = 2_000_000
 T = TypeVar("T")
 Job = Callable[[int, int], T]  # the units [start, end) -> their results, in a worker
 
-_job: Callable[[int, int], object] | None = None  # what forked workers inherit
-_one_job = threading.Lock()  # units run at once may each share a job; `_job` holds one at a time
-_worker_hooks: list[Callable[[], None]] = []  # run in each worker before its share (e.g. clear counters)
+_one_fork = threading.Lock()  # units run at once may each share a job: one set of children at a time
 
 
 def count(weight: int, threshold: int) -> int:
@@ -39,44 +39,99 @@ def count(weight: int, threshold: int) -> int:
         return max(1, int(chosen))
     if weight < threshold:
         return 1
-    import multiprocessing  # only here: its import costs as much as a small package's whole run
-
-    if "fork" not in multiprocessing.get_all_start_methods():
+    if not hasattr(os, "fork"):
         return 1
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     return max(1, min(MAX_WORKERS, cores))
 
 
-def on_worker_start(hook: Callable[[], None]) -> None:
-    """Run `hook` in every worker before it starts its share (module state it must not inherit)."""
-    if hook not in _worker_hooks:
-        _worker_hooks.append(hook)
-
-
 def fork_map(job: Job[T], weights: Sequence[int], workers: int) -> list[T]:
-    """`job` over contiguous shares of the units (about equal total weight each), in `workers`
-    forked processes; the results in share order. With one worker (or one unit) it is just
-    `[job(0, len(weights))]`. A user-facing error in a worker is raised here as the same error;
-    the cyclic GC is paused while the results are unpickled (they are many small acyclic objects)."""
+    """`job` over contiguous shares of the units (about equal total weight each): the first share
+    here, each other in a forked child; the results in share order. With one worker (or one unit)
+    it is just `[job(0, len(weights))]`. The first user-facing error in share order is raised
+    here as the same error; the cyclic GC is paused while shares run and results are unpickled
+    (they are many small acyclic objects). Children are bare forks writing one pickle to a pipe:
+    a process pool's queues, threads and extra fork cost ~30 ms a call, and this process would
+    sit idle while it worked."""
     if workers <= 1 or len(weights) < 2:
         return [job(0, len(weights))]
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    global _job
     shares = shares_of(weights, workers)
-    with _one_job:
-        _job = job
+    with _one_fork, fast.gc_paused():
+        children: list[tuple[int, int]] = []
         try:
-            context = multiprocessing.get_context("fork")
-            with fast.gc_paused(), ProcessPoolExecutor(max_workers=len(shares), mp_context=context, initializer=_worker_start) as pool:
-                done = list(pool.map(_run_share, shares))
+            for share in shares[1:]:
+                children.append(_fork(job, share))
+            results: list[object] = [_outcome(lambda: job(*shares[0]))]
+            if isinstance(results[0], _Failure):
+                raise results[0].error()  # the first in order: the children's work is moot
+            while children:
+                results.append(_result_of(*children.pop(0)))
         finally:
-            _job = None
-    for outcome in done:
+            for pid, fd in children:  # an interrupt or a failure here: no child outlives the call
+                _stop(pid, fd)
+    for outcome in results:
         if isinstance(outcome, _Failure):
             raise outcome.error()
-    return done  # type: ignore[return-value]
+    return results  # type: ignore[return-value]
+
+
+def _fork(job: Job[object], share: tuple[int, int]) -> tuple[int, int]:
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns
+        code = 0
+        try:
+            os.close(read_end)
+            signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C and SIGTERM are the parent's to handle
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            payload = pickle.dumps(_outcome(lambda: job(*share)), protocol=pickle.HIGHEST_PROTOCOL)
+            with os.fdopen(write_end, "wb") as out:
+                out.write(payload)
+        except BaseException:  # noqa: BLE001 - the parent sees a share without a result
+            code = 1
+        finally:
+            os._exit(code)
+    os.close(write_end)
+    return pid, read_end
+
+
+def _outcome(run: Callable[[], object]) -> object:
+    try:
+        return run()
+    except FnrunError as err:
+        return _Failure(err)
+
+
+def _result_of(pid: int, fd: int) -> object:
+    """The child's pickle, once it has exited (killed on an interrupt while it is read)."""
+    stream = os.fdopen(fd, "rb")
+    try:
+        payload = stream.read()
+    except BaseException:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+        raise
+    finally:
+        stream.close()
+        _, status = os.waitpid(pid, 0)
+    if not payload:
+        raise FnrunError(f"a worker process stopped without a result ({_how(status)}); nothing was written")
+    return pickle.loads(payload)
+
+
+def _how(status: int) -> str:
+    if os.WIFSIGNALED(status):
+        return f"signal {os.WTERMSIG(status)}"
+    return f"exit {os.WEXITSTATUS(status)}" if os.WIFEXITED(status) else "unknown status"
+
+
+def _stop(pid: int, fd: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, 0)
+    with contextlib.suppress(OSError):
+        os.close(fd)
 
 
 def shares_of(weights: Sequence[int], workers: int) -> list[tuple[int, int]]:
@@ -93,14 +148,6 @@ def shares_of(weights: Sequence[int], workers: int) -> list[tuple[int, int]]:
     return shares
 
 
-def _worker_start() -> None:
-    """Ctrl-C and SIGTERM are the parent's to handle: it stops the pool and cleans up."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    for hook in _worker_hooks:
-        hook()
-
-
 class _Failure:
     """A user-facing error raised in a worker, carried back whole (exit code included)."""
 
@@ -109,12 +156,3 @@ class _Failure:
 
     def error(self) -> FnrunError:
         return self.kind(self.message, exit_code=self.exit_code)
-
-
-def _run_share(share: tuple[int, int]) -> object:
-    assert _job is not None, "fork_map sets the job before forking"
-    try:
-        with fast.gc_paused():
-            return _job(*share)
-    except FnrunError as err:
-        return _Failure(err)

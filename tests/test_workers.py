@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 import os
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 from gen_package import generate  # noqa: E402
 
-from orchestrator.errors import InputError
+from orchestrator.errors import FnrunError, InputError
 from orchestrator.read.package import read_package
 from orchestrator.resource import Resource
 from orchestrator import workers
@@ -105,6 +106,43 @@ def test_jobs_shared_from_two_threads_each_get_their_own_results() -> None:
         outcomes = [run.result() for run in runs]
     for tag, outcome in zip("abcdabcd", outcomes):
         assert [unit for part in outcome for unit in part] == [f"{tag}{i}" for i in range(6)]
+
+
+def test_the_first_share_runs_here_and_the_others_in_children() -> None:
+    def job(start: int, end: int) -> list[tuple[int, int]]:
+        return [(unit, os.getpid()) for unit in range(start, end)]
+
+    parts = workers.fork_map(job, [1] * 9, 3)
+    assert [unit for part in parts for unit, _ in part] == list(range(9))
+    pids = [{pid for _, pid in part} for part in parts]
+    assert pids[0] == {os.getpid()} and len(set.union(*pids)) == 3
+
+
+def test_a_worker_that_dies_is_a_one_line_error_and_no_child_is_left(tmp_path: Path) -> None:
+    def job(start: int, end: int) -> list[int]:
+        if start > 0:
+            os._exit(3)  # a crash in a child: no result, whatever the reason
+        return list(range(start, end))
+
+    with pytest.raises(FnrunError, match=r"^a worker process stopped without a result \(exit 3\); nothing was written$"):
+        workers.fork_map(job, [1] * 4, 2)
+    with pytest.raises(ChildProcessError):
+        os.waitpid(-1, os.WNOHANG)
+
+
+def test_an_interrupt_in_this_process_s_share_stops_the_children() -> None:
+    def job(start: int, end: int) -> list[int]:
+        if start == 0:
+            raise KeyboardInterrupt
+        time.sleep(60)
+        return []
+
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        workers.fork_map(job, [1] * 4, 2)
+    assert time.monotonic() - started < 30  # the child was killed, not waited for
+    with pytest.raises(ChildProcessError):
+        os.waitpid(-1, os.WNOHANG)
 
 
 def snapshot(resources: list[Resource]) -> list[tuple[dict, str, str | None]]:

@@ -128,9 +128,6 @@ def plan(root: Path | str, resources: list[Resource], original: Package | None =
 #: resources), one process renders faster than forked workers.
 _RESOURCE_BYTES = 1300
 
-workers.on_worker_start(textedit.counts.clear)
-
-
 def _weight(resources: list[Resource], source: SourceFile | None) -> int:
     """A file's share of the rendering: its bytes (a changed document is composed and its edit
     parsed again, a few big CRDs are as much work as thousands of small resources), or its
@@ -146,12 +143,16 @@ def _render_files(paths: list[str], weights: list[int], render: Callable[[str], 
         return {path: render(path) for path in paths}
 
     def share(start: int, end: int) -> tuple[dict[str, bytes], Counter[str]]:
-        return {path: render(path) for path in paths[start:end]}, Counter(textedit.counts)
+        before = Counter(textedit.counts)  # a child's inherited counts, or this process's own
+        files = {path: render(path) for path in paths[start:end]}
+        return files, Counter(textedit.counts) - before
 
     rendered: dict[str, bytes] = {}
-    for files, counts in workers.fork_map(share, weights, count):
+    shares = workers.fork_map(share, weights, count)
+    for number, (files, counts) in enumerate(shares):
         rendered.update(files)
-        textedit.counts.update(counts)
+        if number:  # the first share ran here: its counts are in already
+            textedit.counts.update(counts)
     return rendered
 
 
