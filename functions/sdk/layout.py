@@ -10,6 +10,7 @@ the list at the columns it came at: an item the function left alone comes back a
 from __future__ import annotations
 
 import re
+from typing import Iterable, Iterator
 from collections import Counter
 from dataclasses import dataclass
 
@@ -154,10 +155,15 @@ def as_item(document: str, dash: int, content: int) -> str:
     return "".join(out)
 
 
-def join_items(root: str, items: list[str]) -> str:
-    """Put the items back where `split_items` left `items: []`."""
-    if not items:
-        return root
+def join_items(root: str, items: Iterable[str]) -> Iterator[str]:
+    """Put the items back where `split_items` left `items: []`, in pieces as the items come."""
+    items = iter(items)
+    first = next(items, None)
+    if first is None:
+        yield root
+        return
     lines = root.splitlines(keepends=True)
     at = next(i for i, line in enumerate(lines) if line.rstrip() == EMPTY_ITEMS)
-    return "".join(lines[:at]) + "items:\n" + "".join(items) + "".join(lines[at + 1:])
+    yield "".join(lines[:at]) + "items:\n" + first
+    yield from items
+    yield "".join(lines[at + 1:])

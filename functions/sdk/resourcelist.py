@@ -173,11 +173,18 @@ class ResourceList:
     def dump(self) -> str:
         """The output document(s); results go into a ResourceList's `results` only (a List or a
         stream has nowhere to put them: the runner prints them on stderr)."""
+        return "".join(self.dump_parts())
+
+    def dump_parts(self) -> Iterator[str]:
+        """`dump` in pieces, each item's as soon as it is dumped: a runner that writes them as
+        they come lets its reader (fnrun) parse the first items while the last are dumped."""
         from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
         nodes = [r.data for r in self.items]
         if self.shape == "stream":
-            return "---\n".join(self._dump_item(n) for n in nodes)
+            for number, node in enumerate(nodes):
+                yield ("---\n" if number else "") + self._dump_item(node)
+            return
         root = self._root
         if root is None:  # built in code, not parsed
             root = CommentedMap(apiVersion=RESOURCE_LIST_VERSIONS[0], kind="ResourceList", items=[])
@@ -188,11 +195,12 @@ class ResourceList:
         if self._columns is None:  # read as one document: write it as one
             if [id(n) for n in root.get("items") or []] != [id(n) for n in nodes]:
                 root["items"] = CommentedSeq(nodes)
-            return dump_yaml(root, self._root_style)
+            yield dump_yaml(root, self._root_style)
+            return
         root["items"] = CommentedSeq()
         dash, content = self._columns
-        items = ["\n" * self._layout(n)[1] + layout.as_item(self._dump_item(n), dash, content) for n in nodes]
-        return layout.join_items(dump_yaml(root, self._root_style), items)
+        items = ("\n" * self._layout(n)[1] + layout.as_item(self._dump_item(n), dash, content) for n in nodes)
+        yield from layout.join_items(dump_yaml(root, self._root_style), items)
 
 
 def _wrap(nodes: list[Any]) -> list[Resource]:

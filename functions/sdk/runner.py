@@ -58,7 +58,8 @@ def run(fn: Function, config: type | None = None, *, stdin: TextIO | None = None
     if via is not None:
         via.write(resource_list)
     else:
-        stdout.write(resource_list.dump())
+        for part in resource_list.dump_parts():  # as they come: the reader parses while the rest is dumped
+            stdout.write(part)
     if resource_list.shape != "ResourceList":
         for result in resource_list.results:
             print(f"{prog}: {result.to_line()}", file=stderr)

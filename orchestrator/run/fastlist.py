@@ -182,13 +182,18 @@ def decode_lines(
     decoder = FastDecoder(source, on_item, share_among)
     partial = ""
     for chunk in chunks:
-        if _ODD_BREAKS.search(chunk):
-            raise NotFast
-        data = partial + chunk
-        cut = data.rfind("\n") + 1
-        if cut:
-            decoder.feed(data[:cut])
-        partial = data[cut:]
+        partial = feed_lines(decoder, partial + chunk)
     if partial:
         decoder.feed(partial + "\n")
     return decoder.finish()
+
+
+def feed_lines(decoder: FastDecoder, text: str) -> str:
+    """Feed the whole lines of `text` (the text after the last piece fed); the rest is returned
+    to be fed with the next piece."""
+    if _ODD_BREAKS.search(text):
+        raise NotFast
+    cut = text.rfind("\n") + 1
+    if cut:
+        decoder.feed(text[:cut])
+    return text[cut:]

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Callable
 
 from . import resourcelist, results
+from .early import EarlyDecode
 from ..merge import scope
 from ..write import writeback
 from ..errors import EnvironmentProblem, FunctionError, InputError
@@ -168,48 +169,49 @@ def run_scoped(
     runtime_for: RuntimeFor,
 ) -> tuple[list[Resource] | None, FunctionReport, FunctionError | None]:
     """Run one function over the items in its scope; its output (None on failure) replaces them."""
-    report = FunctionReport(spec.name, spec.kind, spec.declared_in)
-    events.started(spec)
-    started = time.monotonic()
-    try:
-        call = invocation(spec, options, root)
-        runtime = choose_runtime(spec, call, options, runtime_for)
-        output = _run(runtime, call, spec, items, lambda line: events.stderr(spec, line), options.handover)
-    except EnvironmentProblem as err:  # a missing image, the engine: named with the file that asks for it
-        from orchestrator.runtimes.host.kpt_catalog import offer
+    with EarlyDecode(f"output of {spec.name}") as early:
+        report = FunctionReport(spec.name, spec.kind, spec.declared_in)
+        events.started(spec)
+        started = time.monotonic()
+        try:
+            call = invocation(spec, options, root)
+            runtime = choose_runtime(spec, call, options, runtime_for)
+            output = _run(runtime, call, spec, items, lambda line: events.stderr(spec, line), options.handover, early.feed)
+        except EnvironmentProblem as err:  # a missing image, the engine: named with the file that asks for it
+            from orchestrator.runtimes.host.kpt_catalog import offer
 
-        where = f"{spec.declared_in}: " if spec.declared_in and not str(err).startswith(spec.declared_in) else ""
-        raise EnvironmentProblem(f"{where}{err}{offer(spec.image) if 'pull' in str(err) else ''}") from None
-    except FunctionError as err:
-        report.duration, report.exit_code, report.error = time.monotonic() - started, -1, str(err)
+            where = f"{spec.declared_in}: " if spec.declared_in and not str(err).startswith(spec.declared_in) else ""
+            raise EnvironmentProblem(f"{where}{err}{offer(spec.image) if 'pull' in str(err) else ''}") from None
+        except FunctionError as err:
+            report.duration, report.exit_code, report.error = time.monotonic() - started, -1, str(err)
+            events.finished(spec, report)
+            return None, report, err
+        report.duration, report.exit_code, report.cached = output.duration, output.exit_code, output.cached
+        report.builtin = output.builtin
+        try:
+            decoded = _handed_back(output) or early.result() or _decode(spec, output.stdout, output.exit_code)
+            report.results = results.normalise(decoded.results, spec.name) if decoded else []
+            if output.exit_code != 0:
+                raise FunctionError(f"function {spec.name} failed with exit code {output.exit_code}")
+            if options.error_results_fail and results.has_errors(report.results):
+                count = sum(1 for r in report.results if r["severity"] == "error")
+                raise FunctionError(f"function {spec.name} reported {count} error result(s)")
+            assert decoded is not None
+            new_items = scope.reconcile(spec, items, decoded.items, options.file_names, options.absolute_in_package)
+            _check_item_paths(spec, root, new_items)
+        except FunctionError as err:
+            report.error = str(err)
+            events.finished(spec, report)
+            return None, report, err
+        changes = compare(items, new_items)
+        report.added, report.changed, report.removed = len(changes.added), changes.changed, len(changes.removed)
+        events.transformed(spec, changes)
         events.finished(spec, report)
-        return None, report, err
-    report.duration, report.exit_code, report.cached = output.duration, output.exit_code, output.cached
-    report.builtin = output.builtin
-    try:
-        decoded = _handed_back(output) or _decode(spec, output.stdout, output.exit_code)
-        report.results = results.normalise(decoded.results, spec.name) if decoded else []
-        if output.exit_code != 0:
-            raise FunctionError(f"function {spec.name} failed with exit code {output.exit_code}")
-        if options.error_results_fail and results.has_errors(report.results):
-            count = sum(1 for r in report.results if r["severity"] == "error")
-            raise FunctionError(f"function {spec.name} reported {count} error result(s)")
-        assert decoded is not None
-        new_items = scope.reconcile(spec, items, decoded.items, options.file_names, options.absolute_in_package)
-        _check_item_paths(spec, root, new_items)
-    except FunctionError as err:
-        report.error = str(err)
-        events.finished(spec, report)
-        return None, report, err
-    changes = compare(items, new_items)
-    report.added, report.changed, report.removed = len(changes.added), changes.changed, len(changes.removed)
-    events.transformed(spec, changes)
-    events.finished(spec, report)
-    return new_items, report, None
+        return new_items, report, None
 
 
 def _run(runtime: Runtime, call: Invocation, spec: FunctionSpec, items: list[Resource], on_stderr: Callable[[str], None],
-         handover: bool = True) -> RunOutput:
+         handover: bool = True, on_stdout: Callable[[bytes], None] | None = None) -> RunOutput:
     """A runtime that takes the items as fnrun holds them (a catalog function in a fork of fnrun,
     orchestrator.runtimes.host.handover) skips the ResourceList's text both ways, where files are the
     result (the write-back edits their text to the values handed back); the others get it."""
@@ -218,7 +220,7 @@ def _run(runtime: Runtime, call: Invocation, spec: FunctionSpec, items: list[Res
         output = run_items(call, items, spec.config.data if spec.config is not None else None, on_stderr)
         if output is not None:
             return output
-    return runtime.run(call, resourcelist.encode(items, spec.config).encode("utf-8"), on_stderr)
+    return runtime.run(call, resourcelist.encode(items, spec.config).encode("utf-8"), on_stderr, on_stdout)
 
 
 def _handed_back(output: RunOutput) -> resourcelist.Decoded | None:

@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from orchestrator.errors import InputError
-from orchestrator.runtimes.protocol import Invocation, Runtime, RunOutput, StderrSink
+from orchestrator.runtimes.protocol import Invocation, Runtime, RunOutput, StderrSink, StdoutSink
 
 DEFAULT_MAX_BYTES = 512 * 1024 * 1024
 LABEL_CACHEABLE = "dev.fnrun.cacheable"
@@ -196,7 +196,8 @@ class CachingRuntime:
         self.inner = inner
         self.cache = cache
 
-    def run(self, invocation: Invocation, stdin: bytes, on_stderr: StderrSink | None = None) -> RunOutput:
+    def run(self, invocation: Invocation, stdin: bytes, on_stderr: StderrSink | None = None,
+            on_stdout: StdoutSink | None = None) -> RunOutput:
         started = time.monotonic()
         key = self._key(invocation, stdin)
         if key is not None:
@@ -206,7 +207,7 @@ class CachingRuntime:
                     for line in hit.stderr.splitlines():
                         on_stderr(line)
                 return replace(hit, duration=time.monotonic() - started)
-        output = self.inner.run(invocation, stdin, on_stderr)
+        output = self.inner.run(invocation, stdin, on_stderr, on_stdout)
         if key is not None and output.exit_code == 0:
             self.cache.put(key, output)
         return output

@@ -81,10 +81,14 @@ class RunOutput:
 
 
 StderrSink = Callable[[str], None]
+#: Sees each piece of stdout as it arrives (fnrun decodes a big output while the function still
+#: writes it); RunOutput.stdout still holds all of it. A runtime may never call it (a cache hit).
+StdoutSink = Callable[[bytes], None]
 
 
 class Runtime(Protocol):
     """Run one invocation to completion. Raise FnrunError for what stops the run before or outside
     the function (missing image, timeout, engine unreachable); return a non-zero exit_code as is."""
 
-    def run(self, invocation: Invocation, stdin: bytes, on_stderr: StderrSink | None = None) -> RunOutput: ...
+    def run(self, invocation: Invocation, stdin: bytes, on_stderr: StderrSink | None = None,
+            on_stdout: StdoutSink | None = None) -> RunOutput: ...

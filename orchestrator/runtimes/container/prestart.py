@@ -34,7 +34,7 @@ from orchestrator.runtimes.container import runtime as container
 from orchestrator.runtimes.container import early
 
 from orchestrator.runtimes.container import live
-from orchestrator.runtimes.protocol import Invocation, Runtime, RunOutput, StderrSink
+from orchestrator.runtimes.protocol import Invocation, Runtime, RunOutput, StderrSink, StdoutSink
 from orchestrator.runtimes.supervise.interrupts import SignalGuard
 from orchestrator.runtimes.container.settings import LABEL_PRESTARTED
 
@@ -226,17 +226,18 @@ class PrestartedRuntime:
         self.key = key
         self.ordinary = ordinary
 
-    def run(self, invocation: Invocation, stdin: bytes, on_stderr: StderrSink | None = None) -> RunOutput:
+    def run(self, invocation: Invocation, stdin: bytes, on_stderr: StderrSink | None = None,
+            on_stdout: StdoutSink | None = None) -> RunOutput:
         self.prestarter.resume()
         ready = self.prestarter.claim(self.key)
         if ready is None:
-            return self.ordinary.run(invocation, stdin, on_stderr)
+            return self.ordinary.run(invocation, stdin, on_stderr, on_stdout)
         started = time.monotonic()
         api = container.api_client()
         try:
             with SignalGuard() as guard, guard.armed():
                 try:
-                    stdout, stderr, code = container.exchange(api, ready.container_id, invocation, ready.attached, stdin, on_stderr)
+                    stdout, stderr, code = container.exchange(api, ready.container_id, invocation, ready.attached, stdin, on_stderr, on_stdout)
                 finally:
                     self.prestarter.release(ready)
         except (docker.errors.APIError, requests.exceptions.RequestException) as err:

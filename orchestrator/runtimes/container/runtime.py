@@ -24,7 +24,7 @@ from docker.utils import kwargs_from_env, parse_repository_tag, version_lt
 from orchestrator.errors import EnvironmentProblem, FnrunError, FunctionError, InputError
 from orchestrator.runtimes.container import live
 from orchestrator.runtimes.container.access import NOBODY_GID, NOBODY_UID, blocked_by, check_readable
-from orchestrator.runtimes.protocol import Invocation, Mount, RunOutput, StderrSink
+from orchestrator.runtimes.protocol import Invocation, Mount, RunOutput, StderrSink, StdoutSink
 from orchestrator.runtimes.container.hijack import duplex
 from orchestrator.runtimes.supervise.interrupts import SignalGuard
 from orchestrator.runtimes.container.remote import uploads
@@ -80,7 +80,8 @@ def _connect() -> docker.APIClient:
 class ContainerRuntime:
     """Runtime for `container:` functions."""
 
-    def run(self, invocation: Invocation, stdin: bytes, on_stderr: StderrSink | None = None) -> RunOutput:
+    def run(self, invocation: Invocation, stdin: bytes, on_stderr: StderrSink | None = None,
+            on_stdout: StdoutSink | None = None) -> RunOutput:
         if invocation.image is None:
             raise InputError(f"function {invocation.name} has no image")
         api = api_client()
@@ -101,7 +102,7 @@ class ContainerRuntime:
                         attached = attach(api, container_id)
                         try:
                             api.start(container_id)
-                            stdout, stderr, code = exchange(api, container_id, invocation, attached, stdin, on_stderr)
+                            stdout, stderr, code = exchange(api, container_id, invocation, attached, stdin, on_stderr, on_stdout)
                         finally:
                             attached.close()
                 finally:
@@ -243,14 +244,15 @@ def attach(api: docker.APIClient, container_id: str) -> Attached:
 
 
 def exchange(
-    api: docker.APIClient, container_id: str, inv: Invocation, attached: Attached, stdin: bytes, on_stderr: StderrSink | None
+    api: docker.APIClient, container_id: str, inv: Invocation, attached: Attached, stdin: bytes, on_stderr: StderrSink | None,
+    on_stdout: StdoutSink | None = None,
 ) -> tuple[bytes, str, int]:
     """Write the input to a started container, read its output, wait for its exit code. The
     function's timeout counts from here: a pre-started container may have waited on stdin long."""
     stream = attached.stream
     out = BoundedOutput(inv.sandbox.max_output)
     err = LineSplitter(on_stderr)
-    demux = FrameDemux(out.feed, err.feed)
+    demux = FrameDemux(out.feed if on_stdout is None else out.tee(on_stdout), err.feed)
     deadline = time.monotonic() + inv.sandbox.timeout if inv.sandbox.timeout else None
     try:
         finished = pump(

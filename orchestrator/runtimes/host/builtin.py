@@ -24,7 +24,7 @@ from pathlib import Path
 from orchestrator.resource import Resource
 from orchestrator.runtimes.host import forked
 from orchestrator.runtimes.host import handover
-from orchestrator.runtimes.protocol import Invocation, RunOutput, StderrSink
+from orchestrator.runtimes.protocol import Invocation, RunOutput, StderrSink, StdoutSink
 from orchestrator.runtimes.host.confine import confinement
 from orchestrator.runtimes.host.exec import run_process
 
@@ -128,7 +128,8 @@ class BuiltinRuntime:
     def __init__(self, module: str) -> None:
         self.module = module
 
-    def run(self, invocation: Invocation, stdin: bytes, on_stderr: StderrSink | None = None) -> RunOutput:
+    def run(self, invocation: Invocation, stdin: bytes, on_stderr: StderrSink | None = None,
+            on_stdout: StdoutSink | None = None) -> RunOutput:
         argv = self._argv(invocation)
         env = self._environment(invocation)
         with _scratch() as cwd:
@@ -136,7 +137,7 @@ class BuiltinRuntime:
             spawn = None
             if forked.can_fork(self.module, FUNCTIONS_DIR):
                 spawn = lambda: forked.spawn(self.module, list(invocation.args), env, cwd, confine)  # noqa: E731
-            output = run_process(argv, invocation, env, cwd, stdin, on_stderr, confine, spawn)
+            output = run_process(argv, invocation, env, cwd, stdin, on_stderr, confine, spawn, on_stdout)
         return RunOutput(output.stdout, output.stderr, output.exit_code, output.duration, builtin=True)
 
     def run_items(self, invocation: Invocation, items: list[Resource], function_config: dict | None,

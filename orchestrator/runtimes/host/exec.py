@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from orchestrator.errors import FunctionError, InputError
-from orchestrator.runtimes.protocol import Invocation, RunOutput, StderrSink
+from orchestrator.runtimes.protocol import Invocation, RunOutput, StderrSink, StdoutSink
 from orchestrator.runtimes.supervise.interrupts import SignalGuard
 from orchestrator.runtimes.supervise.streams import BoundedOutput, LineSplitter, OutputTooLarge, pump, too_large
 
@@ -27,11 +27,12 @@ if TYPE_CHECKING:
 class ExecRuntime:
     """Runtime for `exec:` functions."""
 
-    def run(self, invocation: Invocation, stdin: bytes, on_stderr: StderrSink | None = None) -> RunOutput:
+    def run(self, invocation: Invocation, stdin: bytes, on_stderr: StderrSink | None = None,
+            on_stdout: StdoutSink | None = None) -> RunOutput:
         path = _executable(invocation)
         env = {**fnrun_environment(os.environ), **invocation.env}
         cwd = str(invocation.local_dir) if invocation.local_dir is not None else None
-        return run_process([str(path), *invocation.args], invocation, env, cwd, stdin, on_stderr)
+        return run_process([str(path), *invocation.args], invocation, env, cwd, stdin, on_stderr, on_stdout=on_stdout)
 
 
 def run_process(
@@ -43,6 +44,7 @@ def run_process(
     on_stderr: StderrSink | None = None,
     confine: Callable[[], None] | None = None,
     spawn: Callable[[], "subprocess.Popen[bytes] | ForkedProcess"] | None = None,
+    on_stdout: StdoutSink | None = None,
 ) -> RunOutput:
     """Run argv as a function in its own process group: stdin in, stdout capped at --max-output,
     stderr by lines, killed with everything it spawned at the timeout or an interrupt. `confine`
@@ -56,7 +58,7 @@ def run_process(
             process = spawn() if spawn is not None else _spawn(argv, invocation, env, cwd, confine)
         try:
             with guard.armed():
-                stdout, stderr = _communicate(process, invocation, stdin, on_stderr, deadline)
+                stdout, stderr = _communicate(process, invocation, stdin, on_stderr, deadline, on_stdout)
                 code = _wait(process, invocation, deadline)
         finally:
             with guard.held():
@@ -121,6 +123,7 @@ def _communicate(
     stdin: bytes,
     on_stderr: StderrSink | None,
     deadline: float | None,
+    on_stdout: StdoutSink | None = None,
 ) -> tuple[bytes, str]:
     assert process.stdin and process.stdout and process.stderr
     out = BoundedOutput(inv.sandbox.max_output)
@@ -132,7 +135,7 @@ def _communicate(
             stdin,
             lambda chunk: os.write(stdin_fd, chunk),
             process.stdin.close,
-            {process.stdout.fileno(): out.feed, process.stderr.fileno(): err.feed},
+            {process.stdout.fileno(): out.feed if on_stdout is None else out.tee(on_stdout), process.stderr.fileno(): err.feed},
             deadline,
         )
     except OutputTooLarge as cap:

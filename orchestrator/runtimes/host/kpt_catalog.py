@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 
 from orchestrator.errors import InputError
-from orchestrator.runtimes.protocol import Invocation, RunOutput, StderrSink
+from orchestrator.runtimes.protocol import Invocation, RunOutput, StderrSink, StdoutSink
 from orchestrator.runtimes.host.builtin import BuiltinRuntime
 
 ENV_VAR = "FNRUN_BUILTIN_CATALOG"
@@ -83,8 +83,9 @@ class StarlarkFileRuntime:
             raise InputError(f"starlark script {script}: larger than {MAX_SCRIPT // 1000} kB or not text")
         self.name = real.name
 
-    def run(self, invocation: Invocation, stdin: bytes, on_stderr: StderrSink | None = None) -> RunOutput:
+    def run(self, invocation: Invocation, stdin: bytes, on_stderr: StderrSink | None = None,
+            on_stdout: StdoutSink | None = None) -> RunOutput:
         from dataclasses import replace
 
         call = replace(invocation, args=("--source", self.source, "--name", self.name))
-        return BuiltinRuntime(STARLARK_MODULE).run(call, stdin, on_stderr)
+        return BuiltinRuntime(STARLARK_MODULE).run(call, stdin, on_stderr, on_stdout)

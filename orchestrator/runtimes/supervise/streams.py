@@ -62,6 +62,15 @@ class BoundedOutput:
     def value(self) -> bytes:
         return b"".join(self._chunks)
 
+    def tee(self, also: Callable[[bytes], None]) -> Callable[[bytes], None]:
+        """`feed` that also hands each piece kept to `also`."""
+
+        def feed(data: bytes) -> None:
+            self.feed(data)
+            also(data)
+
+        return feed
+
 
 class LineSplitter:
     """Hands each complete line of a byte stream (decoded, newline stripped) to `sink`, and keeps
