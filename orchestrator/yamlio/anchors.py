@@ -13,17 +13,6 @@ from . import fast
 _NAME_ENDS = frozenset(" \t\r\n,[]{}")
 
 
-def distinct(texts: list[str]) -> list[str]:
-    """The documents, each with anchor names no earlier one defines (the same text where none clash)."""
-    used: set[str] = set()
-    out = []
-    for text in texts:
-        text, names = apart(text, used)
-        used |= names
-        out.append(text)
-    return out
-
-
 def apart(text: str, used: set[str] | frozenset[str] = frozenset()) -> tuple[str, set[str]]:
     """The document with its anchors that `used` names renamed (the same text where none clash),
     and the names it defines then."""

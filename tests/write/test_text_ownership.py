@@ -164,12 +164,14 @@ def test_parseable_drops_only_blanks_after_a_tab_outside_block_scalars() -> None
     assert blanks.parseable("a: b\n") == "a: b\n"
 
 
-def test_distinct_renames_an_anchor_an_earlier_item_defined() -> None:
+def test_apart_renames_an_anchor_an_earlier_item_defined() -> None:
     from orchestrator.yamlio import anchors
 
     first = "a: &x 1\nb: *x\n"
     second = "a: &x 2\nc: &xy 3\nb: [*x, *xy]\n"
-    assert anchors.distinct([first, second, "z: 1\n"]) == [first, "a: &x-2 2\nc: &xy 3\nb: [*x-2, *xy]\n", "z: 1\n"]
+    assert anchors.apart(first) == (first, {"x"})
+    assert anchors.apart(second, {"x"}) == ("a: &x-2 2\nc: &xy 3\nb: [*x-2, *xy]\n", {"x-2", "xy"})
+    assert anchors.apart("z: 1\n", {"x", "x-2", "xy"}) == ("z: 1\n", set())
 
 
 def test_what_yaml_1_1_reads_otherwise_reaches_the_function_quoted(images: dict[str, str], tmp_path: Path) -> None:
