@@ -29,7 +29,7 @@ import sys
 import types
 from typing import TYPE_CHECKING, Any, Callable
 
-from orchestrator import annotations
+from orchestrator import annotations, workers
 from orchestrator.errors import FnrunError, FunctionError
 from orchestrator.resource import Resource
 from orchestrator.runtimes.host import forked
@@ -246,8 +246,6 @@ def _edit_as_text(changed: list[tuple[Resource, Any]]) -> bool:
     keys and change values (no removals or moves, which text edits refuse), so plain block YAML
     always can; other text is tried, on every core when it is big (a repository of CRDs is
     megabytes of it), and the edits are kept for the write-back, which asks for the same ones."""
-    from orchestrator import workers
-
     tried: list[tuple[Resource, dict]] = []
     for sent, value in changed:
         if not isinstance(value, dict) or sent.body is None:
