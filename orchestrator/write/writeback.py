@@ -257,25 +257,29 @@ def _declares_function(resource: Resource) -> bool:
 
 def _finish(content: str, source: SourceFile | None, resources: list[Resource] = []) -> bytes:  # noqa: B006 - read only
     """The file's bytes with its line ends: CRLF or LF as it had them (each line its own in a file
-    that mixes them), and no final newline where it had none."""
-    crlf, final_newline, lf = (source.crlf, source.final_newline, None) if source else _file_format(resources)
+    that mixes them), no final newline where it had none, and its byte order mark if it had one."""
+    if source is not None:
+        crlf, final_newline, lf, bom = source.crlf, source.final_newline, None, source.raw.startswith(ann.BOM_BYTES)
+    else:
+        crlf, final_newline, lf, bom = _file_format(resources)
+    mark = ann.BOM_BYTES if bom else b""
     if not final_newline and content.endswith("\n"):
         content = content[:-1]
     if crlf and source is not None and source.raw.count(b"\n") != source.raw.count(b"\r\n"):
-        return text.with_line_ends(content, fast.decode(source.raw, source.path)).encode("utf-8")
+        return mark + text.with_line_ends(content, fast.decode(source.raw, source.path)).encode("utf-8")
     if crlf and lf:
-        return text.with_ends_at(content, lf).encode("utf-8")
+        return mark + text.with_ends_at(content, lf).encode("utf-8")
     if crlf:
         content = content.replace("\n", "\r\n")
-    return content.encode("utf-8")
+    return mark + content.encode("utf-8")
 
 
-def _file_format(resources: list[Resource]) -> tuple[bool, bool, set[int] | None]:
-    """(crlf, final newline, the lines of a mixed file that end in LF) of a file that does not
-    exist yet, from its resources' layout note."""
+def _file_format(resources: list[Resource]) -> tuple[bool, bool, set[int] | None, bool]:
+    """(crlf, final newline, the lines of a mixed file that end in LF, byte order mark) of a file
+    that does not exist yet, from its resources' layout note."""
     noted = next((r.file_format for r in reversed(resources) if r.file_format), "").split(",")
     lf = next((set(map(int, n[len(ann.LF_LINES) :].split())) for n in noted if n.startswith(ann.LF_LINES)), None)
-    return ann.CRLF in noted, ann.NO_FINAL_NEWLINE not in noted, lf
+    return ann.CRLF in noted, ann.NO_FINAL_NEWLINE not in noted, lf, ann.BOM in noted
 
 
 def _opening(before: list[Resource], kept: set[int]) -> str:

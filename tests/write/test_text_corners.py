@@ -1,0 +1,30 @@
+"""Corners of YAML text that once broke the write-back, each as its smallest package and an exec
+function in the YAML library that found it: the file fnrun writes must parse and mean what the
+function returned, and what the function did not change keeps its bytes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from testing.exec_functions import run_exec, script
+
+CM = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {}\ndata:\n  k: v\n"
+
+
+def _documents(content: bytes) -> list[object]:
+    return [d for d in yaml.safe_load_all(content.decode("utf-8-sig")) if d is not None]
+
+
+@pytest.mark.parametrize("style", ["ruamel", "pyyaml"])
+@pytest.mark.parametrize("head", ["", "# header\n"])
+def test_a_byte_order_mark_is_the_files_not_the_first_items(tmp_path: Path, style: str, head: str) -> None:
+    original = b"\xef\xbb\xbf" + (head + CM.format("a")).encode()
+    out = run_exec(tmp_path, {"a.yaml": original}, script(style))
+    assert out.error is None
+    assert out.files["a.yaml"] == original
+    changed = run_exec(tmp_path / "x", {"a.yaml": original}, script(style, "items[0]['data']['k'] = 'w'"))
+    assert changed.error is None
+    assert changed.files["a.yaml"] == original.replace(b"k: v", b"k: w")
