@@ -60,10 +60,24 @@ def leading_blank_lines(text: str) -> int:
 
 
 def quote(value: str) -> str:
-    """A YAML scalar for a value we stamp: single quotes (as kpt does), JSON escapes for control chars."""
+    """A YAML scalar for a value we stamp: single quotes (as kpt does), else double quotes with
+    escapes for what cannot stand in them. Characters outside the BMP stay as they are (or YAML's long
+    escapes): JSON's surrogate pairs are no YAML escape, so no YAML library could read them back."""
     if "\\" in value or not value.isprintable():
-        return json.dumps(value)
+        return double_quoted(value)
     return "'" + value.replace("'", "''") + "'"
+
+
+def double_quoted(value: str) -> str:
+    """A YAML double-quoted scalar for any string."""
+    out = json.dumps(value, ensure_ascii=False)
+    if out.isprintable():
+        return out
+    return "".join(char if char.isprintable() else _escape(ord(char)) for char in out)
+
+
+def _escape(code: int) -> str:
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
 def _key(node: MappingNode, name: str) -> tuple[ScalarNode, Node] | None:

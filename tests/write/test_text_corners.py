@@ -28,3 +28,16 @@ def test_a_byte_order_mark_is_the_files_not_the_first_items(tmp_path: Path, styl
     changed = run_exec(tmp_path / "x", {"a.yaml": original}, script(style, "items[0]['data']['k'] = 'w'"))
     assert changed.error is None
     assert changed.files["a.yaml"] == original.replace(b"k: v", b"k: w")
+
+
+@pytest.mark.parametrize("style", ["ruamel", "ruamel-safe", "pyyaml"])
+def test_characters_outside_the_bmp_in_a_renamed_anchors_note(tmp_path: Path, style: str) -> None:
+    """Two documents that both define `&x`: the second is renamed apart on the way to the function,
+    with its own text in a note that holds a character outside the BMP."""
+    original = (
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  k: &x v\n  j: *x\n---\n"
+        'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\ndata:\n  k: &x "rocket \U0001f680"\n  j: *x\n'
+    )
+    out = run_exec(tmp_path, {"a.yaml": original}, script(style))
+    assert out.error is None
+    assert out.files["a.yaml"] == original.encode()
