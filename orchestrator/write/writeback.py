@@ -187,7 +187,7 @@ def _remains(before: list[Resource], source: SourceFile) -> bytes | None:
     """A file's non-resource documents (with the separators and comments between them) once all
     its resources are gone; None when it holds none."""
     indexes = [r.index for r in before]
-    content = _carried(before, indexes, -1, indexes[-1] + 1, set()) + before[-1].suffix
+    content = text.without_stray_ends(_carried(before, indexes, -1, indexes[-1] + 1, set()) + before[-1].suffix)
     documents = [s.text for s in text.split_documents(content) if not s.separator]
     if not any(fast.load(document, source.path) is not None for document in documents):
         return None
@@ -220,7 +220,10 @@ def _rendered(path: str, resources: list[Resource], original: Package | None, so
             prefix = ann.DEFAULT_SEPARATOR
         if base is not None and ann.identity(resource.data)[:2] != ann.identity(base.data)[:2]:
             base = None  # another kind of document at this place (a list numbered by another tool)
-        parts.append(carried + prefix + resolve_body(resource, base, seen))
+        head = carried + prefix
+        if position == 0 and "..." in head:
+            head = text.without_stray_ends(head)
+        parts.append(head + resolve_body(resource, base, seen))
         previous = resource.index
     if before and indexes[-1] not in kept:
         parts.append(_carried(before, indexes, previous, indexes[-1] + 1, kept) + before[-1].suffix)

@@ -49,6 +49,21 @@ def split_documents(text: str) -> list[Segment]:
     return segments
 
 
+def without_stray_ends(opening: str) -> str:
+    """The text that opens a file without the `...` lines that end no document: a deleted first
+    document leaves its `...` in the next one's prefix, and a stream cannot begin with one. Only
+    the lines before the first document are looked at."""
+    kept = []
+    lines = opening.splitlines(keepends=True)
+    for number, line in enumerate(lines):
+        stripped = line.strip()
+        if stripped and not stripped.startswith("#") and not (line.startswith("...") and is_separator(line)):
+            return "".join(kept) + "".join(lines[number:])  # a document opens (`---` or content)
+        if not line.startswith("..."):
+            kept.append(line)
+    return "".join(kept)
+
+
 def leading_blank_lines(text: str) -> int:
     """How many blank lines open a document: they belong to the separator before it, not to it."""
     count = 0
