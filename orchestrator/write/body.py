@@ -48,7 +48,7 @@ def resolve_body(resource: Resource, base: Resource | None, seen: Seen = frozens
             new_text = _without_foreign(body if body is not None else _unstamped(resource), base.body, seen())
         return _ensure_newline(roundtrip.edit(base.body, new_text, value))
     if body is not None:
-        return _ensure_newline(_noted_sequence_style(resource, body))
+        return _ensure_newline(_noted_sequence_style(resource, _without_borrowed_edges(body, seen)))
     if resource.fresh and resource._text is not None:
         return _ensure_newline(_noted_sequence_style(resource, _unstamped(resource)))
     return _ensure_newline(roundtrip.render(resource.body, resource.value) if resource.body else fast.dump(resource.value))
@@ -152,6 +152,28 @@ def _without_foreign(own: str, original: str, known: Collection[str]) -> str:
                 continue
         kept.append(line)
     return "".join(kept)
+
+
+def _without_borrowed_edges(own: str, seen: Seen) -> str:
+    """A new resource's text without the whole-line comments above its first line or below its
+    last that were other documents' (a library writes a neighbour's foot comment at the next
+    item's dash, and so into a new file)."""
+    lines = own.splitlines(keepends=True)
+    edge = [n for n, line in enumerate(lines) if line.lstrip().startswith("#")]
+    if not edge or (edge[0] != 0 and edge[-1] != len(lines) - 1):
+        return own
+    known = seen()
+    start, end = 0, len(lines)
+    while start < end and _borrowed(lines[start], known):
+        start += 1
+    while end > start and _borrowed(lines[end - 1], known):
+        end -= 1
+    return "".join(lines[start:end])
+
+
+def _borrowed(line: str, known: Collection[str]) -> bool:
+    stripped = line.strip()
+    return not stripped or (stripped.startswith("#") and stripped[1:].strip() in known)
 
 
 def _unstamped(resource: Resource) -> str:

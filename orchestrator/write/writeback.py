@@ -228,9 +228,19 @@ def _rendered(path: str, resources: list[Resource], original: Package | None, so
     if before and indexes[-1] not in kept:
         parts.append(_carried(before, indexes, previous, indexes[-1] + 1, kept) + before[-1].suffix)
     else:
-        last = before[-1] if before and before[-1].index == ordered[-1].index else None
-        parts.append(last.suffix if _same_document(ordered[-1], last) else ordered[-1].suffix)  # the file's own tail
+        parts.append(_tail(before, ordered))
     return _finish("".join(parts), source, ordered)
+
+
+def _tail(before: list[Resource], ordered: list[Resource]) -> str:
+    """What ends the file: the file's own tail (`...`, a footer comment, documents that are not
+    resources) when its last document is still there, even with new resources after it; else
+    the last resource's own."""
+    last = before[-1] if before else None
+    kept = next((r for r in reversed(ordered) if last is not None and r.index == last.index), None)
+    if kept is not None and _same_document(kept, last) and (kept is ordered[-1] or not ordered[-1].suffix):
+        return last.suffix  # type: ignore[union-attr]
+    return ordered[-1].suffix
 
 
 def _same_document(resource: Resource, base: Resource | None) -> bool:

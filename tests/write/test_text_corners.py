@@ -74,3 +74,34 @@ def test_an_aliased_empty_block_scalar_with_a_comment(tmp_path: Path, style: str
     want["data"]["a"] = "w"
     assert _documents(out.files["a.yaml"]) == [want]
     assert b"  b: v\n" in out.files["a.yaml"]
+
+
+_APPEND_COPY = """import copy
+new = copy.deepcopy(items[0])
+new['metadata']['name'] = 'b'
+notes = new['metadata']['annotations']
+for key in [k for k in notes if k.startswith('internal.')]:
+    del notes[key]
+notes['config.kubernetes.io/index'] = '1'
+items.append(new)
+"""
+
+
+@pytest.mark.parametrize("style", ["ruamel", "pyyaml"])
+def test_appending_after_a_file_that_ends_in_an_end_marker_and_a_comment(tmp_path: Path, style: str) -> None:
+    original = CM.format("a") + "...\n# foot\n"
+    out = run_exec(tmp_path, {"a.yaml": original}, script(style, _APPEND_COPY))
+    assert out.error is None
+    written = out.files["a.yaml"].decode()
+    assert written.startswith(CM.format("a"))
+    assert written.endswith("...\n# foot\n")
+    assert [d["metadata"]["name"] for d in _documents(out.files["a.yaml"])] == ["a", "b"]
+
+
+def test_a_files_foot_comment_stays_out_of_a_new_resources_file(tmp_path: Path) -> None:
+    """ruamel with indented dashes writes the first item's foot comment at the next item's dash."""
+    original = CM.format("a") + "# foot of a.yaml\n"
+    body = "from ruamel.yaml.comments import CommentedMap as M\nitems.append(M(apiVersion='v1', kind='ConfigMap', metadata=M(name='new'), data=M(k='v')))"
+    out = run_exec(tmp_path, {"a.yaml": original}, script("ruamel", body, "y.indent(mapping=2, sequence=4, offset=2)"))
+    assert out.error is None
+    assert out.files == {"a.yaml": original.encode(), "new_configmap.yaml": CM.format("new").encode()}
