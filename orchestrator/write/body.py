@@ -10,8 +10,7 @@ from typing import Any, Callable, Collection
 
 from .. import annotations as ann
 from ..resource import Resource
-from ..errors import FnrunError
-from ..yamlio import blanks, fast, roundtrip, text, textedit
+from ..yamlio import fast, roundtrip, text, textedit
 
 _COMPACT_DASH = re.compile(r"^( *)[^\s#-][^#\n]*:[ \t]*\n\1- ", re.M)  # a block sequence at its key's column
 
@@ -107,20 +106,14 @@ def _function_comments(resource: Resource) -> list[str]:
 
 
 def _real_comments(document: str) -> list[str]:
-    """The comments of a document, without the `#` lines inside multi-line scalars (a block
-    scalar's content, a quoted string over several lines): a function that writes a string in
-    another style writes no comment. The line scan finds every comment and maybe more; only where
-    it finds any does the parse tell them apart."""
+    """The comments of a document, without the `#` inside scalars (a block scalar's content, a
+    quoted string over several lines, a `#` after a quote that a long line's fold put first on
+    its line): a function that writes a string in another style writes no comment. The line scan
+    finds every comment and maybe more; only where it finds any does the scanner tell them apart."""
     found = text.comments(document)
     if not found:  # a `#` only inside values (a URL's fragment): the line scan's answer is enough
         return found
-    try:
-        node = fast.compose(document, "comments")
-    except FnrunError:
-        return found
-    lines = document.splitlines(keepends=True)
-    inside = blanks.scalar_lines(node, lines)
-    return text.comments("".join(line for number, line in enumerate(lines) if number not in inside))
+    return text.scanned_comments(document)
 
 
 def _own_comments(resource: Resource, original: str, seen: Seen) -> list[str]:

@@ -4,6 +4,7 @@ them, what opened the file, what ends it. The write-back's file assembly asks th
 from __future__ import annotations
 
 import bisect
+from typing import Callable
 
 from .. import annotations as ann
 from ..resource import Resource
@@ -60,3 +61,18 @@ def without_separator(prefix: str) -> str:
     if all(text.is_separator(line) or not line.strip() for line in lines):
         return ""
     return "".join(lines)
+
+
+def owners(ordered: list[Resource], original: Callable[[int], Resource | None]) -> dict[int, int]:
+    """For an index that several resources share (a function added one without an index to a
+    file), the position of the one that is the document read there (same kind and name, else the
+    first): only it is written as an edit of that document's text, the others from their own."""
+    positions: dict[int, list[int]] = {}
+    for position, resource in enumerate(ordered):
+        positions.setdefault(resource.index, []).append(position)
+    found = {}
+    for index, shared in positions.items():
+        if len(shared) > 1:
+            base = original(index)
+            found[index] = next((p for p in shared if same_document(ordered[p], base)), shared[0])
+    return found

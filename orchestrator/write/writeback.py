@@ -213,9 +213,10 @@ def _rendered(path: str, ordered: list[Resource], original: Package | None, sour
     parts = []
     previous = -1
     seen = (lambda: _package_comments(original)) if original else frozenset
+    owners = layout.owners(ordered, lambda index: original.original(path, index) if original else None)
     for position, resource in enumerate(ordered):
         carried = layout.carried(before, indexes, previous, resource.index, kept)
-        base = original.original(path, resource.index) if original else None
+        base = original.original(path, resource.index) if original and owners.get(resource.index, position) == position else None
         prefix = base.prefix if layout.same_document(resource, base) else resource.prefix  # the file's own text before it
         if position == 0 and prefix == ann.DEFAULT_SEPARATOR and resource.index != 0 and not carried:
             prefix = layout.opening(before, kept)

@@ -105,3 +105,24 @@ def test_a_files_foot_comment_stays_out_of_a_new_resources_file(tmp_path: Path) 
     out = run_exec(tmp_path, {"a.yaml": original}, script("ruamel", body, "y.indent(mapping=2, sequence=4, offset=2)"))
     assert out.error is None
     assert out.files == {"a.yaml": original.encode(), "new_configmap.yaml": CM.format("new").encode()}
+
+
+@pytest.mark.parametrize("style", ["pyyaml", "ruamel-safe"])
+def test_an_identity_function_after_a_long_commented_separator_writes_nothing(tmp_path: Path, style: str) -> None:
+    """The separator's comment travels in a layout note, which the library folds over two lines:
+    the `#` in the note is no comment of the function's, so nothing changed."""
+    original = "--- # " + "long separator comment " * 4 + "\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  z: &x true  # inline\n  a: 2\n"
+    out = run_exec(tmp_path, {"a.yaml": original}, script(style))
+    assert out.error is None
+    assert out.files["a.yaml"] == original.encode()
+
+
+def test_a_new_resource_numbered_like_an_existing_one_takes_none_of_its_text(tmp_path: Path) -> None:
+    original = "# head of a\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n# inside a\ndata:\n  k: v\n"
+    body = "items.append({'apiVersion': 'v1', 'kind': 'ConfigMap', 'metadata': {'name': 'b', 'annotations': {'config.kubernetes.io/path': 'a.yaml'}}})"
+    out = run_exec(tmp_path, {"a.yaml": original}, script("pyyaml", body))
+    assert out.error is None
+    written = out.files["a.yaml"].decode()
+    assert written.startswith(original)
+    assert written.count("# inside a") == 1
+    assert [d["metadata"]["name"] for d in _documents(out.files["a.yaml"])] == ["a", "b"]
