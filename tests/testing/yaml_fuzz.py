@@ -350,14 +350,15 @@ exec(APPLY, _namespace)  # noqa: S102 - the same code the functions run
 apply = _namespace["apply"]
 
 
-def _paths(value: Any, path: tuple = ()) -> list[tuple[tuple, Any]]:
+def value_paths(value: Any, path: tuple = ()) -> list[tuple[tuple, Any]]:
+    """(path, value) of every node of a value, itself first."""
     found = [(path, value)]
     if isinstance(value, dict):
         for key, child in value.items():
-            found += _paths(child, (*path, key))
+            found += value_paths(child, (*path, key))
     elif isinstance(value, list):
         for index, child in enumerate(value):
-            found += _paths(child, (*path, index))
+            found += value_paths(child, (*path, index))
     return found
 
 
@@ -377,7 +378,7 @@ def edits(draw: st.DrawFn, package: Package) -> list[list]:
             path = draw(st.sampled_from(list(package.files) + ["sub/new.yaml", None])) if kind == "newpath" else None
             ops.append(["new", f"n{len(ops)}-{name}", path, draw(st.sampled_from(WORDS))])
             continue
-        paths = [(p, v) for p, v in _paths(doc) if len(p) >= 2 and p[0] not in ("apiVersion", "kind") and p[:2] != ("metadata", "name")]
+        paths = [(p, v) for p, v in value_paths(doc) if len(p) >= 2 and p[0] not in ("apiVersion", "kind") and p[:2] != ("metadata", "name")]
         if kind == "append":
             paths = [(p, v) for p, v in paths if isinstance(v, list)]
         if kind == "empty":
