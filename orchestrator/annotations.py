@@ -1,4 +1,4 @@
-"""Annotation keys: the only state that crosses pipeline stages (config-io, SPEC-NOTES)."""
+"""Annotation keys: the only state that crosses pipeline stages (config-io; docs/reference/annotations.md)."""
 
 from __future__ import annotations
 
@@ -97,7 +97,7 @@ FILE_NAMES = ("kind_name", "name_kind")  # kpt's `deployment_web.yaml`, fnrun's 
 
 
 def default_path(data: dict, directory: str = "", naming: str = "name_kind") -> str:
-    """Where a resource with no path goes: `<dir>/<name>_<kind>.yaml`, lowercased (SPEC-NOTES), or
+    """Where a resource with no path goes: `<dir>/<name>_<kind>.yaml`, lowercased (docs/reference/annotations.md), or
     with `kind_name` kpt's `<dir>/<kind>_<name>.yaml` (kind lowercased, the name as it is)."""
     meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
     name, kind = str(meta.get("name") or "unnamed"), str(data.get("kind") or "resource")

@@ -1,7 +1,7 @@
 """A functionConfig as environment variables and `--key=value` flags, for `fnrun wrap` / `xargs`.
 
 Shell templates read their inputs as `${NAME}`, `${REPLICAS}`; this module decides which fields
-become which variables (SPEC-NOTES "Shell templates"), so the rules live in one place:
+become which variables (docs/functions/shell-templates.md), so the rules live in one place:
 
 - `metadata.name` -> `NAME`, `metadata.namespace` -> `NAMESPACE`;
 - every scalar under `spec` and under `data`, at any depth through maps: the key path joined with

@@ -193,7 +193,7 @@ def _governing_lock(request: RunRequest, root: Path | None):
 
 def _file_names(request: RunRequest) -> str:
     """kpt's `kind_name.yaml` for render (kpt fn render names new files so), fnrun's
-    `name_kind.yaml` for run (SPEC-NOTES), unless --file-names says otherwise."""
+    `name_kind.yaml` for run (docs/reference/annotations.md), unless --file-names says otherwise."""
     from .annotations import FILE_NAMES
 
     chosen = request.file_names or ("kind_name" if isinstance(request, RenderRequest) else "name_kind")

@@ -25,7 +25,7 @@ from testing.pipeline_helpers import REPO, deployment, function_config, test_ima
 
 pytestmark = pytest.mark.usefixtures("test_images")
 _ = test_images
-HOOK_SOURCES = ("pyproject.toml", "README.md", ".pre-commit-hooks.yaml", "orchestrator", "functions")
+HOOK_SOURCES = ("pyproject.toml", "README.md", "LICENSE", "Dockerfiles", ".pre-commit-hooks.yaml", "orchestrator", "functions")
 NOT_DEPENDENCIES = ("setuptools", "pkg_resources", "_distutils_hack", "distutils-precedence.pth", "pip", "wheel", "__editable__", "fnrun", "orchestrator", "functions", "__pycache__")
 
 

@@ -23,6 +23,7 @@ from ..errors import EXIT_INPUT, EXIT_SIGINT, EXIT_SIGTERM, FnrunError
 from .app import app
 
 from . import runs, package, engine, shell  # noqa: F401 - each registers its commands on `app`
+from . import imagebuild  # noqa: F401 - `fnrun images build`, on the images group
 from .images import register as _register_image_commands
 
 _register_image_commands(app)

@@ -9,7 +9,7 @@ from typing import Optional
 
 import typer
 
-images_app = typer.Typer(help="Carry the locked function images to an air-gapped machine (see `fnrun lock --help`).", no_args_is_help=True)
+images_app = typer.Typer(help="Build fnrun's own function images; carry the locked images to an air-gapped machine (see `fnrun lock --help`).", no_args_is_help=True)
 
 
 def lock(

@@ -1,6 +1,6 @@
 """Which lists merge element by element, and by what key.
 
-Known Kubernetes fields use their real merge key (SPEC-NOTES). Ports use the key pair the API
+Known Kubernetes fields use their real merge key (docs/reference/merge.md). Ports use the key pair the API
 server itself uses (`containerPort`/`port` with `protocol`, defaulting to TCP), because a DNS server
 legitimately lists port 53 twice, once per protocol; pairing by the port alone would report a
 conflict on every CoreDNS manifest. Any other list whose elements all carry one of the seed's keys

@@ -21,7 +21,7 @@ from ..yamlio import fast, roundtrip
 def split(spec: FunctionSpec, resources: list[Resource]) -> tuple[list[Resource], list[int]]:
     """The items a function receives and their positions in `resources`: those in its scope and
     chosen by its selectors (kpt's `selectors`/`exclude`, `run --match-*/--exclude-*`), its own
-    config excluded (SPEC-NOTES; for render too, as kpt since kptdev/kpt#4673) unless it is
+    config excluded (docs/reference/declaring-functions.md; for render too, as kpt since kptdev/kpt#4673) unless it is
     an item too (`run --fn-config` of a file in the package, as kpt fn eval). The others pass
     through untouched."""
     items, positions = [], []
@@ -72,7 +72,7 @@ def merge_back(resources: list[Resource], positions: list[int], output: list[Res
 
 def reconcile(spec: FunctionSpec, sent: list[Resource], output: list[Resource], naming: str = "name_kind",
               absolute_in_package: bool = False) -> list[Resource]:
-    """Make each output item's path/index twins agree (SPEC-NOTES) and give new items a path
+    """Make each output item's path/index twins agree (docs/reference/annotations.md) and give new items a path
     (`naming`: annotations.FILE_NAMES). With `absolute_in_package`, as kpt's render does, a path a
     function wrote as absolute (`/another/out.yaml`) is taken below the function's directory."""
     sent_by_identity = _unique_identities(sent)

@@ -221,7 +221,7 @@ def adhoc(
 ) -> FunctionSpec:
     """The one function given on the command line: `--image`/`--exec` with `k=v` arguments (a
     ConfigMap functionConfig, as kpt builds it) or `--fn-config FILE`. It sees the whole package;
-    FILE's resource, when FILE lies in it, is the functionConfig only (SPEC-NOTES), or with
+    FILE's resource, when FILE lies in it, is the functionConfig only (docs/reference/declaring-functions.md), or with
     `config_as_item` an item too, as kpt fn eval hands it over."""
     if (image is None) == (exec_path is None):
         raise InputError("give exactly one of --image or --exec")

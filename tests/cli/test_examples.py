@@ -1,6 +1,7 @@
 """Every example fnrun shows runs as written: the lines under "Example(s):" in each command's
---help, and every `fnrun` line in the README's `sh` blocks, run by bash from a directory holding a
-copy of samples/, with the exit code the example promises (0 unless its comment says `exit N`).
+--help, and every `fnrun` line in the `sh` blocks of the README and of every page under docs/, run
+by bash from a directory holding a copy of samples/ and functions/, with the exit code the example
+promises (0 unless its comment says `exit N`).
 An example that pipes into kubectl needs a cluster: its fnrun side runs, and what it would send
 must hold no Kptfile and no local-config resource."""
 
@@ -33,12 +34,19 @@ def _help_examples() -> list[str]:
     return found
 
 
+DOCUMENTS = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
+
+
 def _readme_examples() -> list[list[str]]:
-    """The README's `sh` blocks, as lists of command lines (a block runs in one copy, in order:
-    `fnrun sink` reads what `fnrun source` wrote before it)."""
+    """The `sh` blocks of the README and the docs, as lists of command lines (a block runs in one
+    copy, in order: `fnrun sink` reads what `fnrun source` wrote before it)."""
+    return [block for document in DOCUMENTS for block in _sh_blocks(document)]
+
+
+def _sh_blocks(document: Path) -> list[list[str]]:
     blocks: list[list[str]] = []
     current: list[str] | None = None
-    for line in (REPO / "README.md").read_text().splitlines():
+    for line in document.read_text().splitlines():
         if line.startswith("```"):
             current = [] if line.strip() == "```sh" and current is None else None
             if current is not None:
@@ -60,9 +68,11 @@ def _expected(line: str) -> int:
 
 
 def _workspace(tmp_path: Path) -> tuple[Path, dict[str, str]]:
-    """A copy of samples/ and a `fnrun` on PATH that is this checkout's."""
+    """A copy of samples/ and functions/ (the docs run a catalog function as an exec function),
+    and a `fnrun` on PATH that is this checkout's."""
     work = tmp_path / "work"
     shutil.copytree(REPO / "samples", work / "samples")
+    shutil.copytree(REPO / "functions", work / "functions", ignore=shutil.ignore_patterns("__pycache__"))
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     shim = bin_dir / "fnrun"
@@ -103,4 +113,7 @@ def test_every_readme_example_runs_as_written(tmp_path: Path, block: list[str]) 
 
 def test_the_examples_are_found() -> None:
     assert len(_help_examples()) >= 15
-    assert sum(len(block) for block in _readme_examples()) >= 15
+    assert sum(len(block) for block in _sh_blocks(REPO / "README.md")) >= 3
+    assert sum(len(block) for block in _readme_examples()) >= 60
+    pages = {path.relative_to(REPO).as_posix() for path in DOCUMENTS if _sh_blocks(path)}
+    assert {"docs/getting-started/nginx.md", "docs/guides/ci.md", "docs/functions/catalog/set-labels.md"} <= pages

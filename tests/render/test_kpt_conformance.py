@@ -87,7 +87,7 @@ def test_run_hands_an_fn_config_over_as_an_item_too_on_request(tmp_path: Path) -
     """kpt fn eval --fn-config (the catalog's tests/starlark/eval-fn-config) hands the file over as
     the functionConfig and, being a resource of the package, as an item too: `fnrun run` does so
     with --fn-config-as-item; by default the config is the functionConfig only, written back
-    untouched (SPEC-NOTES); a config from outside the package is never an item."""
+    untouched (docs/reference/declaring-functions.md); a config from outside the package is never an item."""
     write(tmp_path / "pkg", {"labels.yaml": LABEL_CONFIG, "app.yaml": APP})
     image, config = f"{CATALOG}/set-labels:latest", str(tmp_path / "pkg/labels.yaml")
     before = (tmp_path / "pkg/labels.yaml").read_text()
@@ -233,7 +233,7 @@ GENERATOR = """
 
 def test_render_names_new_files_as_kpt_does_and_fnruns_way_on_request(tmp_path: Path) -> None:
     """kpt's generator cases: a new resource without a path goes to `<kind>_<name>.yaml` in the
-    step's package; `--file-names name_kind` gives fnrun's `<name>_<kind>.yaml` (SPEC-NOTES, which
+    step's package; `--file-names name_kind` gives fnrun's `<name>_<kind>.yaml` (docs/reference/annotations.md, which
     `fnrun run` keeps by default)."""
     for way, extra, expected in (("kpt", (), "deployment_httpbin.yaml"), ("fnrun", ("--file-names", "name_kind"), "httpbin_deployment.yaml")):
         starlark_package(tmp_path / way, GENERATOR)

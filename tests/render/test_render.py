@@ -1,6 +1,6 @@
 """`fnrun render` against kpt itself (the oracle: same packages, same local images, results
 compared as data), and kpt 1.0 points beta.56 lacks (tag constraints, `when`, status, bfs)
-against kpt's render semantics (SPEC-NOTES and kpt's own e2e cases)."""
+against kpt's render semantics (docs/guides/kpt-users.md and kpt's own e2e cases)."""
 
 from __future__ import annotations
 

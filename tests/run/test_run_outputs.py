@@ -1,4 +1,4 @@
-"""What a function may answer with (SPEC-NOTES wire format), and what fails the run."""
+"""What a function may answer with (docs/reference/protocol.md), and what fails the run."""
 
 from __future__ import annotations
 

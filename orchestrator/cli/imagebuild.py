@@ -1,0 +1,62 @@
+"""`fnrun images build`: fnrun's own function images from the installed package alone, on the
+engine DOCKER_HOST names, with no registry (orchestrator.imagebuild). Registers itself on the
+`images` group when imported."""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from .images import images_app
+
+EXAMPLES = ("Examples:\n\n"
+            "  fnrun images build\n\n"
+            "  fnrun images build --only set-labels --base-image python:3.12-slim")
+
+
+@images_app.command("build", epilog=EXAMPLES)
+def build(
+    base_image: Optional[str] = typer.Option(None, "--base-image", envvar="BASE_IMAGE", metavar="IMAGE",
+                                             help="The Python image to build on (default: fnrun/python-base:bookworm, made with debootstrap when absent; needs root)."),
+    only: Optional[list[str]] = typer.Option(None, "--only", metavar="NAME", help="Build only this image (and what it builds FROM); repeatable."),
+    repository: str = typer.Option("fnrun", "--repository", metavar="NAME", help="Tag the images NAME/<function>:v1 (default fnrun, the names packages use)."),
+    rebuild: bool = typer.Option(False, "--rebuild", help="Build anew even when an image's inputs are unchanged."),
+) -> int:
+    """Build fnrun's catalog function images (fnrun/set-labels:v1, fnrun/nginx-template:v1, ...)
+    from the Dockerfiles and sources installed with fnrun. An image whose inputs are unchanged is
+    kept; one line per image goes to stderr."""
+    import docker
+    import docker.errors
+
+    from ..errors import EnvironmentProblem, InputError
+    from ..imagebuild import base, engine, sources
+
+    try:
+        client = docker.from_env(timeout=900)
+        client.ping()
+    except docker.errors.DockerException as exc:
+        raise EnvironmentProblem(f"no container engine answers ({exc}); start one or set DOCKER_HOST") from None
+    with tempfile.TemporaryDirectory(prefix="fnrun-images-") as tmp:
+        root = sources.assemble(Path(tmp) / "context", repository)
+        targets = engine.catalog_targets(root, repository)
+        planned = base_image or base.BASE_TAG
+        try:
+            chosen = engine.select(targets, list(only), planned) if only else engine.order(targets, planned)
+        except engine.BuildFailure as exc:
+            raise InputError(f"--only: {exc}") from None
+        log_dir = Path(tempfile.gettempdir()) / "fnrun-image-logs"
+        try:
+            given = base.ensure_base(client, base_image, rebuild, lambda tag, what, s: engine.report(tag, what, s, sys.stderr), log_dir)
+        except engine.BuildFailure as exc:
+            raise EnvironmentProblem(f"base image: {exc}") from None
+        builder = engine.Builder(client, given, root / "functions", log_dir, sys.stderr)
+        failures = builder.build_all(chosen, rebuild)
+        builder.prune()
+    if failures:
+        raise EnvironmentProblem(f"{failures} of {len(chosen)} images failed to build (see above)")
+    print(f"fnrun images: {len(chosen)} image{'s' if len(chosen) != 1 else ''} ready", file=sys.stderr)
+    return 0

@@ -1,0 +1,154 @@
+"""fnrun as a user gets it: `python -m build` makes the sdist and the wheel; the wheel, installed
+alone into a fresh virtualenv (not editable, nothing from the checkout on the path), reports the
+version pyproject.toml gives, runs a catalog function in-process, builds fnrun's own images with
+`fnrun images build` from what it ships, and runs them as containers. The GitHub Action's steps
+run as written against that install."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tarfile
+import tomllib
+import venv
+import zipfile
+from pathlib import Path
+
+import docker
+import pytest
+import yaml
+
+from testing.pipeline_helpers import REPO
+
+VERSION = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
+REPOSITORY = f"fnrun-wheeltest-{os.getpid()}"
+
+
+@pytest.fixture(scope="module")
+def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("dist")
+    built = subprocess.run([sys.executable, "-m", "build", "--no-isolation", "-o", str(out), str(REPO)],
+                           capture_output=True, text=True, timeout=600)
+    assert built.returncode == 0, built.stderr[-3000:]
+    return out
+
+
+@pytest.fixture(scope="module")
+def fresh(dist: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A new virtualenv with only the wheel installed as fnrun. Its dependencies come from this
+    test environment's site-packages through a path entry, which puts their directory on sys.path
+    without running its .pth files, so the checkout's editable install never loads."""
+    root = tmp_path_factory.mktemp("venv") / "fresh"
+    venv.create(root, with_pip=True)
+    purelib = Path(subprocess.run([str(root / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                                  capture_output=True, text=True, check=True).stdout.strip())
+    (purelib / "zz-fnrun-test-dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    wheel = next(dist.glob("fnrun-*.whl"))
+    installed = subprocess.run([str(root / "bin" / "python"), "-m", "pip", "install", "-q", "--no-deps", "--no-index", str(wheel)],
+                               capture_output=True, text=True, timeout=300)
+    assert installed.returncode == 0, installed.stderr
+    return root
+
+
+def _user_env(fresh: Path, **more: str) -> dict[str, str]:
+    """A user's environment: none of the suite's switches (FNRUN_BUILTIN=0, FNRUN_CACHE=0), no path
+    into the checkout, fnrun found on PATH in the fresh virtualenv."""
+    env = {key: value for key, value in os.environ.items()
+           if key not in ("PYTHONPATH", "VIRTUAL_ENV", "GITHUB_ACTIONS") and not key.startswith("FNRUN_")}
+    return {**env, "PATH": f"{fresh / 'bin'}{os.pathsep}{env['PATH']}", **more}
+
+
+def _fnrun(fresh: Path, cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(fresh / "bin" / "fnrun"), *args], cwd=cwd, env=_user_env(fresh, **env),
+                          capture_output=True, text=True, timeout=900)
+
+
+def test_the_sdist_and_the_wheel_hold_what_a_user_needs(dist: Path) -> None:
+    wheel = zipfile.ZipFile(next(dist.glob("fnrun-*.whl"))).namelist()
+    assert f"fnrun-{VERSION}.dist-info/licenses/LICENSE" in wheel
+    assert "functions/nginx-template.sh" in wheel and "orchestrator/cli/imagebuild.py" in wheel
+    assert f"fnrun-{VERSION}.data/data/share/fnrun/Dockerfiles/fnrun-base.Dockerfile" in wheel
+    assert not any(name.startswith(("tests/", "docs/", "bench/")) for name in wheel)
+    metadata = zipfile.ZipFile(next(dist.glob("fnrun-*.whl"))).read(f"fnrun-{VERSION}.dist-info/METADATA").decode()
+    assert "License-Expression: Apache-2.0" in metadata
+    with tarfile.open(next(dist.glob("fnrun-*.tar.gz"))) as sdist:
+        names = sdist.getnames()
+    assert f"fnrun-{VERSION}/LICENSE" in names and f"fnrun-{VERSION}/Dockerfiles/set-labels.Dockerfile" in names
+
+
+def test_the_installed_wheel_is_not_the_checkout(fresh: Path, tmp_path: Path) -> None:
+    where = subprocess.run([str(fresh / "bin" / "python"), "-c", "import orchestrator, functions; print(orchestrator.__file__); print(functions.__file__)"],
+                           cwd=tmp_path, env=_user_env(fresh), capture_output=True, text=True, check=True).stdout.split()
+    assert all(Path(path).is_relative_to(fresh) for path in where), where
+    done = _fnrun(fresh, tmp_path, "--version")
+    assert done.returncode == 0 and done.stdout.strip() == f"fnrun {VERSION}", done
+
+
+def test_the_installed_wheel_runs_a_catalog_function_in_process(fresh: Path, tmp_path: Path) -> None:
+    package = tmp_path / "pkg"
+    shutil.copytree(REPO / "samples" / "set-labels", package)
+    # no engine at all: fnrun's catalog runs as builtin, from the installed code
+    done = _fnrun(fresh, tmp_path, "run", str(package), DOCKER_HOST=f"unix://{tmp_path}/no-engine.sock")
+    assert done.returncode == 0, done.stderr
+    assert "builtin" in done.stderr
+    assert "team: payments" in (package / "api.yaml").read_text()
+
+
+def test_the_installed_wheel_builds_its_images_and_runs_them_in_containers(fresh: Path, tmp_path: Path) -> None:
+    client = docker.from_env()
+    try:
+        built = _fnrun(fresh, tmp_path, "images", "build", "--repository", REPOSITORY, "--only", "set-labels", "--only", "nginx-template",
+                       "--base-image", "fnrun/python-base:bookworm")
+        assert built.returncode == 0, built.stderr
+        assert f"{REPOSITORY}/set-labels:v1" in built.stderr and "images ready" in built.stderr
+        package = tmp_path / "labels"
+        shutil.copytree(REPO / "samples" / "set-labels", package)
+        labels = _fnrun(fresh, tmp_path, "run", str(package), "--image", f"{REPOSITORY}/set-labels:v1", "--no-cache", "--", "team=web")
+        assert labels.returncode == 0, labels.stderr
+        assert "builtin" not in labels.stderr and "team: web" in (package / "api.yaml").read_text()
+        nginx = tmp_path / "nginx"
+        shutil.copytree(REPO / "samples" / "nginx", nginx)
+        declaration = nginx / "nginx.yaml"
+        declaration.write_text(declaration.read_text().replace("fnrun/nginx-template:v1", f"{REPOSITORY}/nginx-template:v1"))
+        rendered = _fnrun(fresh, tmp_path, "run", str(nginx), "--no-cache")
+        assert rendered.returncode == 0, rendered.stderr
+        assert "replicas: 5" in (nginx / "my-instance_deployment.yaml").read_text()
+    finally:
+        for image in client.images.list(name=f"{REPOSITORY}/*"):
+            for tag in image.tags:
+                client.images.remove(tag, force=True)
+
+
+def _action_steps() -> list[dict]:
+    action = yaml.safe_load((REPO / "action.yml").read_text())
+    assert action["runs"]["using"] == "composite"
+    return [step for step in action["runs"]["steps"] if "run" in step]
+
+
+def _run_step(step: dict, inputs: dict[str, str], fresh: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """A composite step as the runner runs it: its env with `${{ inputs.X }}` filled, bash -e."""
+    env = {}
+    for key, value in (step.get("env") or {}).items():
+        name = value.removeprefix("${{ inputs.").removesuffix(" }}")
+        env[key] = inputs[name] if value.startswith("${{ inputs.") else value
+    assert step["shell"] == "bash"
+    return subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]], cwd=cwd,
+                          env=_user_env(fresh, GITHUB_ACTIONS="true", **env), capture_output=True, text=True, timeout=600)
+
+
+def test_the_github_action_installs_fnrun_and_annotates_drift(fresh: Path, dist: Path, tmp_path: Path) -> None:
+    shutil.copytree(REPO / "samples" / "set-labels", tmp_path / "deploy")
+    inputs = {"command": "run", "package": "deploy", "args": "--no-cache", "install": str(next(dist.glob("fnrun-*.whl")))}
+    install, check = _action_steps()
+    done = _run_step(install, inputs, fresh, tmp_path)
+    assert done.returncode == 0 and f"fnrun {VERSION}" in done.stdout, done.stderr
+    drift = _run_step(check, inputs, fresh, tmp_path)
+    assert drift.returncode == 3, drift.stderr
+    assert "::error file=deploy/api.yaml" in drift.stdout + drift.stderr
+    assert _fnrun(fresh, tmp_path, "run", "deploy").returncode == 0
+    assert _run_step(check, inputs, fresh, tmp_path).returncode == 0
+    wrong = _run_step(check, {**inputs, "command": "eval"}, fresh, tmp_path)
+    assert wrong.returncode == 2 and "command must be run or render" in wrong.stdout
