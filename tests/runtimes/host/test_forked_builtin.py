@@ -448,3 +448,83 @@ def test_output_that_is_not_the_protocol_s_is_invalid_output(stdout: bytes) -> N
     with pytest.raises(FunctionError, match="fnrun/x:v1 returned invalid output"):
         handed_back(stdout, 0, items, "fnrun/x:v1")
     assert handed_back(stdout, 1, items, "fnrun/x:v1") is None  # a failed function: its exit code is reported
+
+
+# ------------------------------------------------------------------------------------------------
+# Stopping: an interrupted run ends a builtin waited on by a worker thread, and nothing of the
+# server outlives the process that started it, even killed.
+
+def _children_of_server(within: float = 30.0) -> list[int]:
+    import time
+
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        server = forked._server
+        found = descendants(server.pid) if server is not None else []
+        if found:
+            return found
+        time.sleep(0.05)
+    return []
+
+
+def test_stopping_the_children_ends_a_hung_builtin_another_thread_waits_on(probe: str) -> None:
+    import threading
+
+    from orchestrator.runtimes.supervise import children
+
+    outcome: list[object] = []
+
+    def attempt() -> None:
+        try:
+            outcome.append(run(probe, "hang", timeout=0)[0])  # no timeout: only the stop ends it
+        except BaseException as err:  # noqa: BLE001 - carried to the test's thread
+            outcome.append(err)
+
+    forked.start()
+    worker = threading.Thread(target=attempt, daemon=True)
+    worker.start()
+    assert _children_of_server(), "the builtin never started"
+    children.stop_all()  # what an interrupted run does from its main thread (run/units.py)
+    worker.join(30)
+    assert not worker.is_alive(), "the worker still waits on the builtin"
+    assert getattr(outcome[0], "exit_code", None) == -9, outcome
+    assert descendants(os.getpid()) == []
+
+
+def test_a_killed_fnrun_leaves_no_builtin_running(probe: str, tmp_path: Path) -> None:
+    """The child made its own session, so nothing but PR_SET_PDEATHSIG ties it to fnrun."""
+    import signal
+    import subprocess
+    import time
+
+    script = tmp_path / "starts_a_builtin.py"
+    script.write_text(textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(tmp_path)!r})
+        from orchestrator.runtimes.host import forked
+        child = forked.spawn({probe!r}, ["hang"], {{}}, "/", 256 << 20)
+        print(child.pid, flush=True)
+        child.wait()
+    """))
+    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    try:
+        pid = int(proc.stdout.readline())  # type: ignore[union-attr]
+        assert os.path.exists(f"/proc/{pid}")
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(30)
+        deadline = time.monotonic() + 30
+        while _alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _alive(pid), "the builtin outlived the process that started it"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
