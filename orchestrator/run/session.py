@@ -8,7 +8,6 @@ and leaving it, however that happens, removes every container it started, used o
 
 from __future__ import annotations
 
-import gc
 import threading
 from contextlib import contextmanager
 from functools import partial
@@ -62,12 +61,13 @@ def session(
     library caller's own runtime_for decides for itself) and in the main thread. `resources`
     are what the first function will see."""
     begin()
-    gc.unfreeze()  # what builtins' forks froze in an earlier run is collectable again (runtimes.host.forked)
     if options.builtin:
         from ..runtimes.host.builtin import forget_images
 
         forget_images()
-    containers = [(key, spec) for key, spec in planned if spec.kind == "container" and not _in_process(spec, options, root)]
+    in_process = {key: _in_process(spec, options, root) for key, spec in planned if spec.kind == "container"}
+    _start_fork_server([runtime for runtime in in_process.values() if runtime is not None])
+    containers = [(key, spec) for key, spec in planned if spec.kind == "container" and in_process[key] is None]
     if not containers or runtime_for is not get_runtime or threading.current_thread() is not threading.main_thread():
         yield RunSession(runtime_for, None)
         return
@@ -83,18 +83,33 @@ def session(
                     prestarter.close()
 
 
-def _in_process(spec: FunctionSpec, options: "RunOptions", root: Path) -> bool:
-    """A container function that will run as a builtin: nothing to start ahead (and no docker SDK
-    to import for it, which costs more than a builtin pipeline's whole run)."""
+def _in_process(spec: FunctionSpec, options: "RunOptions", root: Path) -> Runtime | None:
+    """The runtime of a container function that will run as a builtin: nothing to start ahead for
+    it (and no docker SDK to import, which costs more than a builtin pipeline's whole run)."""
     if not (options.builtin or options.builtin_catalog):
-        return False
+        return None
     from ..errors import FnrunError
     from .invocations import in_process_runtime, invocation
 
     try:
-        return in_process_runtime(spec, invocation(spec, options, root), options) is not None
+        return in_process_runtime(spec, invocation(spec, options, root), options)
     except FnrunError:
-        return False  # reported when the function's turn comes, as ever
+        return None  # reported when the function's turn comes, as ever
+
+
+def _start_fork_server(runtimes: list[Runtime]) -> None:
+    """Builtins run in children of the fork server (runtimes.host.zygote): started here, while
+    the run has no other thread yet, as a fork of this process with their modules imported."""
+    if not runtimes:
+        return
+    from ..runtimes.host.builtin import FUNCTIONS_DIR, BuiltinRuntime
+
+    modules = sorted({r.module for r in runtimes if isinstance(r, BuiltinRuntime)})
+    if modules:
+        from ..runtimes.host import forked
+
+        if any(forked.can_fork(module, FUNCTIONS_DIR) for module in modules):
+            forked.start(module for module in modules if forked.can_fork(module, FUNCTIONS_DIR))
 
 
 def _prestarter(containers: list[tuple[int, FunctionSpec]], options: "RunOptions", root: Path, first: FunctionSpec, resources: list[Resource]) -> "Prestarter":

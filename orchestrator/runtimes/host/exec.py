@@ -54,8 +54,12 @@ def run_process(
     timeout = invocation.sandbox.timeout
     deadline = started + timeout if timeout else None
     with SignalGuard() as guard:
-        with guard.held():  # the child must not start without us knowing its pid
-            process = spawn() if spawn is not None else _spawn(argv, invocation, env, cwd, confine)
+        if spawn is not None:  # a fork server's child: an interrupt while it starts has the server kill it
+            with guard.armed():
+                process = spawn()
+        else:
+            with guard.held():  # the child must not start without us knowing its pid
+                process = _spawn(argv, invocation, env, cwd, confine)
         try:
             with guard.armed():
                 stdout, stderr = _communicate(process, invocation, stdin, on_stderr, deadline, on_stdout)
@@ -162,12 +166,17 @@ def _kill_group(process: subprocess.Popen[bytes]) -> None:
 
     The child itself is killed by pid too: a forked builtin makes its own session only once it
     runs, so a timeout that comes first (`--timeout 0.001`) finds no group of that id yet, and a
-    child left alive would wait on its stdin while this waits on it."""
-    for kill in (os.killpg, os.kill):
-        try:
-            kill(process.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+    child left alive would wait on its stdin while this waits on it. A fork server's child is
+    killed by the server, which reaps it (only it knows its pid is still that child's)."""
+    kill_group = getattr(process, "kill_group", None)
+    if kill_group is not None:
+        kill_group()
+    else:
+        for kill in (os.killpg, os.kill):
+            try:
+                kill(process.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
     process.wait()
     for pipe in (process.stdin, process.stdout, process.stderr):
         if pipe is not None:
