@@ -62,7 +62,7 @@ def identity(data: dict) -> tuple[str, str, str, str]:
 #: `fnrun source | fnrun sink` reproduce a file byte for byte: the text between a resource and the
 #: one before it when it is not `---` (separators, non-resource documents), what follows the file's
 #: last resource, the file's line ends and final newline (on its last resource: `crlf`,
-#: `no-final-newline`), and the document's own text when the path/index annotations could not be
+#: `no-final-newline`, `bom`), and the document's own text when the path/index annotations could not be
 #: inserted into it as whole lines (flow-style metadata, no metadata).
 PREFIX = "internal.config.kubernetes.io/fnrun-prefix"
 SUFFIX = "internal.config.kubernetes.io/fnrun-suffix"
@@ -71,6 +71,8 @@ ORIGINAL = "internal.config.kubernetes.io/fnrun-original"
 LAYOUT_KEYS = (PREFIX, SUFFIX, FILE_FORMAT, ORIGINAL)
 CRLF = "crlf"
 NO_FINAL_NEWLINE = "no-final-newline"
+BOM = "bom"  # the file opened with a UTF-8 byte order mark
+BOM_BYTES = b"\xef\xbb\xbf"
 LF_LINES = "lf-lines="  # a CRLF file's lines that end in a bare LF (0-based, space-separated)
 
 #: kyaml's note of a file's block sequence style (`compact`: dashes at their key's column, `wide`:

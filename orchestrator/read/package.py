@@ -165,7 +165,14 @@ def read_file(rel: str, raw: bytes, kustomizations: bool = False) -> tuple[Sourc
     if not final_newline:
         content += "\n"
     file_format = ",".join(
-        name for name, on in ((ann.CRLF, crlf), (ann.NO_FINAL_NEWLINE, not final_newline), (ann.LF_LINES + lf_lines, lf_lines)) if on
+        name
+        for name, on in (
+            (ann.CRLF, crlf),
+            (ann.NO_FINAL_NEWLINE, not final_newline),
+            (ann.LF_LINES + lf_lines, lf_lines),
+            (ann.BOM, raw.startswith(ann.BOM_BYTES)),
+        )
+        if on
     )
     notes: list[Note] = []
     resources = parse_stream(content, rel, path=rel, file_format=file_format, notes=notes, kustomizations=kustomizations)

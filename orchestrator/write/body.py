@@ -10,8 +10,7 @@ from typing import Any, Callable, Collection
 
 from .. import annotations as ann
 from ..resource import Resource
-from ..errors import FnrunError
-from ..yamlio import blanks, fast, roundtrip, text, textedit
+from ..yamlio import fast, roundtrip, text, textedit
 
 _COMPACT_DASH = re.compile(r"^( *)[^\s#-][^#\n]*:[ \t]*\n\1- ", re.M)  # a block sequence at its key's column
 
@@ -48,7 +47,7 @@ def resolve_body(resource: Resource, base: Resource | None, seen: Seen = frozens
             new_text = _without_foreign(body if body is not None else _unstamped(resource), base.body, seen())
         return _ensure_newline(roundtrip.edit(base.body, new_text, value))
     if body is not None:
-        return _ensure_newline(_noted_sequence_style(resource, body))
+        return _ensure_newline(_noted_sequence_style(resource, _without_borrowed_edges(body, seen)))
     if resource.fresh and resource._text is not None:
         return _ensure_newline(_noted_sequence_style(resource, _unstamped(resource)))
     return _ensure_newline(roundtrip.render(resource.body, resource.value) if resource.body else fast.dump(resource.value))
@@ -107,20 +106,14 @@ def _function_comments(resource: Resource) -> list[str]:
 
 
 def _real_comments(document: str) -> list[str]:
-    """The comments of a document, without the `#` lines inside multi-line scalars (a block
-    scalar's content, a quoted string over several lines): a function that writes a string in
-    another style writes no comment. The line scan finds every comment and maybe more; only where
-    it finds any does the parse tell them apart."""
+    """The comments of a document, without the `#` inside scalars (a block scalar's content, a
+    quoted string over several lines, a `#` after a quote that a long line's fold put first on
+    its line): a function that writes a string in another style writes no comment. The line scan
+    finds every comment and maybe more; only where it finds any does the scanner tell them apart."""
     found = text.comments(document)
     if not found:  # a `#` only inside values (a URL's fragment): the line scan's answer is enough
         return found
-    try:
-        node = fast.compose(document, "comments")
-    except FnrunError:
-        return found
-    lines = document.splitlines(keepends=True)
-    inside = blanks.scalar_lines(node, lines)
-    return text.comments("".join(line for number, line in enumerate(lines) if number not in inside))
+    return text.scanned_comments(document)
 
 
 def _own_comments(resource: Resource, original: str, seen: Seen) -> list[str]:
@@ -152,6 +145,28 @@ def _without_foreign(own: str, original: str, known: Collection[str]) -> str:
                 continue
         kept.append(line)
     return "".join(kept)
+
+
+def _without_borrowed_edges(own: str, seen: Seen) -> str:
+    """A new resource's text without the whole-line comments above its first line or below its
+    last that were other documents' (a library writes a neighbour's foot comment at the next
+    item's dash, and so into a new file)."""
+    lines = own.splitlines(keepends=True)
+    edge = [n for n, line in enumerate(lines) if line.lstrip().startswith("#")]
+    if not edge or (edge[0] != 0 and edge[-1] != len(lines) - 1):
+        return own
+    known = seen()
+    start, end = 0, len(lines)
+    while start < end and _borrowed(lines[start], known):
+        start += 1
+    while end > start and _borrowed(lines[end - 1], known):
+        end -= 1
+    return "".join(lines[start:end])
+
+
+def _borrowed(line: str, known: Collection[str]) -> bool:
+    stripped = line.strip()
+    return not stripped or (stripped.startswith("#") and stripped[1:].strip() in known)
 
 
 def _unstamped(resource: Resource) -> str:

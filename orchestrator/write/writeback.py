@@ -6,16 +6,16 @@ touched (not even its mtime)."""
 
 from __future__ import annotations
 
-import bisect
 import os
 import posixpath
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path, PurePosixPath
 from typing import Callable
 
 from .. import annotations as ann
-from . import journal, numbering
+from . import journal, layout, numbering, verify
 from .. import workers
 from ..errors import InputError
 from ..read.krmignore import KrmIgnore
@@ -187,7 +187,7 @@ def _remains(before: list[Resource], source: SourceFile) -> bytes | None:
     """A file's non-resource documents (with the separators and comments between them) once all
     its resources are gone; None when it holds none."""
     indexes = [r.index for r in before]
-    content = _carried(before, indexes, -1, indexes[-1] + 1, set()) + before[-1].suffix
+    content = text.without_stray_ends(layout.carried(before, indexes, -1, indexes[-1] + 1, set()) + before[-1].suffix)
     documents = [s.text for s in text.split_documents(content) if not s.separator]
     if not any(fast.load(document, source.path) is not None for document in documents):
         return None
@@ -199,43 +199,44 @@ def _render_file(path: str, resources: list[Resource], original: Package | None,
     composing a big changed document makes millions of small objects, and the full collections
     they trigger cost more than the composing (a 150,000-key resource: 60% of its write-back)."""
     with fast.gc_paused():
-        return _rendered(path, resources, original, source)
+        ordered = numbering.aligned(resources, original.in_file(path) if original else [])  # in index order
+        render = partial(_rendered, path, ordered, original, source)
+        return verify.checked(path, render, ordered, source.raw if source is not None else None)
 
 
-def _rendered(path: str, resources: list[Resource], original: Package | None, source: SourceFile | None) -> bytes:
+def _rendered(path: str, ordered: list[Resource], original: Package | None, source: SourceFile | None, plain: bool = False) -> bytes:
+    """The file's bytes from its resources in index order; `plain`: a changed resource whose text
+    does not read back alone as its value is written as a plain dump of it (verify's fallback)."""
     before = original.in_file(path) if original else []
-    ordered = numbering.aligned(resources, before)  # in index order
     indexes = [r.index for r in before]
     kept = {r.index for r in ordered}
     parts = []
     previous = -1
     seen = (lambda: _package_comments(original)) if original else frozenset
+    owners = layout.owners(ordered, lambda index: original.original(path, index) if original else None)
     for position, resource in enumerate(ordered):
-        carried = _carried(before, indexes, previous, resource.index, kept)
-        base = original.original(path, resource.index) if original else None
-        prefix = base.prefix if _same_document(resource, base) else resource.prefix  # the file's own text before it
+        carried = layout.carried(before, indexes, previous, resource.index, kept)
+        base = original.original(path, resource.index) if original and owners.get(resource.index, position) == position else None
+        prefix = base.prefix if layout.same_document(resource, base) else resource.prefix  # the file's own text before it
         if position == 0 and prefix == ann.DEFAULT_SEPARATOR and resource.index != 0 and not carried:
-            prefix = _opening(before, kept)
+            prefix = layout.opening(before, kept)
         elif position > 0 and not prefix:
             prefix = ann.DEFAULT_SEPARATOR
         if base is not None and ann.identity(resource.data)[:2] != ann.identity(base.data)[:2]:
             base = None  # another kind of document at this place (a list numbered by another tool)
-        parts.append(carried + prefix + resolve_body(resource, base, seen))
+        head = carried + prefix
+        if position == 0 and "..." in head:
+            head = text.without_stray_ends(head)
+        body = resolve_body(resource, base, seen)
+        if plain and (base is None or body != base.body) and not verify.means(body, resource.value):
+            body = fast.dump(resource.value)
+        parts.append(head + body)
         previous = resource.index
     if before and indexes[-1] not in kept:
-        parts.append(_carried(before, indexes, previous, indexes[-1] + 1, kept) + before[-1].suffix)
+        parts.append(layout.carried(before, indexes, previous, indexes[-1] + 1, kept) + before[-1].suffix)
     else:
-        last = before[-1] if before and before[-1].index == ordered[-1].index else None
-        parts.append(last.suffix if _same_document(ordered[-1], last) else ordered[-1].suffix)  # the file's own tail
+        parts.append(layout.tail(before, ordered))
     return _finish("".join(parts), source, ordered)
-
-
-def _same_document(resource: Resource, base: Resource | None) -> bool:
-    """Whether the document read at this place is still this resource (same kind and name): then
-    the text around it in the file is the file's own, whatever the function did to its notes. A
-    list from another tool (`kpt fn source` counts every document, fnrun only resources) can put
-    another document at that place."""
-    return base is not None and ann.identity(resource.data) == ann.identity(base.data)
 
 
 def _package_comments(original: Package) -> frozenset[str]:
@@ -257,58 +258,29 @@ def _declares_function(resource: Resource) -> bool:
 
 def _finish(content: str, source: SourceFile | None, resources: list[Resource] = []) -> bytes:  # noqa: B006 - read only
     """The file's bytes with its line ends: CRLF or LF as it had them (each line its own in a file
-    that mixes them), and no final newline where it had none."""
-    crlf, final_newline, lf = (source.crlf, source.final_newline, None) if source else _file_format(resources)
+    that mixes them), no final newline where it had none, and its byte order mark if it had one."""
+    if source is not None:
+        crlf, final_newline, lf, bom = source.crlf, source.final_newline, None, source.raw.startswith(ann.BOM_BYTES)
+    else:
+        crlf, final_newline, lf, bom = _file_format(resources)
+    mark = ann.BOM_BYTES if bom else b""
     if not final_newline and content.endswith("\n"):
         content = content[:-1]
     if crlf and source is not None and source.raw.count(b"\n") != source.raw.count(b"\r\n"):
-        return text.with_line_ends(content, fast.decode(source.raw, source.path)).encode("utf-8")
+        return mark + text.with_line_ends(content, fast.decode(source.raw, source.path)).encode("utf-8")
     if crlf and lf:
-        return text.with_ends_at(content, lf).encode("utf-8")
+        return mark + text.with_ends_at(content, lf).encode("utf-8")
     if crlf:
         content = content.replace("\n", "\r\n")
-    return content.encode("utf-8")
+    return mark + content.encode("utf-8")
 
 
-def _file_format(resources: list[Resource]) -> tuple[bool, bool, set[int] | None]:
-    """(crlf, final newline, the lines of a mixed file that end in LF) of a file that does not
-    exist yet, from its resources' layout note."""
+def _file_format(resources: list[Resource]) -> tuple[bool, bool, set[int] | None, bool]:
+    """(crlf, final newline, the lines of a mixed file that end in LF, byte order mark) of a file
+    that does not exist yet, from its resources' layout note."""
     noted = next((r.file_format for r in reversed(resources) if r.file_format), "").split(",")
     lf = next((set(map(int, n[len(ann.LF_LINES) :].split())) for n in noted if n.startswith(ann.LF_LINES)), None)
-    return ann.CRLF in noted, ann.NO_FINAL_NEWLINE not in noted, lf
-
-
-def _opening(before: list[Resource], kept: set[int]) -> str:
-    """How the file opened (`---`, `--- # comment`, or nothing) when its first resource is gone."""
-    if not before or before[0].index in kept:
-        return ""
-    lines = before[0].prefix.splitlines(keepends=True)
-    return before[0].prefix if lines and all(text.is_separator(line) for line in lines) else ""
-
-
-def _carried(before: list[Resource], indexes: list[int], after: int, until: int, kept: set[int]) -> str:
-    """What deleted resources between two kept ones leave behind: the non-resource documents
-    (and non-default separators) that stood before them in the file. `before` is in index order
-    (`indexes` are theirs), so only the resources in between are looked at, not the whole file
-    again for each kept one."""
-    carried = []
-    for position in range(bisect.bisect_right(indexes, after), bisect.bisect_left(indexes, until)):
-        if indexes[position] not in kept:
-            carried.append(_without_separator(before[position].prefix))
-    return "".join(carried)
-
-
-def _without_separator(prefix: str) -> str:
-    """A deleted resource's prefix without the `---` that opened the resource itself; "" when
-    nothing but separators remains."""
-    lines = prefix.splitlines(keepends=True)
-    while lines and not lines[-1].strip():
-        lines.pop()
-    if lines and text.is_separator(lines[-1]) and lines[-1].startswith("---"):
-        lines.pop()
-    if all(text.is_separator(line) or not line.strip() for line in lines):
-        return ""
-    return "".join(lines)
+    return ann.CRLF in noted, ann.NO_FINAL_NEWLINE not in noted, lf, ann.BOM in noted
 
 
 def apply(plan_: WritePlan) -> None:

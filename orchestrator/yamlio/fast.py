@@ -386,9 +386,11 @@ def dump(data: Any) -> str:
 
 
 def decode(raw: bytes, source: str) -> str:
-    """UTF-8 text of a file or stream, or one line saying where the bad byte is."""
+    """UTF-8 text of a file or stream, or one line saying where the bad byte is. A byte order mark
+    opening it is the encoding's, not the text's (YAML allows it): left in, it would become part of
+    the first key, or of an item's first line once the document is sent in a ResourceList."""
     try:
-        return raw.decode("utf-8")
+        return raw.decode("utf-8-sig")
     except UnicodeDecodeError as err:
         line = raw[: err.start].count(b"\n") + 1
         raise InputError(f"{source}:{line}: invalid UTF-8 (byte {err.start})") from None

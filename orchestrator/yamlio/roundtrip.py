@@ -12,7 +12,7 @@ import marshal
 import re
 from dataclasses import dataclass
 from difflib import SequenceMatcher
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterator
 
 from ..errors import FnrunError, InputError
 from . import blanks, fast
@@ -226,6 +226,8 @@ def _sync(tree: Any, data: Any, divergent: dict[int, list[Any]]) -> Any:
         if anchor[1]:
             return tree
         anchor[1] = True
+    if isinstance(tree, (CommentedMap, CommentedSeq)) and isinstance(data, (dict, list)) and not data and tree:
+        return _to_tree(data)  # emptied: the comments ruamel hung on it went with its entries
     if isinstance(tree, CommentedMap) and isinstance(data, dict):
         for key in [k for k in tree if k not in data]:
             del tree[key]
@@ -358,6 +360,19 @@ def edit(original: str, new_text: str | None, data: Any) -> str:
     aliases, they are the user's layout as much as its comments: the original is the base, and
     `sync` keeps each alias whose places still agree, whatever the function wrote."""
     style = detect_style(original)
+    lines = original.splitlines(keepends=True)
+    try:
+        for candidate in _commented_merges(original, lines, new_text, data, style):
+            if _means(candidate, data):
+                return candidate
+    except Exception:  # noqa: BLE001 - ruamel's own faults (its emitter fails on some comments of aliased nodes)
+        pass
+    return _plain_merge(original, lines, data, style)
+
+
+def _commented_merges(original: str, lines: list[str], new_text: str | None, data: Any, style: Style) -> Iterator[str]:
+    """The original merged with ruamel's comment-keeping edit, finely then coarsely, then that
+    edit's own dump: each to be checked, as ruamel can move a comment where it ends a value."""
     base_tree = load(original)
     r0 = dump(base_tree, style)
     if new_text is not None and (comments(new_text) or not comments(original)) and not _aliased(base_tree):
@@ -369,12 +384,26 @@ def edit(original: str, new_text: str | None, data: Any) -> str:
         tree = sync(load(original), data)
         keep = frozenset(comments(original))
     r1 = dump(tree, style)
-    lines, base, new = original.splitlines(keepends=True), r0.splitlines(keepends=True), r1.splitlines(keepends=True)
+    base, new = r0.splitlines(keepends=True), r1.splitlines(keepends=True)
     for fine in (True, False):
-        merged = "".join(merge_lines(lines, base, new, keep, fine))
+        yield "".join(merge_lines(lines, base, new, keep, fine))
+    yield r1
+
+
+def _plain_merge(original: str, lines: list[str], data: Any, style: Style) -> str:
+    """The edit without ruamel's comments: the original's value and `data` dumped plainly, their
+    difference applied to the original (its comments stand where nothing changed); a plain dump of
+    `data` where even that does not mean it."""
+    new = dump(_to_tree(data), style)
+    try:
+        base = dump(_to_tree(fast.load(original, "original")), style)
+    except FnrunError:
+        return new
+    for fine in (True, False):
+        merged = "".join(merge_lines(lines, base.splitlines(keepends=True), new.splitlines(keepends=True), frozenset(comments(original)), fine))
         if _means(merged, data):
             return merged
-    return r1
+    return new
 
 
 def _aliased(tree: Any) -> bool:

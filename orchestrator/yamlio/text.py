@@ -49,6 +49,21 @@ def split_documents(text: str) -> list[Segment]:
     return segments
 
 
+def without_stray_ends(opening: str) -> str:
+    """The text that opens a file without the `...` lines that end no document: a deleted first
+    document leaves its `...` in the next one's prefix, and a stream cannot begin with one. Only
+    the lines before the first document are looked at."""
+    kept = []
+    lines = opening.splitlines(keepends=True)
+    for number, line in enumerate(lines):
+        stripped = line.strip()
+        if stripped and not stripped.startswith("#") and not (line.startswith("...") and is_separator(line)):
+            return "".join(kept) + "".join(lines[number:])  # a document opens (`---` or content)
+        if not line.startswith("..."):
+            kept.append(line)
+    return "".join(kept)
+
+
 def leading_blank_lines(text: str) -> int:
     """How many blank lines open a document: they belong to the separator before it, not to it."""
     count = 0
@@ -60,10 +75,24 @@ def leading_blank_lines(text: str) -> int:
 
 
 def quote(value: str) -> str:
-    """A YAML scalar for a value we stamp: single quotes (as kpt does), JSON escapes for control chars."""
+    """A YAML scalar for a value we stamp: single quotes (as kpt does), else double quotes with
+    escapes for what cannot stand in them. Characters outside the BMP stay as they are (or YAML's long
+    escapes): JSON's surrogate pairs are no YAML escape, so no YAML library could read them back."""
     if "\\" in value or not value.isprintable():
-        return json.dumps(value)
+        return double_quoted(value)
     return "'" + value.replace("'", "''") + "'"
+
+
+def double_quoted(value: str) -> str:
+    """A YAML double-quoted scalar for any string."""
+    out = json.dumps(value, ensure_ascii=False)
+    if out.isprintable():
+        return out
+    return "".join(char if char.isprintable() else _escape(ord(char)) for char in out)
+
+
+def _escape(code: int) -> str:
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
 def _key(node: MappingNode, name: str) -> tuple[ScalarNode, Node] | None:

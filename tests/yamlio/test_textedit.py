@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from orchestrator.yamlio import emit, fast, textedit
 from orchestrator.yamlio.roundtrip import same
+from testing.yaml_fuzz import value_paths
 
 DOC = """\
 apiVersion: apps/v1
@@ -163,17 +164,6 @@ def documents(draw: st.DrawFn) -> tuple[str, dict]:
     return "\n".join(lines) + "\n", data
 
 
-def _paths(value: Any, path: tuple = ()) -> list[tuple]:
-    found = [path]
-    if isinstance(value, dict):
-        for key, child in value.items():
-            found += _paths(child, (*path, key))
-    elif isinstance(value, list):
-        for index, child in enumerate(value):
-            found += _paths(child, (*path, index))
-    return found
-
-
 @st.composite
 def changes(draw: st.DrawFn, data: dict) -> tuple[dict, list[tuple]]:
     """Random structural changes: scalars set, keys added and removed, items appended and removed.
@@ -181,7 +171,7 @@ def changes(draw: st.DrawFn, data: dict) -> tuple[dict, list[tuple]]:
     new = copy.deepcopy(data)
     touched: list[tuple] = []
     for _ in range(draw(st.integers(1, 3))):
-        paths = [p for p in _paths(new) if len(p) > 1 or (p and p[0] not in ("apiVersion", "kind"))]
+        paths = [p for p, _ in value_paths(new) if len(p) > 1 or (p and p[0] not in ("apiVersion", "kind"))]
         if not paths:
             break
         path = draw(st.sampled_from(paths))

@@ -1,0 +1,88 @@
+"""The last check before a file is written: its new text parses, and its resources are, as data,
+what the functions returned for that file. Every text edit is checked where it is made; this is
+the net under all of them together (separators, prefixes, a file's tail), so that a flaw anywhere
+in the write-back ends as a refused write, never as a file that does not parse."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import yaml
+
+from .. import annotations as ann
+from ..errors import InputError
+from ..resource import Resource
+from ..yamlio import fast, roundtrip
+
+
+class Unfaithful(InputError):
+    """fnrun could not write what the functions returned: the whole write is refused (exit 2)."""
+
+
+def problem(content: str, resources: list[Resource]) -> tuple[int, str] | None:
+    """(1-based line, what is wrong) when `content` does not parse or its resources differ from
+    `resources`' values; None when it is right. Documents that are not resources, or that the
+    reader left alone (duplicate keys, application tags), are the file's own and not compared."""
+    found = _documents(content)
+    if isinstance(found, tuple):
+        return found
+    wanted = [r.value for r in resources if ann.is_resource(r.value)]
+    for number, (line, value) in enumerate(found):
+        if number >= len(wanted):
+            return line, "a document the functions did not return"
+        if not roundtrip.same(value, wanted[number]):
+            return line, f"{ann.identity(wanted[number])[1]}/{ann.identity(wanted[number])[3]} does not read back as returned"
+    if len(found) < len(wanted):
+        return content.count("\n") + 1, "a returned resource is missing"
+    return None
+
+
+def _documents(content: str) -> list[tuple[int, Any]] | tuple[int, str]:
+    """(start line, value) of each resource document of the stream, or (line, problem)."""
+    loader = fast.StrictLoader(content)
+    found: list[tuple[int, Any]] = []
+    try:
+        while loader.check_node():
+            node = loader.get_node()
+            try:
+                value = loader.construct_document(node)
+            except yaml.MarkedYAMLError:  # duplicate keys, an application tag: left as it was
+                loader.constructed_objects, loader.recursive_objects = {}, {}
+                continue
+            if ann.is_resource(value):
+                found.append((node.start_mark.line + 1, value))
+    except yaml.MarkedYAMLError as err:
+        mark = err.problem_mark or err.context_mark
+        return (mark.line + 1 if mark else 1), str(err.problem or err)
+    except yaml.YAMLError as err:
+        return 1, str(err)
+    finally:
+        loader.dispose()
+    return found
+
+
+def checked(path: str, render: Callable[[bool], bytes], resources: list[Resource], old: bytes | None) -> bytes:
+    """The file's bytes as `render(False)` makes them when they are right (or the file's own,
+    unchanged); else as `render(True)` makes them, each changed resource that does not read back
+    alone written as a plain dump of its value; else an error naming the line."""
+    new = render(False)
+    if new == old or problem(_text(new), resources) is None:
+        return new
+    new = render(True)
+    wrong = problem(_text(new), resources)
+    if wrong is None:
+        return new
+    line, what = wrong
+    raise Unfaithful(f"{path}:{line}: fnrun cannot write this file as the functions returned it ({what}); nothing was written")
+
+
+def _text(content: bytes) -> str:
+    return content.decode("utf-8-sig").replace("\r\n", "\n")
+
+
+def means(body: str, value: Any) -> bool:
+    """Whether one resource's text, alone, reads back as its value."""
+    try:
+        return roundtrip.same(fast.load(body, "check"), value)
+    except InputError:
+        return False

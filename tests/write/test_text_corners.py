@@ -1,0 +1,128 @@
+"""Corners of YAML text that once broke the write-back, each as its smallest package and an exec
+function in the YAML library that found it: the file fnrun writes must parse and mean what the
+function returned, and what the function did not change keeps its bytes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from testing.exec_functions import run_exec, script
+
+CM = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {}\ndata:\n  k: v\n"
+
+
+def _documents(content: bytes) -> list[object]:
+    return [d for d in yaml.safe_load_all(content.decode("utf-8-sig")) if d is not None]
+
+
+@pytest.mark.parametrize("style", ["ruamel", "pyyaml"])
+@pytest.mark.parametrize("head", ["", "# header\n"])
+def test_a_byte_order_mark_is_the_files_not_the_first_items(tmp_path: Path, style: str, head: str) -> None:
+    original = b"\xef\xbb\xbf" + (head + CM.format("a")).encode()
+    out = run_exec(tmp_path, {"a.yaml": original}, script(style))
+    assert out.error is None
+    assert out.files["a.yaml"] == original
+    changed = run_exec(tmp_path / "x", {"a.yaml": original}, script(style, "items[0]['data']['k'] = 'w'"))
+    assert changed.error is None
+    assert changed.files["a.yaml"] == original.replace(b"k: v", b"k: w")
+
+
+@pytest.mark.parametrize("style", ["ruamel", "ruamel-safe", "pyyaml"])
+def test_characters_outside_the_bmp_in_a_renamed_anchors_note(tmp_path: Path, style: str) -> None:
+    """Two documents that both define `&x`: the second is renamed apart on the way to the function,
+    with its own text in a note that holds a character outside the BMP."""
+    original = (
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  k: &x v\n  j: *x\n---\n"
+        'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\ndata:\n  k: &x "rocket \U0001f680"\n  j: *x\n'
+    )
+    out = run_exec(tmp_path, {"a.yaml": original}, script(style))
+    assert out.error is None
+    assert out.files["a.yaml"] == original.encode()
+
+
+@pytest.mark.parametrize("ends", ["...\n---\n", "...\n# between\n---\n"])
+def test_deleting_the_first_document_of_a_file_of_ended_documents(tmp_path: Path, ends: str) -> None:
+    original = CM.format("a") + ends + CM.format("b") + "...\n"
+    out = run_exec(tmp_path, {"a.yaml": original}, script("ruamel", "del items[0]"))
+    assert out.error is None
+    assert _documents(out.files["a.yaml"]) == [yaml.safe_load(CM.format("b"))]
+    assert out.files["a.yaml"].decode().endswith(CM.format("b") + "...\n")
+
+
+@pytest.mark.parametrize("style", ["ruamel", "ruamel-safe", "pyyaml"])
+def test_emptying_a_list_with_a_comment_above_its_first_item(tmp_path: Path, style: str) -> None:
+    original = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a  # mine\nlist:\n  # c\n  - x\nnext: 1\n"
+    out = run_exec(tmp_path, {"a.yaml": original}, script(style, "items[0]['list'] = []"))
+    assert out.error is None
+    want = yaml.safe_load(original) | {"list": []}
+    assert _documents(out.files["a.yaml"]) == [want]
+    assert out.files["a.yaml"].startswith(b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a  # mine\n")
+    assert out.files["a.yaml"].endswith(b"next: 1\n")
+
+
+@pytest.mark.parametrize("style", ["ruamel-safe", "pyyaml"])
+def test_an_aliased_empty_block_scalar_with_a_comment(tmp_path: Path, style: str) -> None:
+    """ruamel's emitter fails on this document once edited (its comment hangs on the alias): the
+    edit is made without ruamel's comments, the document's own lines kept."""
+    original = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  a: &x |  # note\n  b: v\nlist:\n- *x\n"
+    out = run_exec(tmp_path, {"a.yaml": original}, script(style, "items[0]['data']['a'] = 'w'"))
+    assert out.error is None
+    want = yaml.safe_load(original)
+    want["data"]["a"] = "w"
+    assert _documents(out.files["a.yaml"]) == [want]
+    assert b"  b: v\n" in out.files["a.yaml"]
+
+
+_APPEND_COPY = """import copy
+new = copy.deepcopy(items[0])
+new['metadata']['name'] = 'b'
+notes = new['metadata']['annotations']
+for key in [k for k in notes if k.startswith('internal.')]:
+    del notes[key]
+notes['config.kubernetes.io/index'] = '1'
+items.append(new)
+"""
+
+
+@pytest.mark.parametrize("style", ["ruamel", "pyyaml"])
+def test_appending_after_a_file_that_ends_in_an_end_marker_and_a_comment(tmp_path: Path, style: str) -> None:
+    original = CM.format("a") + "...\n# foot\n"
+    out = run_exec(tmp_path, {"a.yaml": original}, script(style, _APPEND_COPY))
+    assert out.error is None
+    written = out.files["a.yaml"].decode()
+    assert written.startswith(CM.format("a"))
+    assert written.endswith("...\n# foot\n")
+    assert [d["metadata"]["name"] for d in _documents(out.files["a.yaml"])] == ["a", "b"]
+
+
+def test_a_files_foot_comment_stays_out_of_a_new_resources_file(tmp_path: Path) -> None:
+    """ruamel with indented dashes writes the first item's foot comment at the next item's dash."""
+    original = CM.format("a") + "# foot of a.yaml\n"
+    body = "from ruamel.yaml.comments import CommentedMap as M\nitems.append(M(apiVersion='v1', kind='ConfigMap', metadata=M(name='new'), data=M(k='v')))"
+    out = run_exec(tmp_path, {"a.yaml": original}, script("ruamel", body, "y.indent(mapping=2, sequence=4, offset=2)"))
+    assert out.error is None
+    assert out.files == {"a.yaml": original.encode(), "new_configmap.yaml": CM.format("new").encode()}
+
+
+@pytest.mark.parametrize("style", ["pyyaml", "ruamel-safe"])
+def test_an_identity_function_after_a_long_commented_separator_writes_nothing(tmp_path: Path, style: str) -> None:
+    """The separator's comment travels in a layout note, which the library folds over two lines:
+    the `#` in the note is no comment of the function's, so nothing changed."""
+    original = "--- # " + "long separator comment " * 4 + "\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  z: &x true  # inline\n  a: 2\n"
+    out = run_exec(tmp_path, {"a.yaml": original}, script(style))
+    assert out.error is None
+    assert out.files["a.yaml"] == original.encode()
+
+
+def test_a_new_resource_numbered_like_an_existing_one_takes_none_of_its_text(tmp_path: Path) -> None:
+    original = "# head of a\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n# inside a\ndata:\n  k: v\n"
+    body = "items.append({'apiVersion': 'v1', 'kind': 'ConfigMap', 'metadata': {'name': 'b', 'annotations': {'config.kubernetes.io/path': 'a.yaml'}}})"
+    out = run_exec(tmp_path, {"a.yaml": original}, script("pyyaml", body))
+    assert out.error is None
+    written = out.files["a.yaml"].decode()
+    assert written.startswith(original)
+    assert written.count("# inside a") == 1
+    assert [d["metadata"]["name"] for d in _documents(out.files["a.yaml"])] == ["a", "b"]
