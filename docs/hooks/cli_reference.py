@@ -24,7 +24,8 @@ def reference() -> str:
     from orchestrator.cli import app
 
     root = typer.main.get_command(app)
-    parts: list[str] = [_options_table(root, [])]
+    usage = ["## `fnrun`", "", _escape((root.help or "").strip()), "", "```text", "fnrun [OPTIONS] COMMAND [ARGS]...", "```", ""]
+    parts: list[str] = ["\n".join(usage), _options_table(root, [])]
     for name, command in _commands(root):
         parts.append(_command(["fnrun", name], command))
     return "\n".join(parts)

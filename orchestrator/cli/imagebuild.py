@@ -15,7 +15,7 @@ from .images import images_app
 
 EXAMPLES = ("Examples:\n\n"
             "  fnrun images build\n\n"
-            "  fnrun images build --only set-labels --base-image python:3.12-slim")
+            "  fnrun images build --only set-labels")
 
 
 @images_app.command("build", epilog=EXAMPLES)

@@ -29,8 +29,16 @@ REPOSITORY = f"fnrun-wheeltest-{os.getpid()}"
 
 @pytest.fixture(scope="module")
 def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """`python -m build` (the sdist, then the wheel from it) over a copy of the tracked files, so
+    the checkout gets no build/ or egg-info of its own."""
+    source = tmp_path_factory.mktemp("source")
+    tracked = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, capture_output=True, text=True, check=True).stdout.split("\0")
+    for name in filter(None, tracked):
+        if (REPO / name).is_file():
+            (source / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / name, source / name)
     out = tmp_path_factory.mktemp("dist")
-    built = subprocess.run([sys.executable, "-m", "build", "--no-isolation", "-o", str(out), str(REPO)],
+    built = subprocess.run([sys.executable, "-m", "build", "--no-isolation", "-o", str(out), str(source)],
                            capture_output=True, text=True, timeout=600)
     assert built.returncode == 0, built.stderr[-3000:]
     return out
