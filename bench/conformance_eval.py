@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-EVAL_FLAGS = ["--file-names", "kind_name", "--fn-config-as-item"]
+EVAL_FLAGS = ["--file-names", "kind_name"]  # kpt at 23c57d7 keeps an in-package --fn-config out of the items, as fnrun does
 
 
 def eval_command(case: Path, actual: Path, config: dict, fnrun: str, extra: list[str]) -> list[str]:

@@ -55,7 +55,7 @@ CANNOT = "cannot-run"
 # what an expected stderr says when the failure a case is about is a missing image
 _IMAGE_ABSENT = re.compile(r"No such image|image not known|denied|initializing source|not found|pull access", re.I)
 # exec.sh lines the kpt stand-in cannot serve: other tools, other kpt commands
-_OTHER_COMMAND = re.compile(r"(^|[|;&(]\s*)(docker|podman|kustomize|helm)\b|\bkpt\s+(?!fn\s+(eval|render|source|sink)\b)\S+")
+_OTHER_COMMAND = re.compile(r"(^|[|;&(]\s*)((docker|podman|kustomize|helm)\b|\$\{?KRM_FN_RUNTIME\b)|\bkpt\s+(?!fn\s+(eval|render|source|sink)\b)\S+")
 
 
 @dataclass

@@ -3,9 +3,9 @@ PATH): `kpt fn render ARGS` becomes `fnrun render ARGS`, `kpt fn eval ARGS` beco
 ARGS` and `kpt fn source/sink ARGS` `fnrun source/sink ARGS`, the arguments as the script wrote
 them (no directory, `-`, `-i`, `-o unwrap`, `--exec`...: kpt's spellings are fnrun's to accept),
 with $FNRUN's own flags added to render and eval (`--builtin-catalog`) and, for eval, $FNRUN_EVAL
-(`--allow-exec`) and the flags that give kpt fn eval's behaviour where `fnrun run` differs on
-purpose: new files named `kind_name.yaml`, an --fn-config file of the package handed over as an
-item too. Any other kpt command exits 127 with a line saying so.
+(`--allow-exec`) and the flag that gives kpt fn eval's behaviour where `fnrun run` differs on
+purpose: new files named `kind_name.yaml` (an --fn-config file in the package stays out of the
+items in both, since kpt 23c57d7). Any other kpt command exits 127 with a line saying so.
 
     FNRUN="fnrun --builtin-catalog" conformance_shim.py fn eval --image IMG --fn-config F -- k=v
 """
@@ -30,7 +30,7 @@ def main(argv: list[str]) -> int:
         args, rest = args[: args.index("--")], args[args.index("--"):]
     own = fnrun[1:] if argv[1] in ("render", "eval") else []
     if argv[1] == "eval":
-        own += ["--file-names", "kind_name", "--fn-config-as-item", *shlex.split(os.environ.get("FNRUN_EVAL", ""))]
+        own += ["--file-names", "kind_name", *shlex.split(os.environ.get("FNRUN_EVAL", ""))]
     os.execvp(fnrun[0], [fnrun[0], COMMANDS[argv[1]], *args, *own, *rest])
 
 
