@@ -21,6 +21,7 @@ class RunRequest:
 
     directory: str
     image: str | None = None
+    tag: str | None = None  # --tag: the --image's tag, or a semver constraint resolved against local tags (kpt fn eval --tag)
     exec_path: str | None = None
     fn_config: Path | None = None
     arguments: tuple[str, ...] = ()
@@ -171,9 +172,11 @@ def pipeline_inputs(request: RunRequest, root: Path | None) -> tuple["RunOptions
         error_results_fail=not isinstance(request, RenderRequest) or request.strict_results,
         handover=not (request.directory == "-" or request.to_stdout),
     )
+    if request.tag is not None and not request.image:
+        raise InputError("--tag goes with --image")
     if request.image or request.exec_path:
         exec_path, exec_args = split_exec(request.exec_path)
-        spec = adhoc(root, full_image(request.image, request.image_prefix), exec_path, request.fn_config, request.arguments, request.fn_config_as_item)
+        spec = adhoc(root, tagged_image(request), exec_path, request.fn_config, request.arguments, request.fn_config_as_item)
         return options, [_selecting(replace(spec, args=exec_args) if exec_args else spec, request)]
     if request.arguments or request.fn_config:
         raise InputError("key=value arguments and --fn-config go with --image or --exec")
@@ -212,9 +215,21 @@ def full_image(image: str | None, prefix: str | None) -> str | None:
     return image_prefix(prefix) + image
 
 
+def tagged_image(request: RunRequest) -> str | None:
+    """The --image to run: short names expanded, and --tag applied as a Kptfile step's `tag:` is
+    (a literal tag replaces the image's own; a semver constraint picks the best local tag)."""
+    image = full_image(request.image, request.image_prefix)
+    if image is None or request.tag is None:
+        return image
+    from .render.images import resolve
+
+    return resolve(image, request.tag, "", f"--tag {request.tag}", request.builtin_catalog)
+
+
 def split_exec(command: str | None) -> tuple[str | None, tuple[str, ...]]:
     """`--exec "./fn arg1 arg2"` as kpt reads it: a command line, split as a shell would (quotes
-    keep spaces); a path that exists as given is taken whole."""
+    keep spaces); a path that exists as given is taken whole. A bare command name (`sed`, `node`,
+    `python3`) is looked up on PATH, as kpt does; anything with a `/` is a path from here."""
     import shlex
 
     if command is None or Path(command).exists():
@@ -225,7 +240,20 @@ def split_exec(command: str | None) -> tuple[str | None, tuple[str, ...]]:
         raise InputError(f"--exec {command!r}: {err}") from None
     if not words:
         raise InputError("--exec needs a command")
-    return words[0], tuple(words[1:])
+    return _on_path(words[0]), tuple(words[1:])
+
+
+def _on_path(command: str) -> str:
+    """A bare command name as the shell finds it; the path kept as written (a virtualenv's
+    `bin/python` is a symlink whose target would not see the virtualenv's packages)."""
+    import shutil
+
+    if "/" in command:
+        return command
+    found = shutil.which(command)
+    if found is None:
+        raise InputError(f"--exec {command}: no such command on PATH")
+    return found
 
 
 def _selecting(spec: "FunctionSpec", request: RunRequest) -> "FunctionSpec":

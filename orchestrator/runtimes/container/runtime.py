@@ -22,7 +22,7 @@ from docker.constants import DEFAULT_DOCKER_API_VERSION, DEFAULT_TIMEOUT_SECONDS
 from docker.utils import kwargs_from_env, parse_repository_tag, version_lt
 
 from orchestrator.errors import EnvironmentProblem, FnrunError, FunctionError, InputError
-from orchestrator.runtimes.container import live
+from orchestrator.runtimes.container import engine_choice, live
 from orchestrator.runtimes.container.access import NOBODY_GID, NOBODY_UID, blocked_by, check_readable
 from orchestrator.runtimes.protocol import Invocation, Mount, RunOutput, StderrSink, StdoutSink
 from orchestrator.runtimes.container.hijack import duplex
@@ -43,15 +43,16 @@ def api_client() -> docker.APIClient:
     global _client
     with _client_lock:
         if _client is None:
+            choice = engine_choice.chosen()
             try:
-                _client = _connect()
+                _client = _connect(choice.host)
             except (docker.errors.DockerException, requests.exceptions.RequestException) as err:
-                host = os.environ.get("DOCKER_HOST", "the default socket")
-                raise EnvironmentProblem(f"cannot reach the container engine at {host}: {_brief(err)}") from None
+                raise EnvironmentProblem(f"cannot reach the container engine at {choice.host or 'the default socket'}: {_brief(err)}") from None
+            engine_choice.announce(choice)
         return _client
 
 
-def _connect() -> docker.APIClient:
+def _connect(host: str | None = None) -> docker.APIClient:
     """What `docker.from_env().api` builds, with the API version taken from a ping.
 
     The SDK's `version="auto"` asks GET /version, for which the engine gathers every component's
@@ -59,7 +60,8 @@ def _connect() -> docker.APIClient:
     same `API-Version` header the docker CLI negotiates with. An engine whose ping lacks the
     header is asked the SDK's way. ssh:// goes through the system `ssh` (the SDK's shell-out, as
     the docker CLI does: the user's ssh config, agent and known hosts apply)."""
-    kwargs = kwargs_from_env()
+    environment = {key: value for key, value in os.environ.items() if key != "DOCKER_HOST"}
+    kwargs = kwargs_from_env(environment={**environment, **({"DOCKER_HOST": host} if host else {})})
     api = docker.APIClient(
         version=DEFAULT_DOCKER_API_VERSION, timeout=DEFAULT_TIMEOUT_SECONDS,
         use_ssh_client=str(kwargs.get("base_url", "")).startswith("ssh://"), **kwargs,

@@ -101,7 +101,7 @@ def _executable(inv: Invocation) -> Path:
         raise InputError(f"exec function {inv.exec_path}: no such file")
     if not os.access(path, os.X_OK):
         raise InputError(f"exec function {inv.exec_path}: not executable (chmod +x it)")
-    return path.resolve()
+    return path.absolute()  # not resolved: a virtualenv's bin/python finds its packages through its own path
 
 
 def _spawn(argv: list[str], inv: Invocation, env: dict[str, str], cwd: str | None, confine: Callable[[], None] | None = None) -> subprocess.Popen[bytes]:
