@@ -45,7 +45,7 @@ class RunOptions:
     handover: bool = True
     # An image the run calls more than once serves every call from one warm container, a fresh
     # process per call (orchestrator.runtimes.container.warm).
-    warm: bool = False
+    warm: bool = True
 
 
 RuntimeFor = Callable[[str], Runtime]

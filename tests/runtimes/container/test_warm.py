@@ -131,3 +131,40 @@ def test_what_a_warm_container_cannot_serve_exactly_goes_cold(tmp_path: Path, pr
     assert "writable" in str(plan(replace(call, sandbox=replace(SANDBOX, read_only_root=False))))
     assert "always" in str(plan(replace(call, sandbox=replace(SANDBOX, image_pull_policy="always"))))
     assert "not present" in str(plan(replace(call, image="fnrun-test/no-such-image:v0")))
+
+
+def test_the_staging_directory_holds_exactly_the_call_s_tree(tmp_path: Path) -> None:
+    from orchestrator.runtimes.container.warm import local as staging
+
+    first = local(tmp_path, "first", {"fn.yaml": "a\n", "old.txt": "gone later\n"})
+    (first / "sub").mkdir()
+    (first / "sub" / "deep.txt").write_text("deep\n")
+    os.chmod(first / "sub", 0o500)
+    (first / "link").symlink_to("fn.yaml")
+    second = local(tmp_path, "second", {"fn.yaml": "b\n"})
+    os.chmod(second, 0o750)
+    area = staging.make_staging("test")
+    try:
+        staging.fill(area, first)
+        assert sorted(p.relative_to(area).as_posix() for p in area.rglob("*")) == ["fn.yaml", "link", "old.txt", "sub", "sub/deep.txt"]
+        assert os.readlink(area / "link") == "fn.yaml" and (area / "sub").stat().st_mode & 0o777 == 0o500
+        staging.fill(area, second)
+        assert [p.name for p in area.iterdir()] == ["fn.yaml"] and (area / "fn.yaml").read_text() == "b\n"
+        assert area.stat().st_mode & 0o777 == 0o750
+        assert (first / "sub" / "deep.txt").read_text() == "deep\n", "the source is never touched"
+    finally:
+        staging.remove(area)
+    assert not area.exists()
+    os.chmod(first / "sub", 0o700)
+
+
+def test_a_call_that_runs_out_of_memory_costs_only_its_container(pool: WarmPool) -> None:
+    warm = WarmRuntime(pool, ContainerRuntime())
+    small = replace(SANDBOX, memory=64 * 1024 * 1024)
+    hog = Invocation(name="hog", image=require_base_image(), args=("python3", "-c", "x = bytearray(512 * 1024 * 1024); x[::4096] = b'1' * len(x[::4096])"),
+                     sandbox=small)
+    out = warm.run(hog, b"")
+    assert out.exit_code == 137, out.stderr  # killed by the kernel, as in a cold container
+    after = warm.run(replace(hog, args=("python3", "-c", "print('fine')")), b"")
+    assert after.exit_code == 0 and after.stdout == b"fine\n"
+    assert pool.started == 2, "the container the kernel killed in was not used again"

@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import docker
@@ -74,3 +75,41 @@ def test_a_process_is_told_from_one_that_reused_its_pid() -> None:
     assert alive(me, process_started(me) or "")
     assert not alive(me, "1")  # this pid, but started at another time: not the owner
     assert not alive(0, "")
+
+
+def test_an_unchanged_rerender_with_warm_containers_and_a_warm_cache_starts_no_container(test_images: None, tmp_path: Path) -> None:
+    from testing.runtime_fixtures import run_counting_containers
+
+    root = package(tmp_path / "pkg", [(LABEL, {f"x{n}": "1"}) for n in range(4)])
+    env = {"FNRUN_CACHE": "1", "FNRUN_CACHE_DIR": str(tmp_path / "cache"), "FNRUN_WARM": "1"}
+    first, created = run_counting_containers(env, "render", str(root), "--check")
+    assert first.returncode == 3 and len(created) == 1, first.stderr  # four calls, one warm container
+    second, created_again = run_counting_containers(env, "render", str(root), "--check")
+    assert second.returncode == 3, second.stderr
+    assert created_again == []
+
+
+def test_a_function_killed_from_outside_fails_its_run_and_leaves_no_container(test_images: None, tmp_path: Path) -> None:
+    root = package(tmp_path / "pkg", [(SLEEP, {"seconds": "60"})] * 3)
+    before = snapshot(root)
+    proc = render(root)
+    client = docker.from_env()
+    try:
+        deadline = time.monotonic() + 120
+        victim = None
+        while victim is None and time.monotonic() < deadline:
+            for found in client.containers.list(filters={"label": [f"{LABEL_PID}={proc.pid}", f"{LABEL_WARM}=1"]}):
+                top = found.top()
+                column = top["Titles"].index("PID")
+                victim = next((int(p[column]) for p in top["Processes"] if "/fn/main.py" in p[-1]), None)
+            time.sleep(0.2)
+        assert victim is not None, "the function never ran"
+        os.kill(victim, signal.SIGKILL)  # the function's process, from this machine
+        _, stderr = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 1 and "exit code 137" in stderr, stderr
+    assert containers(proc.pid) == []
+    assert snapshot(root)["cm.yaml"] == before["cm.yaml"]  # the Kptfile records the failure, as kpt's does

@@ -5,7 +5,7 @@ runtime: the Runtime; helper: the static PID 1; orphans: what a killed fnrun lef
 import os
 
 ENV_WARM = "FNRUN_WARM"
-DEFAULT = "0"  # off until the isolation guarantees are proven on the engines fnrun supports
+DEFAULT = "1"
 
 
 def enabled_by_environment() -> bool:

@@ -4,13 +4,14 @@ The call goes through the Engine API's exec: `fnrun-warm call NONCE -- ARGV` as 
 with the call's environment and its stdin attached; the helper first makes the container as a
 cold one would be (no process left, /tmp, /dev/shm, /dev/mqueue and System V IPC empty), then
 runs the function and, once it exits, kills whatever it left running. Stdin, stdout, stderr, the
-output cap and the timeout are the container runtime's own (runtime.converse). /local is set
-before, when the call's directory differs from the one there (warm.local; where /local is a copy, as for a remote engine, emptied by the helper as
-root, which alone may change the copy, then filled through the archive API).
+output cap and the timeout are the container runtime's own (runtime.converse). Before that, when
+the call's function-config directory differs from the one at /local, /local is changed: the
+staging directory refilled (warm.local), or, where /local is a copy (a remote engine), emptied by
+the helper as root (only root may change the copy) and filled through the archive API.
 
 A call that could not get a clean container (the helper's nonce line, which no function can write
 since none sees the nonce) raises NotClean before the function ran: the container is discarded
-and the call runs cold.
+and the call runs elsewhere.
 """
 
 from __future__ import annotations

@@ -45,10 +45,13 @@ class WarmPool:
         self._closed = False
         self._removed = False  # close() has handed the last removals to the remover
         self._expected: list[Plan] = []
+        self._pending: dict[str, int] = {}  # containers being started, by key
+        self._waiting: dict[str, int] = {}  # calls waiting for one of those
         self._remover = Remover()
         self._ahead = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fnrun-warm")
         self._ahead.submit(sweep_once)  # what a killed fnrun left (warm.orphans), off the run's path
         self.started = 0  # containers started, for tests and reports
+        self.served = 0  # calls that ran in a warm container (not cold)
 
     def expect(self, plans: list[Plan], paused: bool) -> None:
         """The containers the run will want: started ahead now, or (`paused`: the result cache may
@@ -70,31 +73,61 @@ class WarmPool:
             if self._closed or self._count.get(plan.key, 0):
                 return
             self._count[plan.key] = 1
+            self._pending[plan.key] = self._pending.get(plan.key, 0) + 1
         try:
             self._ahead.submit(self._start_ahead, plan)
         except RuntimeError:  # closed meanwhile
+            self._started(plan.key)
             self._drop_slot(plan.key)
 
     def _start_ahead(self, plan: Plan) -> None:
-        warm = self._start(plan)
-        if warm is not None:
-            self.release(warm)
+        warm = None
+        try:
+            warm = self._start(plan)
+        finally:
+            self._started(plan.key, warm)
+
+    def _started(self, key: str, idle: Warm | None = None) -> None:
+        """A start is over; what it started (if anything, and nobody holds it yet) is idle."""
+        with self._cond:
+            self._pending[key] -= 1
+            if idle is not None and not self._closed:
+                self._idle.setdefault(key, []).append(idle)
+                idle = None
+            self._cond.notify_all()
+        if idle is not None:
+            self.discard(idle)
 
     def acquire(self, plan: Plan) -> Warm | None:
-        """An idle container for `plan`, a new one, or (the pool is closed, or none could start:
-        the cold path will report why) None. Waits in short, interruptible steps."""
+        """An idle container for `plan`, one being started for nobody else, a new one, or (the
+        pool is closed, or none could start: the cold path will report why) None. Waits in
+        short, interruptible steps."""
+        key = plan.key
         with self._cond:
             while True:
                 if self._closed:
                     return None
-                idle = self._idle.get(plan.key)
+                idle = self._idle.get(key)
                 if idle:
                     return idle.pop()
-                if self._count.get(plan.key, 0) < self.per_image:
-                    self._count[plan.key] = self._count.get(plan.key, 0) + 1
+                if self._pending.get(key, 0) > self._waiting.get(key, 0):  # one is coming: wait for it
+                    self._waiting[key] = self._waiting.get(key, 0) + 1
+                    try:
+                        self._cond.wait(0.05)
+                    finally:
+                        self._waiting[key] -= 1
+                    continue
+                if self._count.get(key, 0) < self.per_image:
+                    self._count[key] = self._count.get(key, 0) + 1
+                    self._pending[key] = self._pending.get(key, 0) + 1
                     break
                 self._cond.wait(0.05)
-        return self._start(plan)
+        try:
+            return self._start(plan)
+        finally:
+            with self._cond:
+                self._pending[key] -= 1
+                self._cond.notify_all()
 
     def _start(self, plan: Plan) -> Warm | None:
         api = container.api_client()

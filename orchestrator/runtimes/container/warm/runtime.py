@@ -42,6 +42,7 @@ class WarmRuntime:
         for _ in range(ATTEMPTS):
             done = self._attempt(found, invocation, stdin, on_stderr, on_stdout)
             if done is not None:
+                self.pool.served += 1
                 stdout, stderr, code = done
                 return RunOutput(stdout=stdout, stderr=stderr, exit_code=code, duration=time.monotonic() - started)
         return self.cold.run(invocation, stdin, on_stderr, on_stdout)
