@@ -37,6 +37,7 @@ class RunRequest:
     cache: bool = True  # the result cache (also off with FNRUN_CACHE=0)
     builtin: bool = True  # fnrun's catalog images in-process where equal (--no-builtin, FNRUN_BUILTIN=0)
     builtin_catalog: bool = False  # kpt's catalog images by fnrun's code (--builtin-catalog, FNRUN_BUILTIN_CATALOG=1)
+    warm: bool = True  # one warm container per image called more than once (--no-warm, FNRUN_WARM=0)
     jobs: int | None = None  # --jobs: containers started ahead, independent work at once; None: FNRUN_JOBS or min(4, CPUs)
     shard: str | None = None  # "I/N": this CI job's share of the independent packages (select.shard)
     memory: str = "512m"
@@ -130,6 +131,7 @@ def pipeline_inputs(request: RunRequest, root: Path | None) -> tuple["RunOptions
     from .runtimes.host.builtin import enabled_by_environment as builtin_by_environment
     from .runtimes.host import kpt_catalog
     from .runtimes.cache import enabled_by_environment
+    from .runtimes.container import warm
     from .sizes import parse_size
     from .run.units import default_jobs, parse_jobs
 
@@ -166,6 +168,7 @@ def pipeline_inputs(request: RunRequest, root: Path | None) -> tuple["RunOptions
         builtin=request.builtin and builtin_by_environment(),
         builtin_catalog=request.builtin_catalog or kpt_catalog.enabled_by_environment(),
         jobs=default_jobs() if request.jobs is None else parse_jobs(request.jobs),
+        warm=request.warm and warm.enabled_by_environment(),
         lock=_governing_lock(request, root),
         file_names=_file_names(request),
         absolute_in_package=isinstance(request, RenderRequest),

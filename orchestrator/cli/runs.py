@@ -113,6 +113,7 @@ def run(
     jobs: opts.Jobs = None,
     no_cache: opts.NoCache = False,
     no_builtin: opts.NoBuiltin = False,
+    no_warm: opts.NoWarm = False,
     builtin_catalog: opts.BuiltinCatalog = False,
     no_lock: opts.NoLock = False,
 ) -> None:
@@ -216,6 +217,7 @@ def render(
     jobs: opts.Jobs = None,
     no_cache: opts.NoCache = False,
     no_builtin: opts.NoBuiltin = False,
+    no_warm: opts.NoWarm = False,
     builtin_catalog: opts.BuiltinCatalog = False,
     no_lock: opts.NoLock = False,
 ) -> None:

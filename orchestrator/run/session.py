@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 from contextlib import contextmanager
+from dataclasses import dataclass
 from functools import partial
 from importlib import import_module
 from pathlib import Path
@@ -25,24 +26,33 @@ if TYPE_CHECKING:
     from .options import RunOptions, RuntimeFor
     from ..runtimes import Invocation
     from ..runtimes.container.prestart import Prestarter
+    from ..runtimes.container.warm.plan import Plan
+    from ..runtimes.container.warm.pool import WarmPool
 
 
 class RunSession:
-    def __init__(self, runtime_for: "RuntimeFor", prestarter: "Prestarter | None") -> None:
+    def __init__(self, runtime_for: "RuntimeFor", prestarter: "Prestarter | None", warm: "Warmth | None" = None) -> None:
         self._runtime_for = runtime_for
         self.prestarter = prestarter
+        self.warm = warm
 
     def runtime_for(self, key: int) -> "RuntimeFor":
-        """What step `key` runs on: its pre-started container when it is a container function."""
-        if self.prestarter is None:
+        """What step `key` runs on: a warm container of its image when the run calls that image
+        more than once, else its pre-started container when it is a container function."""
+        if self.prestarter is None and (self.warm is None or key not in self.warm.keys):
             return self._runtime_for
 
         def choose(kind: str) -> Runtime:
             ordinary = self._runtime_for(kind)
             if kind != "container":
                 return ordinary
+            if self.warm is not None and key in self.warm.keys:
+                from ..runtimes.container.warm.runtime import WarmRuntime
+
+                return WarmRuntime(self.warm.pool, ordinary)
             from ..runtimes.container.prestart import PrestartedRuntime
 
+            assert self.prestarter is not None
             return PrestartedRuntime(self.prestarter, key, ordinary)
 
         return choose
@@ -72,15 +82,81 @@ def session(
         yield RunSession(runtime_for, None)
         return
     with SignalGuard() as guard:
-        prestarter = None
+        prestarter = warm = None
         try:
             with guard.armed():
-                prestarter = _prestarter(containers, options, root, planned[0][1], resources)
-                yield RunSession(runtime_for, prestarter)
+                warm = warmth(containers, options, root) if options.warm else None
+                cold = [(key, spec) for key, spec in containers if warm is None or key not in warm.keys]
+                prestarter = _prestarter(cold, options, root, planned[0][1], resources) if cold else None
+                if warm is not None:
+                    _warm_ahead(warm, options, root, planned[0], resources, prestarter)
+                yield RunSession(runtime_for, prestarter, warm)
         finally:
             with guard.held():
                 if prestarter is not None:
                     prestarter.close()
+                if warm is not None:
+                    warm.pool.close()
+
+
+@dataclass
+class Warmth:
+    """The run's warm containers: which steps go to them (by key) and the pool that holds them."""
+
+    keys: set[int]
+    pool: "WarmPool"
+    plans: list["Plan"]
+
+
+def warmth(containers: list[tuple[int, FunctionSpec]], options: "RunOptions", root: Path) -> Warmth | None:
+    """The steps whose image (with the same sandbox) the run calls more than once; None when none."""
+    from ..errors import FnrunError
+    from .invocations import invocation
+    from ..runtimes.container.warm.plan import plan
+
+    by_key: dict[str, list[int]] = {}
+    plans: dict[str, "Plan"] = {}
+    for key, spec in containers:
+        try:
+            found = plan(invocation(spec, options, root))
+        except FnrunError:
+            continue  # reported when the function's turn comes, as ever
+        if isinstance(found, str):
+            continue
+        by_key.setdefault(found.key, []).append(key)
+        plans.setdefault(found.key, found)
+    shared = {k: keys for k, keys in by_key.items() if len(keys) > 1}
+    if not shared:
+        return None
+    from ..runtimes.container.warm.pool import WarmPool
+
+    pool = WarmPool(per_image=min(options.jobs, WARM_PER_IMAGE))
+    return Warmth({key for keys in shared.values() for key in keys}, pool, [plans[k] for k in shared])
+
+
+WARM_PER_IMAGE = 2  # containers of one image at most, whatever --jobs: a start costs more than a call
+
+
+def _warm_ahead(warm: Warmth, options: "RunOptions", root: Path, first: tuple[int, FunctionSpec], resources: list[Resource],
+                prestarter: "Prestarter | None") -> None:
+    """Start the warm containers now; with the result cache on, once a call misses it (the first
+    step is asked at once, in the background, as for the pre-started ones)."""
+    warm.pool.expect(warm.plans, paused=options.cache)
+    if options.cache and first[0] in warm.keys:
+        from .invocations import invocation
+
+        import_module("orchestrator.runtimes.cache")  # before the thread: see _prestarter
+
+        def probe() -> None:
+            try:
+                if _misses_cache(first[1], invocation(first[1], options, root), resources):
+                    warm.pool.resume()
+                    if prestarter is not None:
+                        prestarter.resume()
+            except Exception:  # noqa: BLE001 - the function's own turn reports what is wrong
+                pass
+
+        threading.Thread(target=probe, name="fnrun-warm-probe", daemon=True).start()
 
 
 def _in_process(spec: FunctionSpec, options: "RunOptions", root: Path) -> Runtime | None:

@@ -214,14 +214,20 @@ class Attached:
     What APIClient.attach_socket does, keeping the HTTP response so it can be closed properly
     (attach_socket hands back only the socket, whose wrappers then leak until collected)."""
 
-    def __init__(self, api: docker.APIClient, container_id: str) -> None:
-        self.response: Any = api.post(
-            api._url("/containers/{0}/attach", container_id),
-            params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1},
-            headers={"Connection": "Upgrade", "Upgrade": "tcp"},
-            stream=True,
-        )
+    def __init__(self, api: docker.APIClient, container_id: str, exec_id: str | None = None) -> None:
+        """Attach to a container, or (`exec_id`) start that exec in it, attached the same way."""
+        upgrade = {"Connection": "Upgrade", "Upgrade": "tcp"}
+        if exec_id is None:
+            self.response: Any = api.post(
+                api._url("/containers/{0}/attach", container_id),
+                params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1}, headers=upgrade, stream=True,
+            )
+        else:
+            self.response = api._post_json(api._url("/exec/{0}/start", exec_id), data={"Detach": False, "Tty": False},
+                                           headers=upgrade, stream=True)
         try:
+            if exec_id is not None:
+                api._raise_for_status(self.response)
             self.stream = duplex(api._get_raw_response_socket(self.response))
         except BaseException:
             self.response.close()
@@ -251,6 +257,15 @@ def exchange(
 ) -> tuple[bytes, str, int]:
     """Write the input to a started container, read its output, wait for its exit code. The
     function's timeout counts from here: a pre-started container may have waited on stdin long."""
+    stdout, stderr, deadline = converse(inv, attached, stdin, on_stderr, on_stdout)
+    return stdout, stderr, _wait(api, container_id, inv, deadline)
+
+
+def converse(
+    inv: Invocation, attached: Attached, stdin: bytes, on_stderr: StderrSink | None, on_stdout: StdoutSink | None = None,
+) -> tuple[bytes, str, float | None]:
+    """Feed stdin and read the framed stdout and stderr of an attached container or exec until
+    they end, within the output cap and the timeout; returns them and the deadline that ran."""
     stream = attached.stream
     out = BoundedOutput(inv.sandbox.max_output)
     err = LineSplitter(on_stderr)
@@ -269,22 +284,22 @@ def exchange(
     except OutputTooLarge as cap:
         raise too_large(inv.name, cap.limit) from None
     if not finished:
-        raise _timed_out(inv)
-    return out.value(), err.close(), _wait(api, container_id, inv, deadline)
+        raise timed_out(inv)
+    return out.value(), err.close(), deadline
 
 
 def _wait(api: docker.APIClient, container_id: str, inv: Invocation, deadline: float | None) -> int:
     """Its streams are closed; a process that lingers past the deadline still counts as timed out."""
     remaining = None if deadline is None else deadline - time.monotonic()
     if remaining is not None and remaining <= 0:
-        raise _timed_out(inv)
+        raise timed_out(inv)
     try:
         if remaining is not None and api.base_url.startswith("http+docker://ssh"):
             return _wait_beside(api, container_id, inv, remaining)
         return int(api.wait(container_id, timeout=remaining)["StatusCode"])
     except requests.exceptions.RequestException:
         if deadline is not None and time.monotonic() >= deadline:
-            raise _timed_out(inv) from None
+            raise timed_out(inv) from None
         raise
 
 
@@ -303,13 +318,13 @@ def _wait_beside(api: docker.APIClient, container_id: str, inv: Invocation, rema
     waiter.start()
     waiter.join(remaining)
     if not outcome:
-        raise _timed_out(inv)
+        raise timed_out(inv)
     if isinstance(outcome[0], BaseException):
         raise outcome[0]
     return outcome[0]
 
 
-def _timed_out(inv: Invocation) -> FunctionError:
+def timed_out(inv: Invocation) -> FunctionError:
     return FunctionError(f"function {inv.name} timed out after {inv.sandbox.timeout:g}s; it was killed and removed")
 
 
