@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 import docker
 import pytest
+
+from orchestrator.imagebuild import engine
 from testing.pipeline_helpers import REPO, fnrun
 
 
@@ -54,9 +56,10 @@ def _unready(client: docker.DockerClient) -> list[str]:
     from other sources than this checkout's: a fix in functions/ must reach the image under test."""
     build_images = _build_images_module()
     base = os.environ.get("BASE_IMAGE") or build_images.BASE_TAG
-    targets = build_images.select(build_images.discover(REPO), list(CATALOG), base)
+    targets = engine.select(build_images.discover(REPO), list(CATALOG), base)
+    functions_dir = REPO / "functions"
     return [t.tag for t in targets
-            if build_images.current_hash(client, t.tag) != build_images.input_hash(client, t, t.context, base)]
+            if engine.current_hash(client, t.tag) != engine.input_hash(client, t, t.context, base, functions_dir)]
 
 
 @pytest.fixture(scope="session")
