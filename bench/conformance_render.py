@@ -1,15 +1,18 @@
-"""Score fnrun against kpt's own render suite (e2e/testdata/fn-render) and the function catalog's tests.
+"""Score fnrun against a kpt-format suite: kpt's fn-render and fn-eval e2e suites, the function catalog's tests.
 
     .venv/bin/python bench/conformance_render.py /path/to/kpt-checkout --builtin-catalog [-k NAME]
+    .venv/bin/python bench/conformance_render.py /path/to/kpt-checkout --suite fn-eval --builtin-catalog --allow-exec
     .venv/bin/python bench/conformance_render.py /path/to/krm-functions-catalog --builtin-catalog
 
 The case set is exactly the suites' own: every directory, at any depth, that holds `.expected/`
-(kpt's fn-render: 101 at kpt 23c57d7; the catalog: its `tests/` and `examples/`). Each case is a
-package plus `.expected/` (config.yaml: exitCode, allowExec, stdOut, testType...; diff.patch: what
-the run changes; sometimes exec.sh). The case is copied twice: one copy gets `git apply
-diff.patch` (the expectation), the other the run: `fnrun render --image-pull-policy never`, `fnrun
-run --image IMG -- k=v` for the catalog's `testType: eval`, or the case's exec.sh with a `kpt` on
-PATH that hands every `kpt fn render`/`kpt fn eval` to fnrun (bench/conformance_shim.py). A case
+(kpt's fn-render: 101 and fn-eval: 65 at kpt 23c57d7; the catalog: its `tests/` and `examples/`).
+Each case is a package plus `.expected/` (config.yaml: exitCode, allowExec, stdOut, testType...;
+diff.patch: what the run changes; sometimes exec.sh). The case is copied twice: one copy gets `git
+apply diff.patch` (the expectation), the other the run: `fnrun render --image-pull-policy never`,
+for `testType: eval` the `fnrun run` line kpt's runner would build (bench/conformance_eval.py), or
+the case's exec.sh with a `kpt` on PATH that hands `kpt fn render/eval/source/sink` to fnrun
+(bench/conformance_shim.py). --allow-exec is fnrun's one deliberate difference: kpt fn eval runs
+--exec without it, so the fn-eval suite is scored with it (the shim adds it to eval only). A case
 passes when the exit code agrees (zero or not), every resource file agrees as data (Kptfile
 `status` aside: it holds the functions' messages) and, where the case gives `stdOut`, the output
 agrees as data too (layout notes aside: kpt's seqindent, fnrun's fnrun-* annotations).
@@ -44,6 +47,7 @@ from orchestrator.runtimes.container.inspect import inspect_image  # noqa: E402
 from orchestrator.runtimes.host.kpt_catalog import catalog_name  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from conformance_eval import eval_command  # noqa: E402
 from conformance_known import KNOWN  # noqa: E402
 
 
@@ -51,7 +55,7 @@ CANNOT = "cannot-run"
 # what an expected stderr says when the failure a case is about is a missing image
 _IMAGE_ABSENT = re.compile(r"No such image|image not known|denied|initializing source|not found|pull access", re.I)
 # exec.sh lines the kpt stand-in cannot serve: other tools, other kpt commands
-_OTHER_COMMAND = re.compile(r"(^|[|;&(]\s*)(docker|podman|kustomize|helm)\b|\bkpt\s+(?!fn\s+(eval|render)\b)\S+")
+_OTHER_COMMAND = re.compile(r"(^|[|;&(]\s*)((docker|podman|kustomize|helm)\b|\$\{?KRM_FN_RUNTIME\b)|\bkpt\s+(?!fn\s+(eval|render|source|sink)\b)\S+")
 
 
 @dataclass
@@ -64,23 +68,27 @@ class Verdict:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("kpt", type=Path, help="a kpt checkout (its e2e/testdata/fn-render is read) or a krm-functions-catalog checkout")
+    parser.add_argument("kpt", type=Path, help="a kpt checkout (its e2e/testdata/SUITE is read), a krm-functions-catalog checkout, or any directory of kpt-format cases")
+    parser.add_argument("--suite", default="fn-render", help="with a kpt checkout: fn-render (default) or fn-eval")
+    parser.add_argument("--allow-exec", action="store_true", help="add fnrun's --allow-exec to every kpt fn eval (kpt needs none)")
     parser.add_argument("--fnrun", default=str(ROOT / ".venv/bin/fnrun"))
     parser.add_argument("-k", dest="only", help="run only cases whose name contains this")
     parser.add_argument("--builtin-catalog", action="store_true", help="run kpt's catalog functions by fnrun's builtins")
     args = parser.parse_args()
-    cases_dir = args.kpt / "e2e/testdata/fn-render"
+    cases_dir = args.kpt / "e2e/testdata" / args.suite
     if cases_dir.is_dir():
         cases, workdir = [(c, c.relative_to(cases_dir).as_posix()) for c in expected_cases(cases_dir)], args.kpt / "e2e"
     elif (args.kpt / "tests").is_dir() and (args.kpt / "examples").is_dir():
         cases, workdir = catalog_cases(args.kpt), args.kpt
+    elif args.kpt.is_dir() and expected_cases(args.kpt):
+        cases, workdir = [(c, c.relative_to(args.kpt).as_posix()) for c in expected_cases(args.kpt)], args.kpt
     else:
-        parser.error(f"{args.kpt}: neither a kpt checkout (e2e/testdata/fn-render) nor a krm-functions-catalog checkout")
+        parser.error(f"{args.kpt}: neither a kpt checkout (e2e/testdata/{args.suite}), a krm-functions-catalog checkout, nor a directory of cases")
     verdicts = []
     for case, name in cases:
         if args.only and args.only not in name:
             continue
-        verdict = run_case(case, name, args.fnrun, workdir, args.builtin_catalog)
+        verdict = run_case(case, name, args.fnrun, workdir, args.builtin_catalog, args.allow_exec)
         verdicts.append(verdict)
         known = f"  [known difference: {KNOWN[name]}]" if verdict.outcome == "fail" and name in KNOWN else ""
         print(f"{verdict.outcome:10}  {verdict.case}  {verdict.why}{known}", flush=True)
@@ -127,9 +135,9 @@ def print_per_function(verdicts: list[Verdict]) -> None:
         print(f"  {function:18} {passed}/{ran}" + (f"  ({known} known)" if known else "") + (f"  ({skipped} cannot run)" if skipped else ""))
 
 
-def run_case(case: Path, name: str, fnrun: str, workdir: Path, builtin_catalog: bool = False) -> Verdict:
+def run_case(case: Path, name: str, fnrun: str, workdir: Path, builtin_catalog: bool = False, allow_exec: bool = False) -> Verdict:
     functions = frozenset(filter(None, map(catalog_name, _functions_of(case)))) if builtin_catalog else frozenset()
-    verdict = _run_case(case, name, fnrun, workdir, builtin_catalog)
+    verdict = _run_case(case, name, fnrun, workdir, builtin_catalog, allow_exec)
     verdict.functions = functions
     return verdict
 
@@ -180,7 +188,7 @@ def _about_absence(config: dict, missing: list[str]) -> bool:
     return bool(_IMAGE_ABSENT.search(said))
 
 
-def _run_case(case: Path, name: str, fnrun: str, workdir: Path, builtin_catalog: bool) -> Verdict:
+def _run_case(case: Path, name: str, fnrun: str, workdir: Path, builtin_catalog: bool, allow_exec: bool) -> Verdict:
     expected_dir = case / ".expected"
     config = _load(expected_dir / "config.yaml") or {}
     config = config if isinstance(config, dict) else {}
@@ -198,12 +206,10 @@ def _run_case(case: Path, name: str, fnrun: str, workdir: Path, builtin_catalog:
                 return Verdict(name, CANNOT, f"diff.patch does not apply: {applied.stderr.strip().splitlines()[0]}")
         extra = ["--builtin-catalog"] if builtin_catalog else []
         if (expected_dir / "exec.sh").exists():
-            done = _run_exec_sh(case, actual, fnrun, extra)
+            done = _run_exec_sh(case, actual, fnrun, extra, allow_exec)
         else:
             if config.get("testType") == "eval":
-                command = [fnrun, "run", str(actual), "--image", str(config.get("image")), "--image-pull-policy", "never", "--quiet", "--file-names", "kind_name", "--fn-config-as-item"]
-                command += ["--fn-config", str(actual / config["fnConfig"])] if config.get("fnConfig") else []
-                command += [*extra, "--", *(f"{k}={v}" for k, v in (config.get("args") or {}).items())]
+                command = eval_command(case, actual, config, fnrun, extra + (["--allow-exec"] if allow_exec else []))
             else:
                 command = [fnrun, "render", str(actual), "--image-pull-policy", "never", "--quiet", *extra]
                 command += ["--allow-exec"] if config.get("allowExec") else []
@@ -223,13 +229,13 @@ def _judge(name: str, done: subprocess.CompletedProcess, config: dict, actual: P
     return Verdict(name, "fail", difference) if difference else Verdict(name, "pass")
 
 
-def _run_exec_sh(case: Path, actual: Path, fnrun: str, extra: list[str]) -> subprocess.CompletedProcess:
+def _run_exec_sh(case: Path, actual: Path, fnrun: str, extra: list[str], allow_exec: bool = False) -> subprocess.CompletedProcess:
     """The case's exec.sh with `kpt` on PATH standing for fnrun (bench/conformance_shim.py)."""
     shim = Path(tempfile.mkdtemp(prefix="fnrun-kpt-shim-"))
     try:
         (shim / "kpt").write_text(f"#!/bin/sh\nexec {sys.executable} {Path(__file__).resolve().parent / 'conformance_shim.py'} \"$@\"\n")
         (shim / "kpt").chmod(0o755)
-        env = {**os.environ, "PATH": f"{shim}:{os.environ['PATH']}", "FNRUN": " ".join([fnrun, *extra])}
+        env = {**os.environ, "PATH": f"{shim}:{os.environ['PATH']}", "FNRUN": " ".join([fnrun, *extra]), "FNRUN_EVAL": "--allow-exec" if allow_exec else ""}
         return subprocess.run(["bash", str(case / ".expected/exec.sh")], cwd=actual, env=env, capture_output=True, text=True, timeout=600)
     finally:
         shutil.rmtree(shim, ignore_errors=True)

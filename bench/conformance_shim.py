@@ -1,10 +1,11 @@
 """A `kpt` stand-in for the suites' exec.sh cases (bench/conformance_render.py puts it first on
-PATH): `kpt fn render ARGS` becomes `fnrun render ARGS` and `kpt fn eval ARGS` becomes `fnrun run
-ARGS`, the arguments as the script wrote them (no directory, `-`, `-i`, `-o unwrap`, `--exec`...:
-kpt's spellings are fnrun's to accept), with $FNRUN's own flags added (`--builtin-catalog`) and,
-for eval, the flags that give kpt fn eval's behaviour where `fnrun run` differs on purpose: new
-files named `kind_name.yaml`, an --fn-config file of the package handed over as an item too. Any
-other kpt command exits 127 with a line saying so.
+PATH): `kpt fn render ARGS` becomes `fnrun render ARGS`, `kpt fn eval ARGS` becomes `fnrun run
+ARGS` and `kpt fn source/sink ARGS` `fnrun source/sink ARGS`, the arguments as the script wrote
+them (no directory, `-`, `-i`, `-o unwrap`, `--exec`...: kpt's spellings are fnrun's to accept),
+with $FNRUN's own flags added to render and eval (`--builtin-catalog`) and, for eval, $FNRUN_EVAL
+(`--allow-exec`) and the flag that gives kpt fn eval's behaviour where `fnrun run` differs on
+purpose: new files named `kind_name.yaml` (an --fn-config file in the package stays out of the
+items in both, since kpt 23c57d7). Any other kpt command exits 127 with a line saying so.
 
     FNRUN="fnrun --builtin-catalog" conformance_shim.py fn eval --image IMG --fn-config F -- k=v
 """
@@ -16,7 +17,7 @@ import shlex
 import sys
 
 UNSUPPORTED = "conformance shim: kpt"
-COMMANDS = {"render": "render", "eval": "run"}
+COMMANDS = {"render": "render", "eval": "run", "source": "source", "sink": "sink"}
 
 
 def main(argv: list[str]) -> int:
@@ -27,7 +28,9 @@ def main(argv: list[str]) -> int:
     args, rest = argv[2:], []
     if "--" in args:
         args, rest = args[: args.index("--")], args[args.index("--"):]
-    own = fnrun[1:] + (["--file-names", "kind_name", "--fn-config-as-item"] if argv[1] == "eval" else [])
+    own = fnrun[1:] if argv[1] in ("render", "eval") else []
+    if argv[1] == "eval":
+        own += ["--file-names", "kind_name", *shlex.split(os.environ.get("FNRUN_EVAL", ""))]
     os.execvp(fnrun[0], [fnrun[0], COMMANDS[argv[1]], *args, *own, *rest])
 
 

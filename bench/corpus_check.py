@@ -113,8 +113,22 @@ def run_mode(mode: str, image: str | None, package: Path) -> str | None:
             return _first_error(source)
         result = fnrun("sink", str(package), stdin=source.stdout)
     else:
-        result = fnrun("run", str(package), "--image", image, "--image-pull-policy", "never", "--", f"{LABEL_KEY}={LABEL_VALUE}")
+        # `run --image` refuses YAML that is not KRM, as kpt fn eval does: the user's remedy, a
+        # .krmignore naming those files, keeps them in the package (and in the comparison)
+        ignore = package / ".krmignore"
+        ignore.write_text("".join(f"/{rel}\n" for rel in not_krm(package)))
+        try:
+            result = fnrun("run", str(package), "--image", image, "--image-pull-policy", "never", "--", f"{LABEL_KEY}={LABEL_VALUE}")
+        finally:
+            ignore.unlink()
     return None if result.returncode == 0 else _first_error(result)
+
+
+def not_krm(package: Path) -> list[str]:
+    """The package's files holding YAML that is not a KRM resource (what `run --image` refuses)."""
+    from orchestrator.read.package import read_package
+
+    return sorted({note.path for note in read_package(package).notes if not note.resource})
 
 
 def _first_error(result: subprocess.CompletedProcess[bytes]) -> str:

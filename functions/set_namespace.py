@@ -6,8 +6,9 @@ Config: ConfigMap `data.namespace`, or a custom resource's `spec.namespace`.
 Decisions:
 - Cluster-scoped kinds are left alone: the built-in ones (sdk.CLUSTER_SCOPED_KINDS) and the kinds of
   any CustomResourceDefinition in the list with `scope: Cluster`. Unknown kinds count as namespaced.
-- Local-config resources (`config.kubernetes.io/local-config: "true"`) are left alone: they never
-  reach a cluster, and other functions read them as they were written.
+- Local-config resources (`config.kubernetes.io/local-config: "true"`) and kpt's Kptfiles are left
+  alone: they never reach a cluster, and other functions read them as they were written (a
+  `fnrun run --image` function gets the Kptfile as an item, as kpt fn eval's does).
 - References follow the move when they pointed at a namespace the function moved resources out of:
   ServiceAccount subjects of RoleBindings and ClusterRoleBindings, the service of webhook
   configurations, APIServices and CRD conversion webhooks, and a Namespace resource itself is
@@ -58,7 +59,7 @@ def cluster_scoped_kinds(items: list[sdk.Resource]) -> set[str]:
 
 def set_namespace(resources: sdk.ResourceList, config: Config) -> None:
     cluster_kinds = cluster_scoped_kinds(resources.items)
-    movable = [r for r in resources.items if not r.is_local_config]
+    movable = [r for r in resources.items if not r.is_local_config and not _is_kptfile(r)]
     moved_from = set()
     for resource in movable:
         if resource.kind not in cluster_kinds:
@@ -67,6 +68,10 @@ def set_namespace(resources: sdk.ResourceList, config: Config) -> None:
             resource.namespace = config.namespace
     for resource in movable:
         _follow_references(resource, moved_from, config.namespace)
+
+
+def _is_kptfile(resource: sdk.Resource) -> bool:
+    return resource.kind == "Kptfile" and str(resource.get("apiVersion", "")).startswith("kpt.dev/")
 
 
 def _follow_references(resource: sdk.Resource, moved_from: set[str], namespace: str) -> None:

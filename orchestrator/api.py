@@ -17,7 +17,7 @@ from .read import notices
 from .read.package import Package, read_package
 from .write.writeback import WritePlan
 from .errors import FnrunError, InputError
-from .requests import RenderRequest, RunRequest, pipeline_inputs, selections, shard_of, validate
+from .requests import RenderRequest, RunRequest, full_image, pipeline_inputs, selections, shard_of, validate
 from .yamlio import fast
 
 if TYPE_CHECKING:
@@ -107,7 +107,7 @@ def run(request: RunRequest, events: "Events | None" = None, stdout: IO[str] | N
             _, outcome = run_stream(read_stdin(), functions, options, recorder)
         else:
             assert root is not None
-            outcome = run_package(root, functions, options, recorder, write=False, shard=shard_of(request))
+            outcome = run_package(root, functions, options, recorder, write=False, shard=shard_of(request), meta_resources=functions is not None)
             _kptfile_pipelines_not_run(request, summary)
             summary.plan = None if request.to_stdout else outcome.plan
             if request.output_dir is not None:
@@ -115,10 +115,12 @@ def run(request: RunRequest, events: "Events | None" = None, stdout: IO[str] | N
         resources = outcome.resources
         if tracker is not None:
             resources = origin.annotate(resources, tracker, request.origin_annotations, request.transformer_annotations)
-        if saving is not None and summary.plan is not None:
+        if saving is not None and saving.skipped is None and summary.plan is not None:
             from .render.save import add_to_plan  # only for --save: not loaded by every run
 
             saved_note = saving.describe(add_to_plan(summary.plan, saving))
+        elif saving is not None:
+            saved_note = saving.skipped
         if summary.plan is not None and (request.check or request.diff):
             from .report.paths import repo_prefix
 
@@ -126,7 +128,9 @@ def run(request: RunRequest, events: "Events | None" = None, stdout: IO[str] | N
         if summary.plan is not None and not (request.check or request.to_stdout):
             writeback.apply(summary.plan)
             summary.written = True
-            if saving is not None and not request.quiet:
+            if saving is not None and saving.skipped is not None:
+                print(f"fnrun: warning: {saved_note}", file=sys.stderr)
+            elif saving is not None and not request.quiet:
                 print(f"fnrun: {saved_note}", file=sys.stderr)
         summary.elapsed = time.monotonic() - started
         _call(display, "summary", summary)
@@ -137,7 +141,7 @@ def run(request: RunRequest, events: "Events | None" = None, stdout: IO[str] | N
                 resources = for_cluster(resources)
             from .render import output as render_output  # stdout only: not loaded by every run
 
-            if isinstance(request, RenderRequest):
+            if isinstance(request, RenderRequest) or functions is not None:  # kpt's render and fn eval print Kptfiles last
                 resources = render_output.kptfiles_last(resources)
             out.write(render_output.unwrapped(resources) if request.unwrap else resourcelist.encode(resources))
         if request.check and summary.plan is not None and summary.plan.changes:
@@ -167,7 +171,8 @@ def _save_request(request: RunRequest, root: Path | None) -> "save.SaveRequest |
     selectors, exclude = selections(request)
     from .render.save import prepare
 
-    return prepare(root, request.function_type, request.image, request.fn_config, request.arguments, selectors, exclude)
+    function = (full_image(request.image, request.image_prefix), request.tag, request.exec_path)
+    return prepare(root, request.function_type, function, request.fn_config, request.arguments, selectors, exclude)
 
 
 def _render(request: RenderRequest, root: Path, options: "RunOptions", events: "Events") -> "Outcome":

@@ -46,6 +46,8 @@ def diagnose(images: dict[str, list[str]], oci_runtime: str | None = None, mount
     findings += _sandbox(info)
     findings.append(_mounts(host, mount_mode))
     findings.append(_container(oci_runtime, mount_mode))
+    findings.append(_warm(oci_runtime, mount_mode) if not findings[-1].problem else
+                    Finding("warm", "not tried: no function container runs here (see above)"))
     findings.append(builtins())
     findings += image_findings(images, package)
     return findings
@@ -116,6 +118,19 @@ def _container(oci_runtime: str | None, mount_mode: str) -> Finding:
     known = explain(what)
     return Finding("container", f"no function container can run here: {what}",
                    fix or (known.fix if known else "see the engine's log; `fnrun run` will fail the same way"))
+
+
+def _warm(oci_runtime: str | None, mount_mode: str) -> Finding:
+    """Whether an image called more than once can serve its calls from one warm container here."""
+    from orchestrator.sandbox_probe import warm_probe
+
+    works, text = warm_probe(oci_runtime, mount_mode)
+    if works:
+        return Finding("warm", text)
+    fix = "runs still work, one container per call"
+    if "helper" in text:
+        fix += "; install a C compiler and a static libc (Debian: gcc, libc6-dev) for fnrun to build the warm-call helper"
+    return Finding("warm", text, f"{fix}; --no-warm (FNRUN_WARM=0) turns warm calls off")
 
 
 def _mounts(host: str, mode: str) -> Finding:

@@ -48,7 +48,7 @@ VALUE_FLAGS = {
     *(f"--{which}-{what}" for which in ("match", "exclude") for what in ("api-version", "kind", "name", "namespace", "labels", "annotations")),
 }
 SWITCHES = {
-    "--network", "--as-current-user", "--writable-root", "--keep-capabilities", "--no-cache", "--no-builtin",
+    "--network", "--as-current-user", "--writable-root", "--keep-capabilities", "--no-cache", "--no-builtin", "--no-warm",
     "--quiet", "-q", "--verbose", "-v", "--check", "--diff", "--exclude-local-config", "--origin-annotations",
     "--transformer-annotations", "--global-scope", "--no-lock",
 }

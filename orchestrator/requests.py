@@ -21,6 +21,7 @@ class RunRequest:
 
     directory: str
     image: str | None = None
+    tag: str | None = None  # --tag: the --image's tag, or a semver constraint resolved against local tags (kpt fn eval --tag)
     exec_path: str | None = None
     fn_config: Path | None = None
     arguments: tuple[str, ...] = ()
@@ -36,6 +37,7 @@ class RunRequest:
     cache: bool = True  # the result cache (also off with FNRUN_CACHE=0)
     builtin: bool = True  # fnrun's catalog images in-process where equal (--no-builtin, FNRUN_BUILTIN=0)
     builtin_catalog: bool = False  # kpt's catalog images by fnrun's code (--builtin-catalog, FNRUN_BUILTIN_CATALOG=1)
+    warm: bool = True  # one warm container per image called more than once (--no-warm, FNRUN_WARM=0)
     jobs: int | None = None  # --jobs: containers started ahead, independent work at once; None: FNRUN_JOBS or min(4, CPUs)
     shard: str | None = None  # "I/N": this CI job's share of the independent packages (select.shard)
     memory: str = "512m"
@@ -129,6 +131,7 @@ def pipeline_inputs(request: RunRequest, root: Path | None) -> tuple["RunOptions
     from .runtimes.host.builtin import enabled_by_environment as builtin_by_environment
     from .runtimes.host import kpt_catalog
     from .runtimes.cache import enabled_by_environment
+    from .runtimes.container import warm
     from .sizes import parse_size
     from .run.units import default_jobs, parse_jobs
 
@@ -165,15 +168,18 @@ def pipeline_inputs(request: RunRequest, root: Path | None) -> tuple["RunOptions
         builtin=request.builtin and builtin_by_environment(),
         builtin_catalog=request.builtin_catalog or kpt_catalog.enabled_by_environment(),
         jobs=default_jobs() if request.jobs is None else parse_jobs(request.jobs),
+        warm=request.warm and warm.enabled_by_environment(),
         lock=_governing_lock(request, root),
         file_names=_file_names(request),
         absolute_in_package=isinstance(request, RenderRequest),
         error_results_fail=not isinstance(request, RenderRequest) or request.strict_results,
         handover=not (request.directory == "-" or request.to_stdout),
     )
+    if request.tag is not None and not request.image:
+        raise InputError("--tag goes with --image")
     if request.image or request.exec_path:
         exec_path, exec_args = split_exec(request.exec_path)
-        spec = adhoc(root, full_image(request.image, request.image_prefix), exec_path, request.fn_config, request.arguments, request.fn_config_as_item)
+        spec = adhoc(root, tagged_image(request), exec_path, request.fn_config, request.arguments, request.fn_config_as_item)
         return options, [_selecting(replace(spec, args=exec_args) if exec_args else spec, request)]
     if request.arguments or request.fn_config:
         raise InputError("key=value arguments and --fn-config go with --image or --exec")
@@ -212,9 +218,21 @@ def full_image(image: str | None, prefix: str | None) -> str | None:
     return image_prefix(prefix) + image
 
 
+def tagged_image(request: RunRequest) -> str | None:
+    """The --image to run: short names expanded, and --tag applied as a Kptfile step's `tag:` is
+    (a literal tag replaces the image's own; a semver constraint picks the best local tag)."""
+    image = full_image(request.image, request.image_prefix)
+    if image is None or request.tag is None:
+        return image
+    from .render.images import resolve
+
+    return resolve(image, request.tag, "", f"--tag {request.tag}", request.builtin_catalog)
+
+
 def split_exec(command: str | None) -> tuple[str | None, tuple[str, ...]]:
     """`--exec "./fn arg1 arg2"` as kpt reads it: a command line, split as a shell would (quotes
-    keep spaces); a path that exists as given is taken whole."""
+    keep spaces); a path that exists as given is taken whole. A bare command name (`sed`, `node`,
+    `python3`) is looked up on PATH, as kpt does; anything with a `/` is a path from here."""
     import shlex
 
     if command is None or Path(command).exists():
@@ -225,7 +243,20 @@ def split_exec(command: str | None) -> tuple[str | None, tuple[str, ...]]:
         raise InputError(f"--exec {command!r}: {err}") from None
     if not words:
         raise InputError("--exec needs a command")
-    return words[0], tuple(words[1:])
+    return _on_path(words[0]), tuple(words[1:])
+
+
+def _on_path(command: str) -> str:
+    """A bare command name as the shell finds it; the path kept as written (a virtualenv's
+    `bin/python` is a symlink whose target would not see the virtualenv's packages)."""
+    import shutil
+
+    if "/" in command:
+        return command
+    found = shutil.which(command)
+    if found is None:
+        raise InputError(f"--exec {command}: no such command on PATH")
+    return found
 
 
 def _selecting(spec: "FunctionSpec", request: RunRequest) -> "FunctionSpec":

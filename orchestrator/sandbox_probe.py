@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import os
 import platform
 import shutil
 import subprocess
@@ -56,6 +57,47 @@ def probe(oci_runtime: str | None, mount_mode: str) -> tuple[bool, str]:
     if output.stdout != PROBE_INPUT:
         return False, "the probe container answered with other bytes than it was given"
     return True, f"a function container ran in the full sandbox and answered ({output.duration:.2f}s)"
+
+
+def warm_probe(oci_runtime: str | None, mount_mode: str) -> tuple[bool, str]:
+    """(works, what happened): two calls of the probe image, each with its own /local, served by
+    one warm container (orchestrator.runtimes.container.warm), each answering what it was given.
+    The probe image has no shell and no libc of its own to lean on, as kpt's catalog images."""
+    from orchestrator.runtimes.container import warm
+    from orchestrator.runtimes.container.runtime import ContainerRuntime, api_client
+    from orchestrator.runtimes.container.warm.plan import plan
+    from orchestrator.runtimes.container.warm.pool import WarmPool
+    from orchestrator.runtimes.container.warm.runtime import WarmRuntime
+
+    if not warm.enabled_by_environment():
+        return True, f"off ({warm.ENV_WARM}=0): every call starts a container of its own"
+    try:
+        image = probe_image(api_client())
+    except ProbeUnavailable as err:
+        return False, f"no probe image: {err}"
+    sandbox = Sandbox(oci_runtime=oci_runtime, mount_mode=mount_mode, timeout=60.0, image_pull_policy="never")
+    pool = WarmPool()
+    took = []
+    try:
+        with tempfile.TemporaryDirectory(prefix="fnrun-doctor-") as first, tempfile.TemporaryDirectory(prefix="fnrun-doctor-") as second:
+            for directory in (first, second):
+                os.chmod(directory, 0o755)  # as a package's directory is: bind-mounted, not copied in
+            calls = [Invocation(name=image, image=image, local_dir=Path(d), sandbox=sandbox) for d in (first, second)]
+            planned = plan(calls[0])
+            if isinstance(planned, str):
+                return False, f"warm calls cannot be used: {planned}"
+            for call in calls:
+                output = WarmRuntime(pool, ContainerRuntime()).run(call, PROBE_INPUT)
+                if output.exit_code != 0 or output.stdout != PROBE_INPUT:
+                    return False, f"a warm call answered with exit code {output.exit_code} and other bytes than it was given"
+                took.append(output.duration)
+    except FnrunError as err:
+        return False, f"a warm call failed: {err}"
+    finally:
+        pool.close()
+    if pool.served != 2 or pool.started != 1:
+        return False, f"the calls did not share one warm container ({pool.served} served warm, {pool.started} started)"
+    return True, f"on: two calls ran in one warm container ({took[0]:.2f}s with its start, then {took[1]:.2f}s)"
 
 
 def probe_image(api) -> str:

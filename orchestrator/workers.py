@@ -5,12 +5,19 @@ one core.
 Forked workers inherit what the job needs as it is (nothing is pickled on the way in); each does
 a contiguous share of the units and sends back only its results. Shares keep the serial order, so
 results, and the first error, are what one process gives. Small jobs stay in-process: a fork and
-the pickling back cost more than they save below a few thousand resources' worth of work."""
+the pickling back cost more than they save below a few thousand resources' worth of work.
+
+A fork while other threads run (the early decoder calls this from its thread) can give a child a
+lock one of them held; the children run only fnrun's own parsing code, imported before the fork,
+but a lock no one will release would hang the child for good. So a child that makes no progress
+(no CPU time for `STUCK_AFTER` seconds while asleep) is killed and its share done here instead;
+the result is the same either way. `stop_all` ends every child (an interrupted run)."""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import select
 import pickle
 import signal
 import threading
@@ -28,6 +35,9 @@ T = TypeVar("T")
 Job = Callable[[int, int], T]  # the units [start, end) -> their results, in a worker
 
 _one_fork = threading.Lock()  # units run at once may each share a job: one set of children at a time
+#: Seconds without CPU time, asleep, after which a child counts as stuck on an inherited lock.
+STUCK_AFTER = 2.0
+_children: set[int] = set()  # every worker child alive, for stop_all
 
 
 def count(weight: int, threshold: int) -> int:
@@ -64,8 +74,9 @@ def fork_map(job: Job[T], weights: Sequence[int], workers: int) -> list[T]:
             results: list[object] = [_outcome(lambda: job(*shares[0]))]
             if isinstance(results[0], _Failure):
                 raise results[0].error()  # the first in order: the children's work is moot
-            while children:
-                results.append(_result_of(*children.pop(0)))
+            for share in shares[1:]:
+                result = _result_of(*children.pop(0))
+                results.append(_outcome(lambda: job(*share)) if result is _STUCK else result)
         finally:
             for pid, fd in children:  # an interrupt or a failure here: no child outlives the call
                 _stop(pid, fd)
@@ -78,6 +89,8 @@ def fork_map(job: Job[T], weights: Sequence[int], workers: int) -> list[T]:
 def _fork(job: Job[object], share: tuple[int, int]) -> tuple[int, int]:
     read_end, write_end = os.pipe()
     pid = os.fork()
+    if pid:
+        _children.add(pid)
     if pid == 0:  # the child: never returns
         code = 0
         try:
@@ -102,21 +115,68 @@ def _outcome(run: Callable[[], object]) -> object:
         return _Failure(err)
 
 
+_STUCK = object()
+
+
 def _result_of(pid: int, fd: int) -> object:
-    """The child's pickle, once it has exited (killed on an interrupt while it is read)."""
-    stream = os.fdopen(fd, "rb")
+    """The child's pickle, once it has exited (killed on an interrupt while it is read); _STUCK
+    when it stopped making progress (then it is killed)."""
     try:
-        payload = stream.read()
+        payload = _read_watched(pid, fd)
     except BaseException:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
         raise
     finally:
-        stream.close()
+        os.close(fd)
         _, status = os.waitpid(pid, 0)
+        _children.discard(pid)
+    if payload is None:
+        return _STUCK
     if not payload:
         raise FnrunError(f"a worker process stopped without a result ({_how(status)}); nothing was written")
     return pickle.loads(payload)
+
+
+def _read_watched(pid: int, fd: int) -> bytes | None:
+    """Everything the child writes; None (and the child killed) when it sleeps without CPU time
+    for STUCK_AFTER seconds."""
+    chunks: list[bytes] = []
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    last, idle = _cpu_and_state(pid), 0.0
+    while True:
+        if poller.poll(250):
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+            idle = 0.0
+            continue
+        now = _cpu_and_state(pid)
+        idle = idle + 0.25 if now == last and now[1] != "R" else 0.0
+        last = now
+        if idle >= STUCK_AFTER:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+            return None
+
+
+def _cpu_and_state(pid: int) -> tuple[int, str]:
+    """The child's CPU ticks so far and its state letter (R runs); (0, "?") when unknown."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            fields = handle.read().rsplit(b")", 1)[1].split()
+        return int(fields[11]) + int(fields[12]), fields[0].decode()
+    except (OSError, IndexError, ValueError):
+        return 0, "?"
+
+
+def stop_all() -> None:
+    """Kill every worker child (an interrupted run); each parent's read then ends."""
+    for pid in list(_children):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
 
 
 def _how(status: int) -> str:
@@ -130,6 +190,7 @@ def _stop(pid: int, fd: int) -> None:
         os.kill(pid, signal.SIGKILL)
     with contextlib.suppress(ChildProcessError):
         os.waitpid(pid, 0)
+    _children.discard(pid)
     with contextlib.suppress(OSError):
         os.close(fd)
 

@@ -32,6 +32,7 @@ def test_doctor_on_the_machines_engine_with_a_catalog_sample(tmp_path: Path) -> 
     assert "rootless" in found and "runc" in found["runtimes"][0]
     assert found["image"] == ["ok   image     fnrun/set-labels:v1 present"]
     assert found["builtins"][0].startswith("ok   builtins  confined: builtin functions run with no network")
+    assert found["warm"][0].startswith("ok   warm      on: two calls ran in one warm container")
     assert result.stdout.endswith("no problems\n")
 
 

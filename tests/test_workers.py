@@ -192,3 +192,34 @@ def test_workers_decode_a_big_output_as_one_process(tmp_path: Path, monkeypatch:
     with pytest.raises(InputError) as again:
         resourcelist.decode(broken, "output")
     assert str(caught.value) == str(again.value)
+
+
+def test_a_child_stuck_on_a_lock_another_thread_held_at_the_fork_has_its_share_done_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The lock is held by a thread that does not exist in the child: it would wait for ever. The
+    parent sees it sleep without CPU time, kills it and does its share itself."""
+    import threading
+
+    monkeypatch.setattr(workers, "STUCK_AFTER", 0.5)
+    lock, held, release = threading.Lock(), threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with lock:
+            held.set()
+            release.wait()
+
+    holder = threading.Thread(target=hold, daemon=True)
+    holder.start()
+    held.wait()
+    parent = os.getpid()
+
+    def job(start: int, end: int) -> list[int]:
+        if os.getpid() != parent:
+            lock.acquire()  # in a child only: its holder did not come along
+        return list(range(start, end))
+
+    try:
+        assert workers.fork_map(job, [1] * 10, 2) == [list(range(0, 5)), list(range(5, 10))]
+    finally:
+        release.set()
+        holder.join()
+    assert not workers._children

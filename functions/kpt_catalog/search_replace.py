@@ -31,6 +31,8 @@ def search_replace(items: list[krm.Item], config: krm.Item) -> list[dict]:
     unknown = sorted(set(data) - _KEYS)
     if unknown:
         raise krm.ConfigError(f"unknown field `{unknown[0]}` (known: {', '.join(sorted(_KEYS))})")
+    if not data:  # as the catalog's image: no config (kpt fn eval's empty ConfigMap) searches for nothing and succeeds
+        return []
     if not data.keys() & {"by-value", "by-value-regex", "by-path"}:
         raise krm.ConfigError("at least one of [by-value, by-value-regex, by-path] must be provided")
     if "by-value" in data and "by-value-regex" in data:

@@ -20,6 +20,7 @@ PullPolicy = Annotated[str, typer.Option("--image-pull-policy", help="always | i
 Timeout = Annotated[float, typer.Option("--timeout", help="Seconds before a function is killed (300).", show_default=False, rich_help_panel=SANDBOX)]
 NoCache = Annotated[bool, typer.Option("--no-cache", help="Run functions even when a result is cached (FNRUN_CACHE=0).", rich_help_panel=ENGINE)]
 NoBuiltin = Annotated[bool, typer.Option("--no-builtin", help="Always start fnrun's catalog images as containers (FNRUN_BUILTIN=0).", rich_help_panel=ENGINE)]
+NoWarm = Annotated[bool, typer.Option("--no-warm", help="Start a container per call even for an image called more than once (FNRUN_WARM=0).", rich_help_panel=ENGINE)]
 BuiltinCatalog = Annotated[bool, typer.Option("--builtin-catalog", help="Run kpt's catalog functions in-process (FNRUN_BUILTIN_CATALOG=1).", rich_help_panel=ENGINE)]
 MaxOutput = Annotated[str, typer.Option("--max-output", help="Most a function may print before it is killed (256M).", show_default=False, rich_help_panel=SANDBOX)]
 Memory = Annotated[str, typer.Option("--memory", help="Memory limit per container (512m).", show_default=False, rich_help_panel=SANDBOX)]
@@ -44,7 +45,7 @@ NoLock = Annotated[bool, typer.Option("--no-lock", help="Run images by their tag
 FileNames = Annotated[Optional[str], typer.Option("--file-names", metavar="kind_name|name_kind", help="How a new resource without a path is named: kpt's deployment_web.yaml (render's default) or fnrun's web_deployment.yaml (run's).", rich_help_panel=OUTPUT)]
 
 SHARED = (
-    "as_current_user", "env", "image_pull_policy", "timeout", "no_cache", "no_builtin", "builtin_catalog",
+    "as_current_user", "env", "image_pull_policy", "timeout", "no_cache", "no_builtin", "no_warm", "builtin_catalog",
     "max_output", "memory", "pids_limit", "cpus", "tmpfs_size", "writable_root", "keep_capabilities",
     "oci_runtime", "mount_mode", "jobs", "check", "diff", "results_format", "results_dir", "quiet", "verbose",
     "image_prefix", "exclude_local_config", "shard", "no_lock",
@@ -58,6 +59,7 @@ def shared_fields(options: dict[str, Any]) -> dict[str, Any]:
     fields["env"] = tuple(given["env"] or ())
     fields["cache"] = not fields.pop("no_cache")
     fields["builtin"] = not fields.pop("no_builtin")
+    fields["warm"] = not fields.pop("no_warm")
     fields["read_only_root"] = not fields.pop("writable_root")
     fields["drop_capabilities"] = not fields.pop("keep_capabilities")
     fields["lock"] = not fields.pop("no_lock")

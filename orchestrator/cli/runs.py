@@ -61,10 +61,11 @@ def run(
     directory: str = typer.Argument(".", metavar="[DIR]", show_default=False, help="Package directory (default: the current one), or - for a ResourceList on stdin."),
     function_args: Optional[list[str]] = typer.Argument(None, metavar="[-- KEY=VALUE...]", help="key=value after -- : the data of --image/--exec's functionConfig."),
     image: Optional[str] = typer.Option(None, "--image", "-i", metavar="IMAGE", help="Run this image over the whole package instead of the declared functions.", rich_help_panel=FUNCTIONS),
-    exec_path: Optional[str] = typer.Option(None, "--exec", metavar="COMMAND", help='Run this executable instead ("./fn arg1 arg2"; needs --allow-exec).', rich_help_panel=FUNCTIONS),
+    tag: Optional[str] = typer.Option(None, "--tag", metavar="TAG", help="The --image's tag, or a semver constraint (~0.4) met by the best local tag.", rich_help_panel=FUNCTIONS),
+    exec_path: Optional[str] = typer.Option(None, "--exec", metavar="COMMAND", help='Run this executable instead ("./fn arg1 arg2", a bare name from PATH; needs --allow-exec).', rich_help_panel=FUNCTIONS),
     fn_config: Optional[Path] = typer.Option(None, "--fn-config", metavar="FILE", help="File holding the functionConfig for --image/--exec.", rich_help_panel=FUNCTIONS),
     image_prefix: opts.ImagePrefix = None,
-    save: bool = typer.Option(False, "--save", "-s", help="Also add the --image function to the Kptfile pipeline (kpt fn eval --save).", rich_help_panel=FUNCTIONS),
+    save: bool = typer.Option(False, "--save", "-s", help="Also add the --image/--exec function to the Kptfile pipeline (kpt fn eval --save).", rich_help_panel=FUNCTIONS),
     function_type: str = typer.Option("mutator", "--type", "-t", metavar="TYPE", show_default=False, help="With --save: mutator (default) or validator.", rich_help_panel=FUNCTIONS),
     allow_exec: opts.AllowExec = False,
     global_scope: bool = typer.Option(False, "--global-scope", help="Declared functions see the whole package, not just their directory.", rich_help_panel=SELECTION),
@@ -85,7 +86,8 @@ def run(
     origin_annotations: bool = typer.Option(False, "--origin-annotations", help="With -o stdout: annotate where each resource came from.", rich_help_panel=OUTPUT),
     transformer_annotations: bool = typer.Option(False, "--transformer-annotations", help="With -o stdout: list the functions that changed each resource.", rich_help_panel=OUTPUT),
     file_names: opts.FileNames = None,
-    fn_config_as_item: bool = typer.Option(False, "--fn-config-as-item", help="As kpt fn eval: a --fn-config file inside the package is one of the items too.", rich_help_panel=FUNCTIONS),
+    fn_config_as_item: bool = typer.Option(False, "--fn-config-as-item", help="As kpt 1.0.0-beta.56's fn eval: a --fn-config file inside the package is one of the items too.", rich_help_panel=FUNCTIONS),
+    include_meta_resources: bool = typer.Option(False, "--include-meta-resources", "-m", hidden=True, help="kpt's old flag: refused, the Kptfile is an item already."),
     diff: opts.Diff = False,
     results_dir: opts.ResultsDir = None,
     quiet: opts.Quiet = False,
@@ -111,6 +113,7 @@ def run(
     jobs: opts.Jobs = None,
     no_cache: opts.NoCache = False,
     no_builtin: opts.NoBuiltin = False,
+    no_warm: opts.NoWarm = False,
     builtin_catalog: opts.BuiltinCatalog = False,
     no_lock: opts.NoLock = False,
 ) -> None:
@@ -122,9 +125,14 @@ def run(
     package's Kptfile pipelines, use `fnrun render`."""
     from .. import api
 
+    if include_meta_resources:  # kpt 1.0 refuses it too: meta resources are items by default
+        from ..errors import InputError
+
+        raise InputError("--include-meta-resources is not needed: the --image/--exec function gets the Kptfile and kustomization files already")
     request = api.RunRequest(
         directory=directory,
         image=image,
+        tag=tag,
         exec_path=exec_path,
         fn_config=fn_config,
         arguments=tuple(function_args or ()),
@@ -209,6 +217,7 @@ def render(
     jobs: opts.Jobs = None,
     no_cache: opts.NoCache = False,
     no_builtin: opts.NoBuiltin = False,
+    no_warm: opts.NoWarm = False,
     builtin_catalog: opts.BuiltinCatalog = False,
     no_lock: opts.NoLock = False,
 ) -> None:

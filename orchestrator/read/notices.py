@@ -68,6 +68,15 @@ def unreadable_for(notes: Iterable[Note], receives: Callable[[Note], str | None]
                 raise InputError(f"{note.path}:{note.line}: {note.problem} in a resource {why}; the data is ambiguous, nothing was run (fix the file, or leave it out in .krmignore)")
 
 
+def require_krm(notes: Iterable[Note], command: str) -> None:
+    """kpt's render and fn eval take KRM only: a YAML document that is not a resource (a
+    kustomization file is read as one) is refused with one line naming it, nothing run."""
+    for note in notes:
+        if not note.resource:
+            why = f" ({note.problem})" if note.problem else ""
+            raise InputError(f"{note.path}:{note.line}: not a KRM resource{why}; {command} refuses it too (only kustomization files are exempt; leave it out in .krmignore)")
+
+
 class _Sink(Protocol):
     def add(self, item: "Resource") -> None: ...
 

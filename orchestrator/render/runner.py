@@ -215,9 +215,7 @@ def _check_krm(package: Package) -> None:
     for note in package.notes:
         if note.problem is not None and note.path.rsplit("/", 1)[-1] in KPTFILE_NAMES:
             raise InputError(f"{note.path}:{note.line}: {note.problem}; a Kptfile must be read faithfully")
-        if not note.resource:
-            why = f" ({note.problem})" if note.problem else ""
-            raise InputError(f"{note.path}:{note.line}: not a KRM resource{why}; kpt's render refuses it too (only kustomization files are exempt)")
+    notices.require_krm(package.notes, "kpt's render")
 
 
 def found_flag(resources: list[Resource], key: str) -> bool:

@@ -1,13 +1,13 @@
 """`fnrun run --save`: record the function just run in the package's Kptfile pipeline, as
 `kpt fn eval --save` does, touching only the lines of the entry it adds or replaces.
 
-What kpt 1.0.0-beta.56 writes (checked with kpt itself): `image`, then `configPath` (the
+What kpt writes (its fn-eval suite's save-fn cases): `image` as the full name (`set-namespace:latest`
+becomes the catalog's), `tag` when --tag was given, or `exec` as typed; then `configPath` (the
 --fn-config file, relative to the package; it must lie inside) or `configMap` (the key=value
-arguments), then `selectors` and `exclude` (one entry each, from the match/exclude flags). An entry
-of the same list with the same image is replaced rather than a second one added. Differences, on
-purpose: a missing Kptfile is refused before anything runs (kpt runs, then prints "function not
-added"), `--type` defaults to mutator (kpt's docs say so; beta.56 demands the flag), and a replaced
-entry keeps its `name` (kpt drops it)."""
+arguments); then `selectors` and `exclude` (one entry each, from the match/exclude flags). An entry
+of the same list with the same image (or exec) is replaced by the new one rather than a second
+added. A package without a Kptfile still runs; only the save is skipped, with a note. Difference,
+on purpose: `--type` defaults to mutator (kpt's docs say so; kpt demands the flag)."""
 
 from __future__ import annotations
 
@@ -30,27 +30,32 @@ class SaveRequest:
     root: Path
     list_name: str  # mutators | validators
     entry: dict
+    skipped: str | None = None  # why nothing will be recorded (no Kptfile): the run goes on
 
     def describe(self, updated: bool) -> str:
-        return f"{'updated' if updated else 'added'} {self.entry['image']} as a {self.list_name[:-1]} in {self.root / KPTFILE}"
+        what = self.entry.get("image") or self.entry.get("exec")
+        return f"{'updated' if updated else 'added'} {what} as a {self.list_name[:-1]} in {self.root / KPTFILE}"
 
 
 def prepare(
     root: Path,
     function_type: str,
-    image: str | None,
+    function: tuple[str | None, str | None, str | None],
     fn_config: Path | None,
     arguments: tuple[str, ...],
     selectors: list[dict],
     exclude: list[dict],
 ) -> SaveRequest:
-    """Check everything --save needs before the function runs (a refusal writes nothing)."""
+    """Check everything --save needs before the function runs (a refusal writes nothing).
+    `function` is (full image name, --tag, --exec as typed)."""
     if function_type not in FUNCTION_TYPES:
         raise InputError(f"--type must be mutator or validator, not {function_type!r}")
-    if image is None:
-        raise InputError("--save records a function given with --image")
-    _pipeline_lists(_load(root), root)
-    entry: dict = {"image": image}
+    image, tag, exec_command = function
+    if image is None and exec_command is None:
+        raise InputError("--save records a function given with --image or --exec")
+    entry: dict = {"image": image} if image is not None else {"exec": exec_command}
+    if image is not None and tag is not None:
+        entry["tag"] = tag
     if fn_config is not None:
         entry["configPath"] = _inside(root, fn_config)
     elif arguments:
@@ -59,6 +64,9 @@ def prepare(
         entry["selectors"] = selectors
     if exclude:
         entry["exclude"] = exclude
+    if not (root / KPTFILE).exists():
+        return SaveRequest(root, FUNCTION_TYPES[function_type], entry, f"--save: {root / KPTFILE} does not exist; the function ran but was not recorded")
+    _pipeline_lists(_load(root), root)
     return SaveRequest(root, FUNCTION_TYPES[function_type], entry)
 
 
@@ -71,10 +79,10 @@ def add_to_plan(plan: WritePlan, request: SaveRequest) -> bool:
     data = fast.load(current, KPTFILE)
     pipeline, entries = _pipeline_lists(data, request.root, request.list_name)
     updated = False
+    key = "image" if "image" in request.entry else "exec"
     for position, existing in enumerate(entries):
-        if isinstance(existing, dict) and existing.get("image") == request.entry["image"]:
-            name = {"name": existing["name"]} if "name" in existing else {}
-            entries[position] = {**name, **copy.deepcopy(request.entry)}
+        if isinstance(existing, dict) and existing.get(key) == request.entry[key]:
+            entries[position] = copy.deepcopy(request.entry)  # as kpt: the new entry whole, its old name too gone
             updated = True
     if not updated:
         entries.append(copy.deepcopy(request.entry))

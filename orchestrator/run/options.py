@@ -43,6 +43,9 @@ class RunOptions:
     # Catalog functions may take the items as data and hand back values (orchestrator.runtimes.host.handover):
     # not where the items' text is the result (stdin, --output -), as only the function writes its text.
     handover: bool = True
+    # An image the run calls more than once serves every call from one warm container, a fresh
+    # process per call (orchestrator.runtimes.container.warm).
+    warm: bool = True
 
 
 RuntimeFor = Callable[[str], Runtime]

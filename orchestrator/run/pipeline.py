@@ -23,6 +23,7 @@ from ..report.plain import PlainEvents
 from ..resource import Resource
 from ..runtimes import Invocation, Runtime, RunOutput, get_runtime
 from .invocations import check_policy, choose_runtime, invocation
+from .pipes import META_FILES
 from .options import RunOptions, RuntimeFor
 from ..yamlio import fast
 
@@ -45,11 +46,15 @@ def run_package(
     runtime_for: RuntimeFor = get_runtime,
     write: bool = True,
     shard: tuple[int, int] | None = None,
+    meta_resources: bool = False,
 ) -> Outcome:
     """Run the package's declared functions (or `functions`) over it and write the result back;
-    with `shard` (I, N), only those of shard I's kpt packages (orchestrator.select.shard)."""
+    with `shard` (I, N), only those of shard I's kpt packages (orchestrator.select.shard). With
+    `meta_resources`, the package is read as `kpt fn eval` reads it for its --image/--exec
+    function: Kptfiles and kustomization files are items too, and YAML that is not KRM is refused
+    (declared functions leave both alone: they are not resources a function was declared for)."""
     root = Path(root)
-    package = read_package(root)
+    package = read_package(root, META_FILES, kustomizations=True) if meta_resources else read_package(root)
     specs = discover(package.resources) if functions is None else functions
     if options.global_scope:
         specs = [_global(s) for s in specs]
@@ -59,6 +64,8 @@ def run_package(
         specs = run_share(specs, root, [r.path for r in package.resources if r.path], *shard)
     check_policy(specs, options, root)
     notices.unreadable_for(package.notes, lambda note: _declares(note.data) or scope.receiver(specs, note.path, note.data))
+    if meta_resources:
+        notices.require_krm(package.notes, "kpt fn eval")
     notices.warn(package.notes)
     outcome = run_functions(specs, package.resources, options, root, events or PlainEvents(), runtime_for)
     outcome.package = package

@@ -27,6 +27,7 @@ from ..read.notices import Note, warn
 from ..read.package import package_files, read_path
 from ..yamlio import fast
 
+META_FILES = ("Kptfile",)  # read as YAML though not *.yaml: `kpt fn source` lists a package's Kptfiles too
 BATCH = 25  # files per batch handed out to a process
 FORK_FROM = 4 * BATCH  # fewer files than this: one process (a fork costs more than it saves)
 
@@ -39,7 +40,7 @@ def source_chunks(root: Path | str, parallel: bool = True, notes: list[Note] | N
     root = Path(root)
     if not root.is_dir():
         raise InputError(f"{root}: not a directory")
-    files = package_files(root)
+    files = package_files(root, META_FILES)
     batches = [files[i : i + BATCH] for i in range(0, len(files), BATCH)]
     started = False
     with fast.gc_paused():
@@ -57,7 +58,7 @@ def _encode(root: Path, batch: list[str], notes: list[Note], used: set[str]) -> 
     """A batch's items; `used`, the anchor names items before them defined, gets theirs."""
     encoded = []
     for rel in batch:
-        source, resources = read_path(root, rel)
+        source, resources = read_path(root, rel, kustomizations=True)  # kustomization files too, as kpt lists them
         notes.extend(source.notes)
         encoded.append(resourcelist.encode_items(resources, used))
     return "".join(encoded)

@@ -8,9 +8,9 @@ and leaving it, however that happens, removes every container it started, used o
 
 from __future__ import annotations
 
-import gc
 import threading
 from contextlib import contextmanager
+from dataclasses import dataclass
 from functools import partial
 from importlib import import_module
 from pathlib import Path
@@ -26,24 +26,33 @@ if TYPE_CHECKING:
     from .options import RunOptions, RuntimeFor
     from ..runtimes import Invocation
     from ..runtimes.container.prestart import Prestarter
+    from ..runtimes.container.warm.plan import Plan
+    from ..runtimes.container.warm.pool import WarmPool
 
 
 class RunSession:
-    def __init__(self, runtime_for: "RuntimeFor", prestarter: "Prestarter | None") -> None:
+    def __init__(self, runtime_for: "RuntimeFor", prestarter: "Prestarter | None", warm: "Warmth | None" = None) -> None:
         self._runtime_for = runtime_for
         self.prestarter = prestarter
+        self.warm = warm
 
     def runtime_for(self, key: int) -> "RuntimeFor":
-        """What step `key` runs on: its pre-started container when it is a container function."""
-        if self.prestarter is None:
+        """What step `key` runs on: a warm container of its image when the run calls that image
+        more than once, else its pre-started container when it is a container function."""
+        if self.prestarter is None and (self.warm is None or key not in self.warm.keys):
             return self._runtime_for
 
         def choose(kind: str) -> Runtime:
             ordinary = self._runtime_for(kind)
             if kind != "container":
                 return ordinary
+            if self.warm is not None and key in self.warm.keys:
+                from ..runtimes.container.warm.runtime import WarmRuntime
+
+                return WarmRuntime(self.warm.pool, ordinary)
             from ..runtimes.container.prestart import PrestartedRuntime
 
+            assert self.prestarter is not None
             return PrestartedRuntime(self.prestarter, key, ordinary)
 
         return choose
@@ -62,39 +71,121 @@ def session(
     library caller's own runtime_for decides for itself) and in the main thread. `resources`
     are what the first function will see."""
     begin()
-    gc.unfreeze()  # what builtins' forks froze in an earlier run is collectable again (runtimes.host.forked)
     if options.builtin:
         from ..runtimes.host.builtin import forget_images
 
         forget_images()
-    containers = [(key, spec) for key, spec in planned if spec.kind == "container" and not _in_process(spec, options, root)]
+    in_process = {key: _in_process(spec, options, root) for key, spec in planned if spec.kind == "container"}
+    _start_fork_server([runtime for runtime in in_process.values() if runtime is not None])
+    containers = [(key, spec) for key, spec in planned if spec.kind == "container" and in_process[key] is None]
     if not containers or runtime_for is not get_runtime or threading.current_thread() is not threading.main_thread():
         yield RunSession(runtime_for, None)
         return
     with SignalGuard() as guard:
-        prestarter = None
+        prestarter = warm = None
         try:
             with guard.armed():
-                prestarter = _prestarter(containers, options, root, planned[0][1], resources)
-                yield RunSession(runtime_for, prestarter)
+                warm = warmth(containers, options, root) if options.warm else None
+                cold = [(key, spec) for key, spec in containers if warm is None or key not in warm.keys]
+                prestarter = _prestarter(cold, options, root, planned[0][1], resources) if cold else None
+                if warm is not None:
+                    _warm_ahead(warm, options, root, planned[0], resources, prestarter)
+                yield RunSession(runtime_for, prestarter, warm)
         finally:
             with guard.held():
                 if prestarter is not None:
                     prestarter.close()
+                if warm is not None:
+                    warm.pool.close()
 
 
-def _in_process(spec: FunctionSpec, options: "RunOptions", root: Path) -> bool:
-    """A container function that will run as a builtin: nothing to start ahead (and no docker SDK
-    to import for it, which costs more than a builtin pipeline's whole run)."""
+@dataclass
+class Warmth:
+    """The run's warm containers: which steps go to them (by key) and the pool that holds them."""
+
+    keys: set[int]
+    pool: "WarmPool"
+    plans: list["Plan"]
+
+
+def warmth(containers: list[tuple[int, FunctionSpec]], options: "RunOptions", root: Path) -> Warmth | None:
+    """The steps whose image (with the same sandbox) the run calls more than once; None when none."""
+    from ..errors import FnrunError
+    from .invocations import invocation
+    from ..runtimes.container.warm.plan import plan
+
+    by_key: dict[str, list[int]] = {}
+    plans: dict[str, "Plan"] = {}
+    for key, spec in containers:
+        try:
+            found = plan(invocation(spec, options, root))
+        except FnrunError:
+            continue  # reported when the function's turn comes, as ever
+        if isinstance(found, str):
+            continue
+        by_key.setdefault(found.key, []).append(key)
+        plans.setdefault(found.key, found)
+    shared = {k: keys for k, keys in by_key.items() if len(keys) > 1}
+    if not shared:
+        return None
+    from ..runtimes.container.warm.pool import WarmPool
+
+    pool = WarmPool(per_image=min(options.jobs, WARM_PER_IMAGE))
+    return Warmth({key for keys in shared.values() for key in keys}, pool, [plans[k] for k in shared])
+
+
+WARM_PER_IMAGE = 2  # containers of one image at most, whatever --jobs: a start costs more than a call
+
+
+def _warm_ahead(warm: Warmth, options: "RunOptions", root: Path, first: tuple[int, FunctionSpec], resources: list[Resource],
+                prestarter: "Prestarter | None") -> None:
+    """Start the warm containers now; with the result cache on, once a call misses it (the first
+    step is asked at once, in the background, as for the pre-started ones)."""
+    warm.pool.expect(warm.plans, paused=options.cache)
+    if options.cache and first[0] in warm.keys:
+        from .invocations import invocation
+
+        import_module("orchestrator.runtimes.cache")  # before the thread: see _prestarter
+
+        def probe() -> None:
+            try:
+                if _misses_cache(first[1], invocation(first[1], options, root), resources):
+                    warm.pool.resume()
+                    if prestarter is not None:
+                        prestarter.resume()
+            except Exception:  # noqa: BLE001 - the function's own turn reports what is wrong
+                pass
+
+        threading.Thread(target=probe, name="fnrun-warm-probe", daemon=True).start()
+
+
+def _in_process(spec: FunctionSpec, options: "RunOptions", root: Path) -> Runtime | None:
+    """The runtime of a container function that will run as a builtin: nothing to start ahead for
+    it (and no docker SDK to import, which costs more than a builtin pipeline's whole run)."""
     if not (options.builtin or options.builtin_catalog):
-        return False
+        return None
     from ..errors import FnrunError
     from .invocations import in_process_runtime, invocation
 
     try:
-        return in_process_runtime(spec, invocation(spec, options, root), options) is not None
+        return in_process_runtime(spec, invocation(spec, options, root), options)
     except FnrunError:
-        return False  # reported when the function's turn comes, as ever
+        return None  # reported when the function's turn comes, as ever
+
+
+def _start_fork_server(runtimes: list[Runtime]) -> None:
+    """Builtins run in children of the fork server (runtimes.host.zygote): started here, while
+    the run has no other thread yet, as a fork of this process with their modules imported."""
+    if not runtimes:
+        return
+    from ..runtimes.host.builtin import FUNCTIONS_DIR, BuiltinRuntime
+
+    modules = sorted({r.module for r in runtimes if isinstance(r, BuiltinRuntime)})
+    if modules:
+        from ..runtimes.host import forked
+
+        if any(forked.can_fork(module, FUNCTIONS_DIR) for module in modules):
+            forked.start(module for module in modules if forked.can_fork(module, FUNCTIONS_DIR))
 
 
 def _prestarter(containers: list[tuple[int, FunctionSpec]], options: "RunOptions", root: Path, first: FunctionSpec, resources: list[Resource]) -> "Prestarter":

@@ -30,6 +30,8 @@ from ..select.functions import FunctionSpec
 from ..resource import Resource
 
 ENV_JOBS = "FNRUN_JOBS"
+#: Seconds an interrupted run waits for its workers once their children are ended.
+STOP_WITHIN = 3.0
 
 
 def default_jobs() -> int:
@@ -229,20 +231,32 @@ class _Parallel:
         return [id(r) for r in in_unit_scope(directory, snapshot)] == [id(r) for r in in_unit_scope(directory, resources)]
 
     def _stop(self, pool: ThreadPoolExecutor) -> None:
-        """Every worker ends before this returns: containers removed, their streams then close."""
+        """Every worker ends before this returns: containers removed and other children ended,
+        their streams then close. A worker still busy after STOP_WITHIN seconds (blocked where
+        no child of ours can free it) is left to end on its own: a stop must not hang."""
         self.cancel.set()
-        if self._running():
+        running = self._running()
+        if running:
             cancel_containers()
-            pool.shutdown(wait=True, cancel_futures=True)
-            begin()  # the workers are gone: later runs in this process may create containers
+            wait(running, timeout=STOP_WITHIN)
+            still = bool(self._running())
+            pool.shutdown(wait=not still, cancel_futures=True)
+            if not still:
+                begin()  # the workers are gone: later runs in this process may create containers
+            return
         pool.shutdown(wait=True, cancel_futures=True)
 
 
 def cancel_containers() -> None:
-    """Remove every container this process has."""
+    """Remove every container this process has, and end every other child it has (forked
+    builtins, workers): a worker waiting on one then returns."""
+    from .. import workers
     from ..runtimes.container import live
+    from ..runtimes.supervise import children
 
     live.cancel_all()
+    children.stop_all()
+    workers.stop_all()
 
 
 def begin() -> None:

@@ -3,10 +3,11 @@ ResourceList in, bytes out, within a `Sandbox`).
 
 - `container/`: a function image through the Engine API, sandboxed; the default for every image.
 - `host/`: on this machine without an engine: a local executable (`exec`, only with
-  --enable-exec), and catalog code in a fork of fnrun (`builtin`, `handover`, kpt's catalog and
-  Starlark), confined as a container would confine it.
+  --enable-exec), and catalog code in a child of the fork server (`builtin`, `handover`, `zygote`,
+  kpt's catalog and Starlark), confined as a container would confine it.
 - `cache.py`: not a runtime but a wrapper around any runtime, replaying identical runs.
-- `supervise/`: what every runtime that drives a function shares: bounded streams, signals.
+- `supervise/`: what every runtime that drives a function shares: bounded streams, signals,
+  the children to end when a run is stopped.
 
 `get_runtime` below answers by a function's kind ("container", "exec"); which in-process runtime
 stands in for a container is chosen per function (orchestrator.run.invocations)."""

@@ -267,6 +267,9 @@ def _config_file(root: Path | None, path: Path) -> tuple[Resource, str | None]:
     resources = parse_stream(fast.decode(raw, str(path)), str(path), path=rel)
     if len(resources) != 1:
         raise InputError(f"{path}: --fn-config must hold exactly one resource, found {len(resources)}")
+    metadata = resources[0].data.get("metadata")
+    if not isinstance(metadata, dict) or not metadata.get("name"):
+        raise InputError(f"{path}: --fn-config resource must have metadata.name (kpt refuses it too)")
     return resources[0], rel
 
 

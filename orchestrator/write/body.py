@@ -10,7 +10,7 @@ from typing import Any, Callable, Collection
 
 from .. import annotations as ann
 from ..resource import Resource
-from ..yamlio import fast, roundtrip, text, textedit
+from ..yamlio import fast, meaning, roundtrip, text, textedit
 
 _COMPACT_DASH = re.compile(r"^( *)[^\s#-][^#\n]*:[ \t]*\n\1- ", re.M)  # a block sequence at its key's column
 
@@ -34,7 +34,7 @@ def resolve_body(resource: Resource, base: Resource | None, seen: Seen = frozens
     if base is not None and base.body is not None:
         if body is not None and body == base.body:
             return base.body
-        value = in_order_of(resource.value, base.value)
+        value = in_order_of(meaning.kept(resource.value, base.value, base.body), base.value)
         unchanged_value = roundtrip.same(value, base.value)
         if unchanged_value and (not resource.fresh or text.same_comments(body or resource.text, base.body)):
             return base.body

@@ -12,7 +12,7 @@ import yaml
 from .. import annotations as ann
 from ..errors import InputError
 from ..resource import Resource
-from ..yamlio import fast, roundtrip
+from ..yamlio import fast, meaning, roundtrip
 
 
 class Unfaithful(InputError):
@@ -21,26 +21,28 @@ class Unfaithful(InputError):
 
 def problem(content: str, resources: list[Resource]) -> tuple[int, str] | None:
     """(1-based line, what is wrong) when `content` does not parse or its resources differ from
-    `resources`' values; None when it is right. Documents that are not resources, or that the
+    `resources`' values (or means what they mean in YAML 1.1: yamlio/meaning); None when it is
+    right. Documents that are not resources, or that the
     reader left alone (duplicate keys, application tags), are the file's own and not compared."""
     found = _documents(content)
     if isinstance(found, tuple):
         return found
     wanted = [r.value for r in resources if ann.is_resource(r.value)]
-    for number, (line, value) in enumerate(found):
+    for number, (line, value, span) in enumerate(found):
         if number >= len(wanted):
             return line, "a document the functions did not return"
-        if not roundtrip.same(value, wanted[number]):
+        if not roundtrip.same(value, wanted[number]) and not roundtrip.same(meaning.kept(wanted[number], value, content[span]), value):
             return line, f"{ann.identity(wanted[number])[1]}/{ann.identity(wanted[number])[3]} does not read back as returned"
     if len(found) < len(wanted):
         return content.count("\n") + 1, "a returned resource is missing"
     return None
 
 
-def _documents(content: str) -> list[tuple[int, Any]] | tuple[int, str]:
-    """(start line, value) of each resource document of the stream, or (line, problem)."""
+def _documents(content: str) -> list[tuple[int, Any, slice]] | tuple[int, str]:
+    """(start line, value, where its text is) of each resource document of the stream, or
+    (line, problem)."""
     loader = fast.StrictLoader(content)
-    found: list[tuple[int, Any]] = []
+    found: list[tuple[int, Any, slice]] = []
     try:
         while loader.check_node():
             node = loader.get_node()
@@ -50,7 +52,7 @@ def _documents(content: str) -> list[tuple[int, Any]] | tuple[int, str]:
                 loader.constructed_objects, loader.recursive_objects = {}, {}
                 continue
             if ann.is_resource(value):
-                found.append((node.start_mark.line + 1, value))
+                found.append((node.start_mark.line + 1, value, slice(content.rfind("\n", 0, node.start_mark.index) + 1, node.end_mark.index)))
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
         return (mark.line + 1 if mark else 1), str(err.problem or err)

@@ -71,8 +71,8 @@ def test_o_stdout_unwrap_and_dir_on_run_as_on_render(tmp_path: Path, command: st
     unwrapped = fnrun(*args[:2], "-o", "unwrap", *args[2:], env=PLAIN)
     assert unwrapped.code == 0, unwrapped
     documents = fast.load_all(unwrapped.stdout, "stdout")
-    # render reads the Kptfile as a resource (kpt does); run reads the package's YAML files
-    assert {d["kind"] for d in documents} == ({"Kptfile", "Deployment"} if command == "render" else {"Deployment"})
+    # render and run's --image function read the Kptfile as a resource (kpt fn render and fn eval do)
+    assert {d["kind"] for d in documents} == {"Kptfile", "Deployment"}
     assert all("ResourceList" != d["kind"] for d in documents)
 
     out = tmp_path / f"{command}-out"

@@ -1,6 +1,7 @@
-"""Odd files never stop a run. YAML that is not KRM (Helm values, Chart.yaml, a top-level list),
-that uses an application tag (mkdocs' `!!python/name:`), or that has a duplicate key is left
-byte-identical with a warning naming it, in `source`, `sink`, `run` and `render`; a resource
+"""Odd files never stop a run of declared functions. YAML that is not KRM (Helm values, Chart.yaml,
+a top-level list), that uses an application tag (mkdocs' `!!python/name:`), or that has a
+duplicate key is left byte-identical with a warning naming it, in `source`, `sink` and `run`
+(`run --image`, like `kpt fn eval`, refuses YAML that is not KRM: tests/cli/test_kpt_eval_habits.py); a resource
 with a duplicate key is an error only where a function would receive it. `fnrun render` hands a
 kustomization file to its functions as `kpt fn render` does (checked against kpt itself)."""
 
@@ -80,9 +81,13 @@ def test_two_process_source_carries_the_helpers_notes(tmp_path: Path) -> None:
 
 
 def test_run_leaves_odd_files_byte_identical(tmp_path: Path) -> None:
-    root = _package(tmp_path / "pkg")
+    declared = (
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fn\n  annotations:\n"
+        "    config.kubernetes.io/function: |\n      container:\n        image: fnrun-test/label:v1\ndata:\n  team: web\n"
+    )
+    root = _package(tmp_path / "pkg", {"fn.yaml": declared})
     before = snapshot(root)
-    result = fnrun("run", str(root), "--image", "fnrun-test/label:v1", "--", "team=web")
+    result = fnrun("run", str(root))
     assert result.returncode == 0, result.stderr
     after = snapshot(root)
     for name in ODD:

@@ -41,6 +41,21 @@ def _kpt(root: Path, *args: str) -> None:
     subprocess.run(["kpt", "fn", "eval", str(root), "--image-pull-policy", "never", "--save", *args], check=True, capture_output=True)
 
 
+def _without_labels(text: str) -> str:
+    """The Kptfile without the `labels:` block a labelling function adds to its metadata (the
+    --image function gets the Kptfile as an item, as kpt fn eval's does)."""
+    kept, inside = [], False
+    for line in text.splitlines(keepends=True):
+        if line == "  labels:\n":
+            inside = True
+            continue
+        if inside and line.startswith("    "):
+            continue
+        inside = False
+        kept.append(line)
+    return "".join(kept)
+
+
 def _with_type(args: tuple[str, ...]) -> tuple[str, ...]:
     return args if "-t" in args or "--type" in args else ("-t", "mutator", *args)
 
@@ -69,7 +84,7 @@ def test_save_adds_only_the_entry_lines(tmp_path: Path, case: str) -> None:
         assert pipeline == {"mutators": [{"image": "fnrun/set-namespace:v1", "configMap": {"namespace": "staging"}}]}
         assert after == KPTFILE.replace("namespace: prod", "namespace: staging")
         return
-    assert after.startswith(KPTFILE)  # every byte kept; the new entry's lines follow
+    assert _without_labels(after).startswith(KPTFILE)  # every byte kept (but the labels the function set on the Kptfile); the new entry's lines follow
     added = {
         "config-map": ("mutators", {"image": LABEL, "configMap": {"env": "prod", "tier": "web"}}),
         "config-path": ("mutators", {"image": LABEL, "configPath": "cfg/labels.yaml"}),
@@ -96,10 +111,47 @@ def test_save_writes_the_pipeline_kpt_writes(tmp_path: Path, case: str) -> None:
     assert load(ours / "Kptfile")["pipeline"] == load(theirs / "Kptfile")["pipeline"]
 
 
-def test_replaced_entry_keeps_its_name(tmp_path: Path) -> None:
+def test_replaced_entry_is_the_new_one_whole(tmp_path: Path) -> None:
+    """As kpt: the entry for the same image is replaced by the one just run, its old name too."""
     root = _package(tmp_path, KPTFILE.replace("    - image: fnrun/set-namespace:v1", "    - name: ns\n      image: fnrun/set-namespace:v1"))
     assert fnrun("run", str(root), "--image", "fnrun/set-namespace:v1", "--save", "--", "namespace=qa").code == 0
-    assert load(root / "Kptfile")["pipeline"]["mutators"] == [{"name": "ns", "image": "fnrun/set-namespace:v1", "configMap": {"namespace": "qa"}}]
+    assert load(root / "Kptfile")["pipeline"]["mutators"] == [{"image": "fnrun/set-namespace:v1", "configMap": {"namespace": "qa"}}]
+
+
+def test_short_image_name_is_saved_in_full(tmp_path: Path) -> None:
+    """`-i label:v1 --image-prefix fnrun-test` runs and records `fnrun-test/label:v1`: the Kptfile
+    names what ran, whatever prefix the next run's environment has."""
+    root = _package(tmp_path)
+    result = fnrun("run", str(root), "-i", "label:v1", "--image-prefix", "fnrun-test", "--save", "--", "env=prod")
+    assert result.code == 0, result
+    assert load(root / "Kptfile")["pipeline"]["mutators"][-1] == {"image": LABEL, "configMap": {"env": "prod"}}
+
+
+def test_tag_is_saved_beside_the_image(tmp_path: Path) -> None:
+    root = _package(tmp_path)
+    result = fnrun("run", str(root), "-i", "fnrun-test/label", "--tag", "v1", "--save", "--", "env=prod")
+    assert result.code == 0, result
+    assert load(root / "Kptfile")["pipeline"]["mutators"][-1] == {"image": "fnrun-test/label", "tag": "v1", "configMap": {"env": "prod"}}
+    assert load(root / "web.yaml")["metadata"]["labels"]  # it ran
+
+
+def test_exec_function_is_saved_as_typed(tmp_path: Path) -> None:
+    root = _package(tmp_path)
+    script = root / "fn.sh"
+    script.write_text("#!/bin/sh\nexec cat\n")
+    script.chmod(0o755)
+    result = fnrun("run", str(root), "--exec", "./fn.sh", "--allow-exec", "--save", "--fn-config", str(root / "cfg/labels.yaml"), cwd=root)
+    assert result.code == 0, result
+    assert load(root / "Kptfile")["pipeline"]["mutators"][-1] == {"exec": "./fn.sh", "configPath": "cfg/labels.yaml"}
+
+
+def test_config_path_is_relative_to_the_package_not_to_here(tmp_path: Path) -> None:
+    """`fnrun run ./sub --fn-config ./sub/cfg/labels.yaml --save` from sub's parent."""
+    root = _package(tmp_path / "sub")
+    result = fnrun("run", "./sub", "-i", LABEL, "--fn-config", "./sub/cfg/labels.yaml", "--save", cwd=tmp_path)
+    assert result.code == 0, result
+    assert load(root / "Kptfile")["pipeline"]["mutators"][-1] == {"image": LABEL, "configPath": "cfg/labels.yaml"}
+    assert "labels" not in load(root / "cfg/labels.yaml")["metadata"]  # the config is not an item
 
 
 def test_package_without_pipeline_gets_one(tmp_path: Path) -> None:
@@ -115,7 +167,6 @@ def test_package_without_pipeline_gets_one(tmp_path: Path) -> None:
     "args, needle",
     [
         (("--image", LABEL, "--save", "-t", "checker"), "--type"),
-        (("--exec", "/bin/cat", "--enable-exec", "--save"), "--image"),
         (("--image", LABEL, "--save", "--check"), "--save"),
         (("--image", LABEL, "--save", "--fn-config", "{outside}"), "inside the package"),
     ],
@@ -128,11 +179,14 @@ def test_bad_save_is_refused_before_anything_runs(tmp_path: Path, args: tuple[st
     assert snapshot(root) == before
 
 
-def test_missing_kptfile_is_refused(tmp_path: Path) -> None:
+def test_missing_kptfile_runs_and_skips_the_save(tmp_path: Path) -> None:
+    """As kpt: the function runs and its changes land; only the save is skipped, with one line."""
     write_package(tmp_path, {"web.yaml": deployment("web")})
-    before = snapshot(tmp_path)
-    assert_one_line_error(fnrun("run", str(tmp_path), "--image", LABEL, "--save", "--", "a=b"), "Kptfile", code=2)
-    assert snapshot(tmp_path) == before
+    result = fnrun("run", str(tmp_path), "--image", LABEL, "--save", "--", "a=b")
+    assert result.code == 0, result
+    assert "Kptfile" in result.stderr and "not recorded" in result.stderr
+    assert load(tmp_path / "web.yaml")["metadata"]["labels"]  # it ran and was written
+    assert not (tmp_path / "Kptfile").exists()
 
 
 def test_failed_function_saves_nothing(tmp_path: Path) -> None:

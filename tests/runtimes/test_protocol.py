@@ -15,13 +15,14 @@ import pytest
 from orchestrator.errors import FunctionError
 from orchestrator.runtimes import Sandbox
 from testing.runtime_fixtures import require_base_image
-from testing.runtimes import Subject, builtin_subject, container_subject, drive, drive_bytes, exec_subject, starlark_subject
+from testing.runtimes import Subject, builtin_subject, container_subject, drive, drive_bytes, exec_subject, starlark_subject, warm_subject
 
 ITEMS = [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": f"cm-{i}"}, "data": {"k": str(i)}} for i in range(3)]
 
 
 def subjects() -> list[Subject]:
-    return [exec_subject(), container_subject(require_base_image()), starlark_subject(), builtin_subject()]
+    base = require_base_image()
+    return [exec_subject(), container_subject(base), warm_subject(base), starlark_subject(), builtin_subject()]
 
 
 def cases(behaviour: str) -> list:

@@ -116,6 +116,30 @@ def container_subject(image: str) -> Subject:
     return Subject("container", ContainerRuntime, invocation, BEHAVIOURS + PROCESS_BEHAVIOURS)
 
 
+def warm_subject(image: str) -> Subject:
+    """The container behaviours again, every call in one warm container of `image` (the pool lasts
+    for the test process: each call runs where the one before ran, whatever that one did)."""
+    from orchestrator.runtimes.container.runtime import ContainerRuntime
+    from orchestrator.runtimes.container.warm.runtime import WarmRuntime
+
+    cold = container_subject(image)
+    return Subject("warm", lambda: WarmRuntime(_warm_pool(), ContainerRuntime()), cold.invocation, cold.behaviours)
+
+
+_pools: list = []
+
+
+def _warm_pool():  # noqa: ANN202 - the pool type is imported lazily, as the runtimes are
+    if not _pools:
+        import atexit
+
+        from orchestrator.runtimes.container.warm.pool import WarmPool
+
+        _pools.append(WarmPool())
+        atexit.register(_pools[0].close)
+    return _pools[0]
+
+
 def starlark_subject() -> Subject:
     from orchestrator.runtimes.host.kpt_catalog import StarlarkFileRuntime
 

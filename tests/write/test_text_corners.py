@@ -126,3 +126,33 @@ def test_a_new_resource_numbered_like_an_existing_one_takes_none_of_its_text(tmp
     assert written.startswith(original)
     assert written.count("# inside a") == 1
     assert [d["metadata"]["name"] for d in _documents(out.files["a.yaml"])] == ["a", "b"]
+
+
+YAML11 = """apiVersion: v1
+kind: Secret
+metadata:
+  name: s  # keep
+spec:
+  defaultMode: 0400
+  period: 1:20
+  enabled: yes
+  quoted: '0400'
+data:
+  404: |
+    not found
+  on: x
+"""
+
+
+def test_values_read_the_yaml_1_1_way_and_keys_made_json_strings_keep_their_text(tmp_path: Path) -> None:
+    """A function on a YAML 1.1 library that hands keys through JSON (as Kubernetes, and kpt's
+    TypeScript SDK do) returns 0400 as 256, yes as true, 1:20 as 80 and the key 404 as "404": the
+    same values to the cluster, so the file keeps its bytes; a real change beside them is written."""
+    identity = script("pyyaml", "import json\nrl['items'] = json.loads(json.dumps(items))")
+    out = run_exec(tmp_path, {"s.yaml": YAML11}, identity)
+    assert out.error is None
+    assert out.files["s.yaml"] == YAML11.encode()
+    change = script("pyyaml", "import json\nrl['items'] = json.loads(json.dumps(items))\nrl['items'][0]['spec']['defaultMode'] = 257")
+    out = run_exec(tmp_path / "change", {"s.yaml": YAML11}, change)
+    assert out.error is None
+    assert out.files["s.yaml"] == YAML11.replace("defaultMode: 0400", "defaultMode: 257").encode()

@@ -12,26 +12,30 @@ from __future__ import annotations
 import os
 from urllib.parse import urlparse
 
+from orchestrator.errors import EnvironmentProblem
+from orchestrator.runtimes.container import engine_choice
+from orchestrator.runtimes.container.engine_choice import DEFAULT_HOST  # noqa: F401 - re-exported
 
-DEFAULT_HOST = "unix:///var/run/docker.sock"
 LOOPBACK_NAMES = {"", "localhost", "127.0.0.1", "::1"}
 MOUNT_MODES = ("auto", "bind", "upload")
 
 
 def unix_socket() -> str | None:
     """The socket path when the engine is reached on a local unix socket (the default, or
-    DOCKER_HOST=unix://...), else None."""
-    host = os.environ.get("DOCKER_HOST", "").strip()
-    if not host:
-        return DEFAULT_HOST[len("unix://"):]
+    DOCKER_HOST=unix://..., podman's under KRM_FN_RUNTIME=podman), else None (also when the
+    runtime variable names no engine fnrun can drive: connecting says so)."""
+    try:
+        host = engine_choice.host()
+    except EnvironmentProblem:
+        return None
     if host.startswith("unix://"):
         return host[len("unix://"):]
     return None
 
 
 def engine_host() -> str:
-    """The engine fnrun talks to, as DOCKER_HOST spells it."""
-    return os.environ.get("DOCKER_HOST") or DEFAULT_HOST
+    """The engine fnrun talks to: DOCKER_HOST, else KRM_FN_RUNTIME's (orchestrator.runtimes.container.engine_choice)."""
+    return engine_choice.host()
 
 
 def transport(host: str) -> str:

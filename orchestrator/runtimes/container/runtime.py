@@ -22,7 +22,7 @@ from docker.constants import DEFAULT_DOCKER_API_VERSION, DEFAULT_TIMEOUT_SECONDS
 from docker.utils import kwargs_from_env, parse_repository_tag, version_lt
 
 from orchestrator.errors import EnvironmentProblem, FnrunError, FunctionError, InputError
-from orchestrator.runtimes.container import live
+from orchestrator.runtimes.container import engine_choice, live
 from orchestrator.runtimes.container.access import NOBODY_GID, NOBODY_UID, blocked_by, check_readable
 from orchestrator.runtimes.protocol import Invocation, Mount, RunOutput, StderrSink, StdoutSink
 from orchestrator.runtimes.container.hijack import duplex
@@ -43,15 +43,16 @@ def api_client() -> docker.APIClient:
     global _client
     with _client_lock:
         if _client is None:
+            choice = engine_choice.chosen()
             try:
-                _client = _connect()
+                _client = _connect(choice.host)
             except (docker.errors.DockerException, requests.exceptions.RequestException) as err:
-                host = os.environ.get("DOCKER_HOST", "the default socket")
-                raise EnvironmentProblem(f"cannot reach the container engine at {host}: {_brief(err)}") from None
+                raise EnvironmentProblem(f"cannot reach the container engine at {choice.host or 'the default socket'}: {_brief(err)}") from None
+            engine_choice.announce(choice)
         return _client
 
 
-def _connect() -> docker.APIClient:
+def _connect(host: str | None = None) -> docker.APIClient:
     """What `docker.from_env().api` builds, with the API version taken from a ping.
 
     The SDK's `version="auto"` asks GET /version, for which the engine gathers every component's
@@ -59,7 +60,8 @@ def _connect() -> docker.APIClient:
     same `API-Version` header the docker CLI negotiates with. An engine whose ping lacks the
     header is asked the SDK's way. ssh:// goes through the system `ssh` (the SDK's shell-out, as
     the docker CLI does: the user's ssh config, agent and known hosts apply)."""
-    kwargs = kwargs_from_env()
+    environment = {key: value for key, value in os.environ.items() if key != "DOCKER_HOST"}
+    kwargs = kwargs_from_env(environment={**environment, **({"DOCKER_HOST": host} if host else {})})
     api = docker.APIClient(
         version=DEFAULT_DOCKER_API_VERSION, timeout=DEFAULT_TIMEOUT_SECONDS,
         use_ssh_client=str(kwargs.get("base_url", "")).startswith("ssh://"), **kwargs,
@@ -212,14 +214,20 @@ class Attached:
     What APIClient.attach_socket does, keeping the HTTP response so it can be closed properly
     (attach_socket hands back only the socket, whose wrappers then leak until collected)."""
 
-    def __init__(self, api: docker.APIClient, container_id: str) -> None:
-        self.response: Any = api.post(
-            api._url("/containers/{0}/attach", container_id),
-            params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1},
-            headers={"Connection": "Upgrade", "Upgrade": "tcp"},
-            stream=True,
-        )
+    def __init__(self, api: docker.APIClient, container_id: str, exec_id: str | None = None) -> None:
+        """Attach to a container, or (`exec_id`) start that exec in it, attached the same way."""
+        upgrade = {"Connection": "Upgrade", "Upgrade": "tcp"}
+        if exec_id is None:
+            self.response: Any = api.post(
+                api._url("/containers/{0}/attach", container_id),
+                params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1}, headers=upgrade, stream=True,
+            )
+        else:
+            self.response = api._post_json(api._url("/exec/{0}/start", exec_id), data={"Detach": False, "Tty": False},
+                                           headers=upgrade, stream=True)
         try:
+            if exec_id is not None:
+                api._raise_for_status(self.response)
             self.stream = duplex(api._get_raw_response_socket(self.response))
         except BaseException:
             self.response.close()
@@ -249,6 +257,15 @@ def exchange(
 ) -> tuple[bytes, str, int]:
     """Write the input to a started container, read its output, wait for its exit code. The
     function's timeout counts from here: a pre-started container may have waited on stdin long."""
+    stdout, stderr, deadline = converse(inv, attached, stdin, on_stderr, on_stdout)
+    return stdout, stderr, _wait(api, container_id, inv, deadline)
+
+
+def converse(
+    inv: Invocation, attached: Attached, stdin: bytes, on_stderr: StderrSink | None, on_stdout: StdoutSink | None = None,
+) -> tuple[bytes, str, float | None]:
+    """Feed stdin and read the framed stdout and stderr of an attached container or exec until
+    they end, within the output cap and the timeout; returns them and the deadline that ran."""
     stream = attached.stream
     out = BoundedOutput(inv.sandbox.max_output)
     err = LineSplitter(on_stderr)
@@ -267,22 +284,22 @@ def exchange(
     except OutputTooLarge as cap:
         raise too_large(inv.name, cap.limit) from None
     if not finished:
-        raise _timed_out(inv)
-    return out.value(), err.close(), _wait(api, container_id, inv, deadline)
+        raise timed_out(inv)
+    return out.value(), err.close(), deadline
 
 
 def _wait(api: docker.APIClient, container_id: str, inv: Invocation, deadline: float | None) -> int:
     """Its streams are closed; a process that lingers past the deadline still counts as timed out."""
     remaining = None if deadline is None else deadline - time.monotonic()
     if remaining is not None and remaining <= 0:
-        raise _timed_out(inv)
+        raise timed_out(inv)
     try:
         if remaining is not None and api.base_url.startswith("http+docker://ssh"):
             return _wait_beside(api, container_id, inv, remaining)
         return int(api.wait(container_id, timeout=remaining)["StatusCode"])
     except requests.exceptions.RequestException:
         if deadline is not None and time.monotonic() >= deadline:
-            raise _timed_out(inv) from None
+            raise timed_out(inv) from None
         raise
 
 
@@ -301,13 +318,13 @@ def _wait_beside(api: docker.APIClient, container_id: str, inv: Invocation, rema
     waiter.start()
     waiter.join(remaining)
     if not outcome:
-        raise _timed_out(inv)
+        raise timed_out(inv)
     if isinstance(outcome[0], BaseException):
         raise outcome[0]
     return outcome[0]
 
 
-def _timed_out(inv: Invocation) -> FunctionError:
+def timed_out(inv: Invocation) -> FunctionError:
     return FunctionError(f"function {inv.name} timed out after {inv.sandbox.timeout:g}s; it was killed and removed")
 
 

@@ -136,7 +136,8 @@ class BuiltinRuntime:
             confine = confinement(invocation.sandbox.memory)
             spawn = None
             if forked.can_fork(self.module, FUNCTIONS_DIR):
-                spawn = lambda: forked.spawn(self.module, list(invocation.args), env, cwd, confine)  # noqa: E731
+                spawn = lambda: forked.spawn(self.module, list(invocation.args), env, cwd, invocation.sandbox.memory,  # noqa: E731
+                                             timeout=invocation.sandbox.timeout, name=invocation.name)
             output = run_process(argv, invocation, env, cwd, stdin, on_stderr, confine, spawn, on_stdout)
         return RunOutput(output.stdout, output.stderr, output.exit_code, output.duration, builtin=True)
 
@@ -154,13 +155,13 @@ class BuiltinRuntime:
             return None
         env = self._environment(invocation)
         lines = handover.HeldLines(on_stderr)
-        transport = handover.HandedOver(data, function_config, handover.entry_of(self.module))
+        sent = handover.sendable(data, function_config)
         went_back = False  # the text way runs it again and shows its stderr then
         try:
             with _scratch() as cwd:
-                confine = confinement(invocation.sandbox.memory)
-                spawn = lambda: forked.spawn(self.module, list(invocation.args), env, cwd, confine, transport.install)  # noqa: E731
-                output = run_process(self._argv(invocation), invocation, env, cwd, b"", lines, confine, spawn)
+                spawn = lambda: forked.spawn(self.module, list(invocation.args), env, cwd, invocation.sandbox.memory, handover=True,  # noqa: E731
+                                             timeout=invocation.sandbox.timeout, name=invocation.name)
+                output = run_process(self._argv(invocation), invocation, env, cwd, sent, lines, spawn=spawn)
             went_back = output.stdout == handover.FALLBACK
             if went_back:
                 return None

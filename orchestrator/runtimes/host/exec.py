@@ -54,8 +54,12 @@ def run_process(
     timeout = invocation.sandbox.timeout
     deadline = started + timeout if timeout else None
     with SignalGuard() as guard:
-        with guard.held():  # the child must not start without us knowing its pid
-            process = spawn() if spawn is not None else _spawn(argv, invocation, env, cwd, confine)
+        if spawn is not None:  # a fork server's child: an interrupt while it starts has the server kill it
+            with guard.armed():
+                process = spawn()
+        else:
+            with guard.held():  # the child must not start without us knowing its pid
+                process = _spawn(argv, invocation, env, cwd, confine)
         try:
             with guard.armed():
                 stdout, stderr = _communicate(process, invocation, stdin, on_stderr, deadline, on_stdout)
@@ -97,7 +101,7 @@ def _executable(inv: Invocation) -> Path:
         raise InputError(f"exec function {inv.exec_path}: no such file")
     if not os.access(path, os.X_OK):
         raise InputError(f"exec function {inv.exec_path}: not executable (chmod +x it)")
-    return path.resolve()
+    return path.absolute()  # not resolved: a virtualenv's bin/python finds its packages through its own path
 
 
 def _spawn(argv: list[str], inv: Invocation, env: dict[str, str], cwd: str | None, confine: Callable[[], None] | None = None) -> subprocess.Popen[bytes]:
@@ -162,12 +166,17 @@ def _kill_group(process: subprocess.Popen[bytes]) -> None:
 
     The child itself is killed by pid too: a forked builtin makes its own session only once it
     runs, so a timeout that comes first (`--timeout 0.001`) finds no group of that id yet, and a
-    child left alive would wait on its stdin while this waits on it."""
-    for kill in (os.killpg, os.kill):
-        try:
-            kill(process.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+    child left alive would wait on its stdin while this waits on it. A fork server's child is
+    killed by the server, which reaps it (only it knows its pid is still that child's)."""
+    kill_group = getattr(process, "kill_group", None)
+    if kill_group is not None:
+        kill_group()
+    else:
+        for kill in (os.killpg, os.kill):
+            try:
+                kill(process.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
     process.wait()
     for pipe in (process.stdin, process.stdout, process.stderr):
         if pipe is not None:

@@ -1,48 +1,55 @@
-"""A builtin function in a fork of this interpreter instead of a new one: a builtin
-without the cost of starting an interpreter.
+"""A builtin function in a fork instead of a new interpreter: a builtin without the cost of
+starting one.
 
-Starting `python -m functions.x` costs 80–150 ms here (interpreter, site, ruamel); a fork of fnrun,
-which has already imported the function's module and its dependencies, costs a few. The child is
-confined the same way (orchestrator.runtimes.host.confine), gets only the environment the container
-would, fresh standard streams on its own pipes (the parent's stream objects may hold locks another
-thread took), default signal handlers and its own session, then runs the module as `__main__`
-and leaves with os._exit (no atexit handlers or finalizers of the parent run twice).
+Starting `python -m functions.x` costs 80–150 ms here (interpreter, site, ruamel); a fork of a
+process that has already imported the function's module and its dependencies costs a few. fnrun
+never forks itself for this while it may have other threads (see the fork server,
+orchestrator.runtimes.host.zygote): `start` forks the server when this process has one thread
+(a run's session calls it before any other thread starts, with the modules the run will need
+imported first), else starts it as a new interpreter; `spawn` asks it for a child. The child is
+confined the same way (orchestrator.runtimes.host.confine), gets only the environment the
+container would, its own pipes, default signal handlers and its own session, then runs the
+module as `__main__` and leaves with os._exit.
 
-Modules whose imports start threads of their own (starlark-go starts the Go runtime) are never
-imported here: a fork keeps only the forking thread, so those run through a new interpreter.
+Modules whose imports start threads of their own (starlark-go starts the Go runtime) never run
+in the server, whose forks would then inherit those threads' locks: they run through a new
+interpreter.
 """
 
 from __future__ import annotations
 
-import gc
+import atexit
 import importlib
 import importlib.util
 import os
-import runpy
+import pickle
 import select
 import signal
+import socket
+import struct
 import subprocess
 import sys
 import threading
 import time
-import traceback
 from pathlib import Path
-from typing import IO, Callable
+from typing import IO, Iterable
 
-#: Held around every fork: what must not leak into a child is set up under it
-#: (orchestrator.runtimes.host.handover names a module's function with a transport of its own).
-FORK_LOCK = threading.Lock()
+from orchestrator.errors import FunctionError
+from orchestrator.runtimes.host.zygote import Request, die_with_parent, serve
+from orchestrator.runtimes.supervise import children
+
 #: Modules that must start in a fresh interpreter (their imports start runtime threads).
 NEEDS_OWN_INTERPRETER = ("starlark",)
-_THREADED_RUNTIMES = ("starlark_go",)
+#: How long the server may take to fork a child (it imports a module first, once).
+ANSWER_WITHIN = 60.0
 
 
 def can_fork(module: str, functions_dir: Path) -> bool:
     """Whether `module` can run in a fork: Linux, a module of this fnrun's functions package, and
-    nothing loaded that a fork would break."""
+    no threads of its own."""
     if sys.platform != "linux" or os.environ.get("FNRUN_BUILTIN_FORK", "1") == "0":
         return False
-    if any(part in module for part in NEEDS_OWN_INTERPRETER) or any(m in sys.modules for m in _THREADED_RUNTIMES):
+    if any(part in module for part in NEEDS_OWN_INTERPRETER):
         return False
     spec = importlib.util.find_spec(module.split(".", 1)[0])
     origin = Path(spec.origin).resolve().parent if spec and spec.origin else None
@@ -50,115 +57,185 @@ def can_fork(module: str, functions_dir: Path) -> bool:
 
 
 class ForkedProcess:
-    """What the exec runner needs of a child (`subprocess.Popen`'s pid, pipes and wait)."""
+    """What the exec runner needs of a child (`subprocess.Popen`'s pid, pipes and wait), plus
+    `kill_group`: only the server, which reaps it, may signal its pid."""
 
-    def __init__(self, pid: int, stdin: IO[bytes], stdout: IO[bytes], stderr: IO[bytes]) -> None:
+    def __init__(self, pid: int, stdin: IO[bytes], stdout: IO[bytes], stderr: IO[bytes], reply: socket.socket) -> None:
         self.pid, self.stdin, self.stdout, self.stderr = pid, stdin, stdout, stderr
+        self.reply = reply
         self.returncode: int | None = None
 
     def wait(self, timeout: float | None = None) -> int:
-        if self.returncode is None and timeout is not None and not self._exits_within(timeout):
-            raise subprocess.TimeoutExpired(f"builtin {self.pid}", timeout)
         if self.returncode is None:
-            self.returncode = os.waitstatus_to_exitcode(os.waitpid(self.pid, 0)[1])
+            message = _receive(self.reply, timeout)
+            if message is None:
+                raise subprocess.TimeoutExpired(f"builtin {self.pid}", timeout or 0)
+            self.returncode = struct.unpack("!i", message[1:5])[0] if message[:1] == b"S" else -signal.SIGKILL
+            self.reply.close()
         return self.returncode
 
-    def _exits_within(self, timeout: float) -> bool:
-        """Whether the child exits within `timeout`: told by a pidfd the moment it does (a step
-        costs milliseconds, so polling would add a good part of one), else polled."""
-        try:
-            pidfd = os.pidfd_open(self.pid)
-        except (AttributeError, OSError):  # kernels before 5.3
-            return self._polled(timeout)
-        try:
-            poller = select.poll()  # not select(): an fd past 1024 is fine
-            poller.register(pidfd, select.POLLIN)
-            return bool(poller.poll(max(0.0, timeout) * 1000))
-        finally:
-            os.close(pidfd)
-
-    def _polled(self, timeout: float) -> bool:
-        deadline = time.monotonic() + timeout
-        while True:
-            pid, status = os.waitpid(self.pid, os.WNOHANG)
-            if pid:
-                self.returncode = os.waitstatus_to_exitcode(status)
-                return True
-            if time.monotonic() >= deadline:
-                return False
-            time.sleep(0.002)
-
-
-def spawn(module: str, args: list[str], env: dict[str, str], cwd: str, confine: Callable[[int], None],
-          prepare: Callable[[], None] | None = None) -> ForkedProcess:
-    """Fork a child that runs `module` as `python -m module args` would; `prepare` runs in the
-    child, confined, just before the module (orchestrator.runtimes.host.handover installs itself)."""
-    importlib.import_module(module)  # once per fnrun process; every fork inherits it
-    budget = _data_in_use()
-    pipes = [os.pipe() for _ in range(3)]  # stdin, stdout, stderr: (read end, write end)
-    # Every object goes to the collector's permanent generation first, as the gc module advises
-    # for a fork that does not exec: no collection in the child walks (and so copies) the
-    # parent's pages. It stays frozen until the next run starts (run.session unfreezes), which
-    # also spares the interpreter's final collections at exit from walking it (~10 ms).
-    gc.freeze()
-    with FORK_LOCK:
-        pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child; what it does is checked through its output
-        _child(module, args, env, cwd, confine, pipes, budget, prepare)
-    os.close(pipes[0][0])
-    os.close(pipes[1][1])
-    os.close(pipes[2][1])
-    return ForkedProcess(pid, os.fdopen(pipes[0][1], "wb", 0), os.fdopen(pipes[1][0], "rb", 0), os.fdopen(pipes[2][0], "rb", 0))
-
-
-def _child(module: str, args: list[str], env: dict[str, str], cwd: str, confine: Callable[[int], None],
-           pipes: list[tuple[int, int]], inherited: int, prepare: Callable[[], None] | None = None) -> None:
-    code = 1
-    try:
-        os.setsid()
-        for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGPIPE, signal.SIGCHLD):
-            signal.signal(signum, signal.SIG_DFL)
-        os.dup2(pipes[0][0], 0)
-        os.dup2(pipes[1][1], 1)
-        os.dup2(pipes[2][1], 2)
-        os.closerange(3, 1 << 16)
-        sys.stdin = open(0, encoding="utf-8", closefd=False)
-        sys.stdout = open(1, "w", encoding="utf-8", closefd=False)
-        sys.stderr = open(2, "w", encoding="utf-8", closefd=False, errors="backslashreplace")
-        confine(inherited)
-        os.chdir(cwd)
-        os.environ.clear()
-        os.environ.update(env)
-        sys.argv = [module, *args]
-        sys.modules.pop(module, None)  # run afresh as __main__; its imports stay loaded
-        try:
-            if prepare is not None:
-                prepare()
-            runpy.run_module(module, run_name="__main__", alter_sys=True)
-            code = 0
-        except SystemExit as done:
-            code = done.code if isinstance(done.code, int) else (0 if done.code is None else _say(str(done.code)))
-        except BaseException:  # noqa: BLE001 - what the interpreter would print, then exit 1
-            traceback.print_exc()
-            code = 1
-        for stream in (sys.stdout, sys.stderr):
+    def kill_group(self) -> None:
+        """Ask the server to kill the child and its group; `wait` then returns its status."""
+        if self.returncode is None:
             try:
-                stream.flush()
-            except Exception:  # noqa: BLE001 - a closed pipe: the parent has stopped reading
+                self.reply.send(b"k")
+            except OSError:  # the server is gone, and the child with it
                 pass
-    finally:
-        os._exit(code)
 
 
-def _say(message: str) -> int:
-    print(message, file=sys.stderr)
-    return 1
+class _Server:
+    def __init__(self, pid: int, control: socket.socket, process: subprocess.Popen[bytes] | None) -> None:
+        self.pid, self.control, self.process = pid, control, process
+        self.sending = threading.Lock()
+
+    def stop(self) -> None:
+        """Kill the server; its children die with it (PR_SET_PDEATHSIG)."""
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        try:
+            os.waitpid(self.pid, 0)
+        except ChildProcessError:
+            pass
+        self.control.close()
 
 
-def _data_in_use() -> int:
-    """Bytes of data segment this process already has (a fork's memory limit comes on top)."""
+_server: _Server | None = None
+_starting = threading.Lock()
+
+
+def start(modules: Iterable[str] = ()) -> None:
+    """Have a fork server ready. When this process has no other thread, the server is a fork of
+    it with `modules` imported first (so every child starts with them loaded); otherwise a new
+    interpreter (a fork now could inherit a lock another thread holds)."""
+    global _server
+    with _starting:
+        if _server is not None:
+            return
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        process = None
+        if _single_threaded():
+            for module in modules:
+                importlib.import_module(module)
+            parent = os.getpid()
+            pid = os.fork()
+            if pid == 0:  # pragma: no cover - the server; checked through the children it forks
+                _become_server(theirs, ours, parent)
+        else:
+            env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+            process = subprocess.Popen(
+                [sys.executable, "-s", "-m", "orchestrator.runtimes.host.zygote", str(theirs.fileno()), str(os.getpid())],
+                pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, env=env, close_fds=True)
+            pid = process.pid
+        theirs.close()
+        _server = _Server(pid, ours, process)
+    children.register(stop)
+
+
+def stop() -> None:
+    """End the server and every child it has (an interrupted run; a test that changed what a
+    child must inherit). The next `spawn` starts another."""
+    global _server
+    with _starting:
+        server, _server = _server, None
+    if server is not None:
+        server.stop()
+
+
+def spawn(module: str, args: list[str], env: dict[str, str], cwd: str, memory: int, handover: bool = False,
+          timeout: float | None = None, name: str | None = None) -> ForkedProcess:
+    """A child of the server running `module` as `python -m module args` would; with `handover`,
+    its stdin carries the items as JSON for the SDK's runner (orchestrator.runtimes.host.handover).
+    A function's `timeout` (seconds) covers its start too: function `name` timed out when the
+    server has not forked it by then."""
+    request = Request(module, list(args), dict(env), cwd, memory, handover, [p for p in sys.path if p])
+    for attempt in (1, 2):
+        start()
+        server = _server
+        if server is None:
+            continue
+        try:
+            return _ask(server, request, timeout or ANSWER_WITHIN, name or module, bool(timeout))
+        except (BrokenPipeError, ConnectionError):  # the server died (stopped by an interrupt, or killed)
+            if attempt == 2:
+                raise FunctionError(f"function {module}: the fork server is gone") from None
+            with _starting:
+                if _server is server:
+                    globals()["_server"] = None
+    raise FunctionError(f"function {module}: no fork server")
+
+
+def _ask(server: _Server, request: Request, within: float, name: str, timed: bool) -> ForkedProcess:
+    pipes = [os.pipe() for _ in range(3)]  # stdin, stdout, stderr: (read end, write end)
+    reply, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    ends = [pipes[0][0], pipes[1][1], pipes[2][1], theirs.fileno()]
     try:
-        with open("/proc/self/statm") as handle:
-            return int(handle.read().split()[5]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, IndexError, ValueError):
-        return 0
+        with server.sending:
+            socket.send_fds(server.control, [pickle.dumps(request)], ends)
+    except BaseException:
+        for fd in (pipes[0][1], pipes[1][0], pipes[2][0]):
+            os.close(fd)
+        reply.close()
+        raise
+    finally:
+        for fd in ends[:3]:
+            os.close(fd)
+        theirs.close()
+    try:
+        message = _receive(reply, within)
+        if message is None and timed:
+            raise FunctionError(f"function {name} timed out after {within:g}s; it was killed")
+        if message is None or message[:1] != b"P":
+            raise FunctionError(f"function {name}: the fork server did not start it")
+    except BaseException:  # an interrupt too: closing the reply socket makes the server kill it
+        reply.close()
+        for fd in (pipes[0][1], pipes[1][0], pipes[2][0]):
+            os.close(fd)
+        raise
+    pid = struct.unpack("!i", message[1:5])[0]
+    return ForkedProcess(pid, os.fdopen(pipes[0][1], "wb", 0), os.fdopen(pipes[1][0], "rb", 0), os.fdopen(pipes[2][0], "rb", 0), reply)
+
+
+def _receive(sock: socket.socket, timeout: float | None) -> bytes | None:
+    """One message; b"" when the server is gone; None when none came within `timeout`."""
+    poller = select.poll()
+    poller.register(sock, select.POLLIN)
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while True:
+        left = None if deadline is None else max(0.0, deadline - time.monotonic())
+        if poller.poll(None if left is None else left * 1000):
+            try:
+                return sock.recv(16)
+            except OSError:
+                return b""
+        if left is not None and left <= 0:
+            return None
+
+
+def _single_threaded() -> bool:
+    """No other thread in this process, counted by the kernel (a Go runtime's threads included)."""
+    try:
+        return len(os.listdir("/proc/self/task")) == 1
+    except OSError:
+        return threading.active_count() == 1 and "starlark_go" not in sys.modules
+
+
+def _become_server(control: socket.socket, other_end: socket.socket, parent: int) -> None:  # pragma: no cover - in the server
+    """The forked server: fnrun's descriptors closed (it must hold no pipe fnrun waits on) but
+    its stderr, for a traceback should there be one; then serve."""
+    try:
+        die_with_parent(parent)
+        other_end.close()
+        null = os.open(os.devnull, os.O_RDWR)
+        os.dup2(null, 0)
+        os.dup2(null, 1)
+        keep = control.fileno()
+        os.closerange(3, keep)
+        os.closerange(keep + 1, 1 << 16)
+        serve(control, parent)
+    finally:
+        os._exit(1)
+
+
+atexit.register(stop)

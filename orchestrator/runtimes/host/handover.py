@@ -2,9 +2,10 @@
 
 The text way costs a builtin step 20–30 ms for a handful of resources: fnrun writes the
 ResourceList, the SDK parses it round-trip with ruamel, dumps it again, and fnrun parses that.
-A fork shares fnrun's memory, so the child can take the parsed items as they are: the SDK's runner
-(`functions.sdk.runner.transport`) runs the SAME function over SDK wrappers of that plain data,
-and the child hands back only what changed, as JSON (C codecs both ways):
+The child (a fork of the fork server, orchestrator.runtimes.host.zygote) takes the parsed items as
+plain data, sent as JSON on its stdin: the SDK's runner (`functions.sdk.runner.transport`) runs
+the SAME function over SDK wrappers of that data, and the child hands back only what changed, as
+JSON too (C codecs both ways):
 `{"items": [0, [1, {...}], ...], "results": [...]}`, an item's input position where its value is
 the same as it went in, else its position and new value. Which function and config class a
 module runs is learnt once per process from its own main block (`entry_of`).
@@ -32,7 +33,6 @@ from typing import TYPE_CHECKING, Any, Callable
 from orchestrator import annotations, workers
 from orchestrator.errors import FnrunError, FunctionError
 from orchestrator.resource import Resource
-from orchestrator.runtimes.host import forked
 from orchestrator.yamlio import fast, textedit
 if TYPE_CHECKING:
     from functions.sdk import ResourceList
@@ -91,10 +91,10 @@ def entry_of(module: str) -> Entry | None:
     running that block here with a transport that stops before reading: only the module's
     definitions run, as they did when it was imported, and its function never. A fork then calls
     the function directly instead of running the module again, which costs a fork ~1 ms of
-    copied pages. None when the block does not stop that way (the fork runs the module)."""
-    with forked.FORK_LOCK:  # no fork may inherit the namer as its transport
-        if module not in _entries:
-            _entries[module] = _name(module)
+    copied pages. None when the block does not stop that way (the fork runs the module). Called
+    by the fork server, which has one thread: no fork inherits the namer as its transport."""
+    if module not in _entries:
+        _entries[module] = _name(module)
     return _entries[module]
 
 
@@ -113,6 +113,11 @@ def _name(module: str) -> Entry | None:
     finally:
         runner.transport = None
     return None
+
+
+def sendable(items: list[dict], function_config: dict | None) -> bytes:
+    """What the child reads on stdin (`HandedOver` over it)."""
+    return _dumps({"items": items, "config": function_config}).encode()
 
 
 class HandedOver:

@@ -9,12 +9,21 @@ Outputs its input items plus a ConfigMap `sandbox-probe` whose data (all strings
 - nofile, nproc: the soft and hard rlimits, "SOFT:HARD" ("unlimited" for none);
 - memoryLimit, pidsLimit, cpuMax ("QUOTA PERIOD") from cgroup v1 or v2 ("<unknown>" if unread);
 - env.LOG_TO_STDERR, env.STRUCTURED_RESULTS and env.NAME for each NAME in
-  functionConfig.data.envs (comma-separated); "<unset>" when not set."""
+  functionConfig.data.envs (comma-separated); "<unset>" when not set;
+- tmpListing, shmListing: /tmp and /dev/shm, as localListing;
+- strays: how many processes left by a probe ("probe-background") are running;
+- network: what connecting to 192.0.2.1:53 (TEST-NET, so never a real host) gave;
+- rootWrite, localWrite: what creating a file in / and /local gave ("ok" or the error name).
+With functionConfig.data.leave "true" it also leaves traces for the next function in the same
+container to find: files in /tmp and /dev/shm, and a background process holding its stdout."""
 
 from __future__ import annotations
 
+import errno
 import os
 import resource
+import socket
+import subprocess
 import tempfile
 from pathlib import Path
 
@@ -96,6 +105,47 @@ def listing(directory: str) -> str:
         return f"<{exc.strerror}>"
 
 
+def strays() -> int:
+    """Processes a probe left in the background (they carry "probe-background" in their argv)."""
+    count = 0
+    for pid in os.listdir("/proc"):
+        try:
+            count += pid.isdigit() and b"probe-background" in Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            continue
+    return count
+
+
+def attempt(action) -> str:
+    """"ok", or the name of the error the action raised."""
+    try:
+        action()
+        return "ok"
+    except OSError as exc:
+        return errno.errorcode.get(exc.errno or 0, type(exc).__name__)
+
+
+def connect() -> None:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.settimeout(2)
+        sock.connect(("192.0.2.1", 53))
+
+
+def create(path: str) -> None:
+    with open(path, "x"):
+        pass
+    os.unlink(path)
+
+
+def leave_traces() -> None:
+    Path("/tmp/left-by-probe").write_text("x")
+    os.makedirs("/tmp/left-dir/deeper", exist_ok=True)
+    os.chmod("/tmp/left-dir", 0o500)
+    if os.path.isdir("/dev/shm"):
+        Path("/dev/shm/left-by-probe").write_text("x")
+    subprocess.Popen(["python3", "-c", "import time; time.sleep(3600)", "probe-background"], start_new_session=True)
+
+
 def probe(resource_list: ResourceList) -> ResourceList:
     status = status_fields()
     v1 = "/sys/fs/cgroup"
@@ -118,11 +168,19 @@ def probe(resource_list: ResourceList) -> ResourceList:
         "memoryLimit": first_readable(f"{v1}/memory.max", f"{v1}/memory/memory.limit_in_bytes"),
         "pidsLimit": first_readable(f"{v1}/pids.max", f"{v1}/pids/pids.max"),
         "cpuMax": cpu_max(v1),
+        "tmpListing": listing("/tmp"),
+        "shmListing": listing("/dev/shm"),
+        "strays": str(strays()),
+        "network": attempt(connect),
+        "rootWrite": attempt(lambda: create("/probe-write")),
+        "localWrite": attempt(lambda: create("/local/probe-write")) if os.path.isdir("/local") else "<missing>",
     }
     wanted = ["LOG_TO_STDERR", "STRUCTURED_RESULTS"]
     wanted += [n.strip() for n in str(config(resource_list).get("envs") or "").split(",")]
     for name in filter(None, wanted):
         data[f"env.{name}"] = os.environ.get(name, "<unset>")
+    if str(config(resource_list).get("leave") or "") == "true":
+        leave_traces()
     resource_list["items"] = list(resource_list.get("items") or []) + [{
         "apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "sandbox-probe"},
         "data": data,

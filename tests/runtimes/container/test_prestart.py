@@ -22,7 +22,8 @@ from orchestrator.run.units import Executed, Unit, run_units
 from testing.pipeline_helpers import REPO, assert_one_line_error, interrupt_when_running, fnrun, function_config, snapshot, test_images, write_package  # noqa: F401
 
 LABEL, FAIL, SLEEP = "fnrun-test/label:v1", "fnrun-test/fail:v1", "fnrun-test/sleep:v1"
-NO_CACHE = {"FNRUN_CACHE": "0"}
+# A container per call, started ahead: what these tests are about (warm containers: test_warm*.py)
+NO_CACHE = {"FNRUN_CACHE": "0", "FNRUN_WARM": "0"}
 
 
 def kptfile(name: str, steps: list[tuple[str, dict[str, str]]]) -> str:
@@ -144,7 +145,7 @@ def test_an_unchanged_rerender_with_a_warm_cache_starts_no_container(test_images
     from testing.runtime_fixtures import run_counting_containers as run_with_events
 
     siblings(tmp_path / "pkg", 3)
-    env = {"FNRUN_CACHE": "1", "FNRUN_CACHE_DIR": str(tmp_path / "cache")}
+    env = {"FNRUN_CACHE": "1", "FNRUN_CACHE_DIR": str(tmp_path / "cache"), "FNRUN_WARM": "0"}
     first, created = run_with_events(env, "render", str(tmp_path / "pkg"), "--check", "--jobs", "3")
     assert first.returncode == 3 and len(created) == 10, first.stderr  # 3 x 3 steps + the root's, each once
     second, created_again = run_with_events(env, "render", str(tmp_path / "pkg"), "--check", "--jobs", "3")

@@ -1,8 +1,10 @@
-"""Builtins in a fork of fnrun: the same protocol, limits and clean-up as a child interpreter.
+"""Builtins in a fork of the fork server: the same protocol, limits and clean-up as a child
+interpreter.
 
 The catalog's behaviour in a fork is checked against the images in test_builtin.py; here, probe
 modules do what catalog code never does (hang, exhaust memory, crash, read the environment) to
-show the fork is held to the timeout, the memory limit and a clean environment, and reaped."""
+show the fork is held to the timeout, the memory limit and a clean environment, and reaped.
+Each test gets a fresh server, forked from this process as it then is (patches included)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import os
 import sys
 import textwrap
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -17,7 +20,7 @@ from orchestrator.errors import FunctionError
 from orchestrator.runtimes.host import forked
 from orchestrator.runtimes.protocol import Invocation, Sandbox
 from orchestrator.runtimes.host.builtin import FUNCTIONS_DIR
-from orchestrator.runtimes.host.confine import confinement
+from testing.stress import descendants
 from orchestrator.runtimes.host.exec import run_process
 
 PROBE = '''
@@ -48,6 +51,13 @@ if __name__ == "__main__":
 '''
 
 
+@pytest.fixture(autouse=True)
+def fresh_server() -> Iterator[None]:
+    forked.stop()
+    yield
+    forked.stop()
+
+
 @pytest.fixture
 def probe(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     name = f"fnrun_fork_probe_{os.getpid()}"
@@ -60,19 +70,15 @@ def probe(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
 def run(module: str, *args: str, stdin: bytes = b"", timeout: float = 30, cwd: str = "/"):
     invocation = Invocation(name=f"builtin {module}", args=tuple(args), sandbox=Sandbox(timeout=timeout))
     env = {"PATH": os.defpath, "ONLY_THIS": "1"}
-    confine = confinement(256 << 20)
     lines: list[str] = []
-    spawn = lambda: forked.spawn(module, list(args), env, cwd, confine)  # noqa: E731
-    output = run_process([], invocation, env, cwd, stdin, lines.append, confine, spawn)
+    spawn = lambda: forked.spawn(module, list(args), env, cwd, 256 << 20)  # noqa: E731
+    output = run_process([], invocation, env, cwd, stdin, lines.append, spawn=spawn)
     return output, lines
 
 
 def no_zombies() -> bool:
-    try:
-        os.waitpid(-1, os.WNOHANG)
-    except ChildProcessError:
-        return True
-    return False
+    """No child is left: this process has only the server, and the server none."""
+    return all(pid == forked._server.pid for pid in descendants(os.getpid())) if forked._server else not descendants(os.getpid())
 
 
 def test_stdin_stdout_stderr_and_arguments(probe: str) -> None:
@@ -157,6 +163,8 @@ def patch_apply(monkeypatch: pytest.MonkeyPatch, fault: object) -> None:
     from functions.sdk import runner
 
     monkeypatch.setattr(runner, "apply", fault)
+    forked.stop()
+    forked.start()  # a server forked now, which the fault is in
 
 
 def test_handover_gives_the_values_the_text_way_gives() -> None:
@@ -399,19 +407,13 @@ def test_one_item_text_edits_cannot_write_sends_the_whole_step_the_text_way(work
     assert handover(items, config)[0] is None
 
 
-def test_a_fork_freezes_the_heap_until_the_next_run(probe: str, tmp_path: Path) -> None:
-    """Frozen before the fork (no collection in the child copies the parent's pages), and
-    collectable again once the next run's session starts, so a long-lived caller does not keep
-    garbage for more than a run."""
+def test_fnrun_s_heap_stays_collectable_the_server_freezes_its_own(probe: str) -> None:
+    """The server freezes its heap before it forks (no collection in a child copies its pages);
+    fnrun, which no longer forks for builtins, keeps collecting as usual."""
     import gc
 
-    from orchestrator.run.pipeline import RunOptions
-    from orchestrator.run.session import session
-
     run(probe, "echo")
-    assert gc.get_freeze_count() > 0
-    with session([], RunOptions(), tmp_path, lambda kind: None, []):  # type: ignore[arg-type, return-value]
-        assert gc.get_freeze_count() == 0
+    assert gc.get_freeze_count() == 0
 
 
 def test_a_config_typed_with_module_names_loads_in_the_fork(tmp_path: Path) -> None:
@@ -446,3 +448,83 @@ def test_output_that_is_not_the_protocol_s_is_invalid_output(stdout: bytes) -> N
     with pytest.raises(FunctionError, match="fnrun/x:v1 returned invalid output"):
         handed_back(stdout, 0, items, "fnrun/x:v1")
     assert handed_back(stdout, 1, items, "fnrun/x:v1") is None  # a failed function: its exit code is reported
+
+
+# ------------------------------------------------------------------------------------------------
+# Stopping: an interrupted run ends a builtin waited on by a worker thread, and nothing of the
+# server outlives the process that started it, even killed.
+
+def _children_of_server(within: float = 30.0) -> list[int]:
+    import time
+
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        server = forked._server
+        found = descendants(server.pid) if server is not None else []
+        if found:
+            return found
+        time.sleep(0.05)
+    return []
+
+
+def test_stopping_the_children_ends_a_hung_builtin_another_thread_waits_on(probe: str) -> None:
+    import threading
+
+    from orchestrator.runtimes.supervise import children
+
+    outcome: list[object] = []
+
+    def attempt() -> None:
+        try:
+            outcome.append(run(probe, "hang", timeout=0)[0])  # no timeout: only the stop ends it
+        except BaseException as err:  # noqa: BLE001 - carried to the test's thread
+            outcome.append(err)
+
+    forked.start()
+    worker = threading.Thread(target=attempt, daemon=True)
+    worker.start()
+    assert _children_of_server(), "the builtin never started"
+    children.stop_all()  # what an interrupted run does from its main thread (run/units.py)
+    worker.join(30)
+    assert not worker.is_alive(), "the worker still waits on the builtin"
+    assert getattr(outcome[0], "exit_code", None) == -9, outcome
+    assert descendants(os.getpid()) == []
+
+
+def test_a_killed_fnrun_leaves_no_builtin_running(probe: str, tmp_path: Path) -> None:
+    """The child made its own session, so nothing but PR_SET_PDEATHSIG ties it to fnrun."""
+    import signal
+    import subprocess
+    import time
+
+    script = tmp_path / "starts_a_builtin.py"
+    script.write_text(textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(tmp_path)!r})
+        from orchestrator.runtimes.host import forked
+        child = forked.spawn({probe!r}, ["hang"], {{}}, "/", 256 << 20)
+        print(child.pid, flush=True)
+        child.wait()
+    """))
+    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    try:
+        pid = int(proc.stdout.readline())  # type: ignore[union-attr]
+        assert os.path.exists(f"/proc/{pid}")
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(30)
+        deadline = time.monotonic() + 30
+        while _alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _alive(pid), "the builtin outlived the process that started it"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False

@@ -1,0 +1,13 @@
+"""Warm containers: one sandboxed container per image serves every call of that image in a run,
+each call a fresh process in it (plan: which calls may; pool: the containers; calls: one call;
+runtime: the Runtime; helper: the static PID 1; orphans: what a killed fnrun left behind)."""
+
+import os
+
+ENV_WARM = "FNRUN_WARM"
+DEFAULT = "1"
+
+
+def enabled_by_environment() -> bool:
+    """FNRUN_WARM=0 (or false, no, off) turns warm containers off, as --no-warm does."""
+    return os.environ.get(ENV_WARM, DEFAULT).strip().lower() not in ("0", "false", "no", "off")

@@ -1,0 +1,127 @@
+"""Whether a call may go to a warm container, and which container serves it.
+
+A warm container is created from the same create request a cold one would be (settings.create_body:
+network none, user nobody, no-new-privileges, read-only root, /tmp tmpfs, no capabilities, the
+memory, CPU and pids limits, the OCI runtime), minus what differs per call: the environment, the
+arguments and /local. Those come with each call (orchestrator.runtimes.container.warm.calls). Its
+PID 1 is the helper (warm.helper). /local, when the call has one, is what it would be cold: a
+read-only bind mount, here of a directory of the container's own that each call's function-config
+directory is linked into (warm.local); or, where the cold path copies /local in (a remote engine,
+--mounts upload), an anonymous volume each call's copy is put into. Calls whose create requests are equal but for
+those share containers: the request is the key.
+
+What a warm container could not serve exactly as a cold one would goes cold: a writable root
+(nothing would empty it), a writable mount (the copy at /local could go stale against it), an
+image that declares volumes (a cold container gets them fresh, filled from the image), the
+`always` pull policy and an image not present (the cold path pulls and reports).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from orchestrator.errors import FnrunError
+from orchestrator.runtimes.container.inspect import inspect_image
+from orchestrator.runtimes.container.remote import uploads
+from orchestrator.runtimes.container.settings import LABEL_FUNCTION, create_body
+from orchestrator.runtimes.container.warm.helper import NAME, TARGET, helper_dir
+from orchestrator.runtimes.protocol import Invocation, Mount
+
+LABEL_WARM = "fnrun.warm"
+LABEL_HOST = "fnrun.host"  # with fnrun.pid and fnrun.started: whose container it is (warm.orphans)
+LABEL_STARTED = "fnrun.started"
+IDLE_TTL = 600  # seconds without a call after which a warm container ends itself (its fnrun died)
+HELPER = f"{TARGET}/{NAME}"
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The warm container a call needs (`key`, `body`, `copies`) and what the call runs in it."""
+
+    key: str
+    body: dict[str, Any]
+    copies: dict[str, Path]
+    base: Invocation  # the call without what is its own: what creates the container
+    argv: tuple[str, ...]  # the image's entrypoint and command, or its entrypoint and the call's arguments
+    local: str  # none | bind | upload: how /local reaches the container (warm.local)
+
+
+def plan(inv: Invocation) -> Plan | str:
+    """The plan for `inv`, or why it goes cold."""
+    from orchestrator.runtimes.container.runtime import copies_of
+
+    sandbox = inv.sandbox
+    if inv.image is None:
+        return "no image"
+    if not sandbox.read_only_root:
+        return "the root is writable (--writable-root)"
+    if sandbox.image_pull_policy == "always":
+        return "image pull policy always"
+    if any(not m.read_only for m in inv.mounts):
+        return "a writable mount"
+    config = _image_config(inv.image)
+    if config is None:
+        return "the image is not present"
+    if config.get("Volumes"):
+        return "the image declares volumes"
+    args = list(inv.args) if inv.args else list(config.get("Cmd") or [])
+    argv = tuple(config.get("Entrypoint") or []) + tuple(args)
+    if not argv:
+        return "the image has no entrypoint or command"
+    home, why = helper_dir()
+    if home is None:
+        return why
+    base = replace(inv, name=inv.image, env={}, args=(), local_dir=None, mounts=(*inv.mounts, Mount(home, TARGET)), mount_root=None)
+    try:
+        create_body(inv, {})  # what the cold path would refuse, it refuses itself
+        copies = copies_of(base)
+        body = create_body(base, copies)
+    except FnrunError:
+        return "the cold path reports the invocation's problem"
+    body.update({"Entrypoint": [HELPER, "init", str(IDLE_TTL)], "Cmd": None, "Env": [], "OpenStdin": False,
+                 "StdinOnce": False, "AttachStdin": False, "AttachStdout": False, "AttachStderr": False})
+    local = "none"
+    if inv.local_dir is not None:
+        local = "upload" if "/local" in copies_of(replace(inv, mounts=())) else "bind"
+        if local == "upload" and not uploads(sandbox.mount_mode):
+            return "/local is not readable by the sandbox user (it is copied in, cold)"
+        if local == "upload":
+            body["Volumes"] = {**body.get("Volumes", {}), "/local": {}}
+    key = json.dumps([local, body], sort_keys=True)
+    body["Labels"] = {**body["Labels"], LABEL_FUNCTION: inv.image, **owner_labels()}
+    return Plan(key, body, copies, base, argv, local)
+
+
+def _image_config(image: str) -> dict[str, Any] | None:
+    found = inspect_image(image)
+    if found is None:
+        return None
+    config = found.get("Config") or {}
+    return config if isinstance(config, dict) else {}
+
+
+@lru_cache(maxsize=1)
+def owner_labels() -> dict[str, str]:
+    """Which process on which machine a warm container belongs to, so the next fnrun can tell an
+    orphan (its process gone) from a live run's container (warm.orphans)."""
+    return {LABEL_WARM: "1", LABEL_HOST: socket.gethostname(), LABEL_STARTED: process_started(os.getpid()) or ""}
+
+
+def process_started(pid: int) -> str | None:
+    """When process `pid` started (clock ticks since boot, /proc), so a reused pid is not taken
+    for the process that created a container; None when there is no such process (or only its
+    zombie) or no /proc."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = text[text.rindex(")") + 2:].split()  # the state first, then the other numbers
+    if len(fields) <= 19 or fields[0] == "Z":  # a zombie has ended: only its exit status is left
+        return None
+    return fields[19]

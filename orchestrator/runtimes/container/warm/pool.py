@@ -1,0 +1,206 @@
+"""The warm containers of one run: started on first need (or ahead), lent to one call at a time,
+given back when the call left them clean, discarded otherwise, all removed when the run ends.
+
+Every container is registered with the process's live containers (runtimes.container.live), so
+the sweep an interrupted run makes (Ctrl-C, SIGTERM: orchestrator.run.units) removes warm ones
+too, and is labelled with its owner (warm.plan.owner_labels) for the next fnrun to find it
+should this one be killed outright (warm.orphans).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from orchestrator.runtimes.container import runtime as container
+from orchestrator.runtimes.container.prestart import Remover
+from orchestrator.runtimes.container.warm.local import make_staging, remove as remove_staging
+from orchestrator.runtimes.container.warm.orphans import sweep_once
+from orchestrator.runtimes.container.warm.plan import LABEL_STARTED, Plan, owner_labels
+
+
+@dataclass
+class Warm:
+    """One started warm container, lent to at most one call at a time."""
+
+    container_id: str
+    key: str
+    local: Path | None = None  # whose function-config directory /local holds now
+    calls: int = 0
+    staging: Path | None = None  # what is bind-mounted at /local (warm.local)
+
+
+class WarmPool:
+    """At most `per_image` containers per key; a call waits for one to come back rather than
+    start another beyond that (a start costs more CPU than most calls)."""
+
+    def __init__(self, per_image: int = 1) -> None:
+        self.per_image = max(1, per_image)
+        self._idle: dict[str, list[Warm]] = {}
+        self._count: dict[str, int] = {}
+        self._cond = threading.Condition()
+        self._closed = False
+        self._removed = False  # close() has handed the last removals to the remover
+        self._expected: list[Plan] = []
+        self._pending: dict[str, int] = {}  # containers being started, by key
+        self._waiting: dict[str, int] = {}  # calls waiting for one of those
+        self._remover = Remover()
+        self._ahead = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fnrun-warm")
+        self._ahead.submit(sweep_once)  # what a killed fnrun left (warm.orphans), off the run's path
+        self.started = 0  # containers started, for tests and reports
+        self.served = 0  # calls that ran in a warm container (not cold)
+
+    def expect(self, plans: list[Plan], paused: bool) -> None:
+        """The containers the run will want: started ahead now, or (`paused`: the result cache may
+        answer every call) at `resume`, on the first call the cache could not answer."""
+        with self._cond:
+            self._expected = list(plans)
+        if not paused:
+            self.resume()
+
+    def resume(self) -> None:
+        with self._cond:
+            expected, self._expected = self._expected, []
+        for plan in expected:
+            self.ahead(plan)
+
+    def ahead(self, plan: Plan) -> None:
+        """Start `plan`'s container in the background, if none is there or coming yet."""
+        with self._cond:
+            if self._closed or self._count.get(plan.key, 0):
+                return
+            self._count[plan.key] = 1
+            self._pending[plan.key] = self._pending.get(plan.key, 0) + 1
+        try:
+            self._ahead.submit(self._start_ahead, plan)
+        except RuntimeError:  # closed meanwhile
+            self._started(plan.key)
+            self._drop_slot(plan.key)
+
+    def _start_ahead(self, plan: Plan) -> None:
+        warm = None
+        try:
+            warm = self._start(plan)
+        finally:
+            self._started(plan.key, warm)
+
+    def _started(self, key: str, idle: Warm | None = None) -> None:
+        """A start is over; what it started (if anything, and nobody holds it yet) is idle."""
+        with self._cond:
+            self._pending[key] -= 1
+            if idle is not None and not self._closed:
+                self._idle.setdefault(key, []).append(idle)
+                idle = None
+            self._cond.notify_all()
+        if idle is not None:
+            self.discard(idle)
+
+    def acquire(self, plan: Plan) -> Warm | None:
+        """An idle container for `plan`, one being started for nobody else, a new one, or (the
+        pool is closed, or none could start: the cold path will report why) None. Waits in
+        short, interruptible steps."""
+        key = plan.key
+        with self._cond:
+            while True:
+                if self._closed:
+                    return None
+                idle = self._idle.get(key)
+                if idle:
+                    return idle.pop()
+                if self._pending.get(key, 0) > self._waiting.get(key, 0):  # one is coming: wait for it
+                    self._waiting[key] = self._waiting.get(key, 0) + 1
+                    try:
+                        self._cond.wait(0.05)
+                    finally:
+                        self._waiting[key] -= 1
+                    continue
+                if self._count.get(key, 0) < self.per_image:
+                    self._count[key] = self._count.get(key, 0) + 1
+                    self._pending[key] = self._pending.get(key, 0) + 1
+                    break
+                self._cond.wait(0.05)
+        try:
+            return self._start(plan)
+        finally:
+            with self._cond:
+                self._pending[key] -= 1
+                self._cond.notify_all()
+
+    def _start(self, plan: Plan) -> Warm | None:
+        api = container.api_client()
+        body, staging = dict(plan.body), None
+        try:
+            if plan.local == "bind":
+                labels = owner_labels()
+                staging = make_staging(f"{os.getpid()}-{labels[LABEL_STARTED]}")
+                host = dict(body["HostConfig"])
+                host["Mounts"] = [*host.get("Mounts", []), {"Target": "/local", "Source": str(staging), "Type": "bind", "ReadOnly": True}]
+                body["HostConfig"] = host
+            container_id = container.create(api, body)
+        except BaseException as err:
+            if staging is not None:
+                remove_staging(staging)
+            self._drop_slot(plan.key)
+            if isinstance(err, Exception):  # the call then runs cold, which reports what is wrong
+                return None
+            raise
+        try:
+            container.upload(api, container_id, plan.base, plan.copies)
+            api.start(container_id)
+        except BaseException as err:
+            self._drop_slot(plan.key)
+            self._remove(container_id, staging)
+            if isinstance(err, Exception):
+                return None
+            raise
+        self.started += 1
+        return Warm(container_id, plan.key, staging=staging)
+
+    def _remove(self, container_id: str, staging: Path | None, now: bool = False) -> None:
+        if now:
+            container.remove_quietly(container_id)
+        else:
+            self._remover.put(container_id)
+        if staging is not None:
+            remove_staging(staging)
+
+    def release(self, warm: Warm) -> None:
+        """The call is done and left the container fit for the next one."""
+        with self._cond:
+            if not self._closed:
+                self._idle.setdefault(warm.key, []).append(warm)
+                self._cond.notify_all()
+                return
+        self.discard(warm)
+
+    def discard(self, warm: Warm) -> None:
+        """The container is not fit for another call (or the run is over): it goes."""
+        self._drop_slot(warm.key)
+        with self._cond:
+            late = self._removed
+        self._remove(warm.container_id, warm.staging, now=late)  # after close: here, as nothing else will
+
+    def _drop_slot(self, key: str) -> None:
+        with self._cond:
+            self._count[key] = max(0, self._count.get(key, 0) - 1)
+            self._cond.notify_all()
+
+    def close(self) -> None:
+        """Remove every idle container and wait for the removals (lent ones go with their calls)."""
+        with self._cond:
+            self._closed = True
+            idle = [warm for group in self._idle.values() for warm in group]
+            self._idle.clear()
+            self._cond.notify_all()
+        self._ahead.shutdown(wait=True, cancel_futures=True)
+        with self._cond:  # what the last start ahead gave back meanwhile
+            idle += [warm for group in self._idle.values() for warm in group]
+            self._idle.clear()
+            self._removed = True
+        for warm in idle:
+            self._remove(warm.container_id, warm.staging)
+        self._remover.close()
+

@@ -1,0 +1,72 @@
+"""The container runtime for functions whose image a run calls more than once: each call a fresh
+process in a warm container of that image (warm.pool), the cold path whenever that cannot be
+exactly what a cold container would give (warm.plan) or the container turns out unfit.
+
+A call that fails or is stopped for any reason but its function's own exit (a timeout, the output
+cap, an engine error, Ctrl-C) discards its container, and so does one the kernel may have killed
+(an exit code from 128: a signal, the OOM killer): the next call gets a fresh container.
+"""
+
+from __future__ import annotations
+
+import time
+
+import docker.errors
+import requests.exceptions
+
+from orchestrator.runtimes.container import runtime as container
+from orchestrator.runtimes.container.warm.calls import NotClean, call, fits
+from orchestrator.runtimes.container.warm.plan import Plan, plan
+from orchestrator.runtimes.container.warm.pool import WarmPool
+from orchestrator.runtimes.protocol import Invocation, Runtime, RunOutput, StderrSink, StdoutSink
+from orchestrator.runtimes.supervise.interrupts import SignalGuard
+
+
+ATTEMPTS = 2  # a container that ended on its own is replaced once; then the call runs cold
+
+
+class WarmRuntime:
+    """Runs a call in a warm container of `pool`, else through `cold`."""
+
+    def __init__(self, pool: WarmPool, cold: Runtime) -> None:
+        self.pool = pool
+        self.cold = cold
+
+    def run(self, invocation: Invocation, stdin: bytes, on_stderr: StderrSink | None = None,
+            on_stdout: StdoutSink | None = None) -> RunOutput:
+        self.pool.resume()  # this call missed the result cache: the run's warm containers are wanted
+        found = plan(invocation)
+        if isinstance(found, str) or not fits(invocation.local_dir):
+            return self.cold.run(invocation, stdin, on_stderr, on_stdout)
+        started = time.monotonic()
+        for _ in range(ATTEMPTS):
+            done = self._attempt(found, invocation, stdin, on_stderr, on_stdout)
+            if done is not None:
+                self.pool.served += 1
+                stdout, stderr, code = done
+                return RunOutput(stdout=stdout, stderr=stderr, exit_code=code, duration=time.monotonic() - started)
+        return self.cold.run(invocation, stdin, on_stderr, on_stdout)
+
+    def _attempt(self, found: Plan, invocation: Invocation, stdin: bytes, on_stderr: StderrSink | None,
+                 on_stdout: StdoutSink | None) -> tuple[bytes, str, int] | None:
+        """One try in a warm container; None when the function did not run (no container could be
+        had, or it was gone or unfit): the container, if any, is discarded."""
+        api = container.api_client()
+        with SignalGuard() as guard:
+            with guard.armed():
+                warm = self.pool.acquire(found)
+            if warm is None:
+                return None
+            done: tuple[bytes, str, int] | None = None
+            try:
+                with guard.armed():
+                    done = call(api, warm, found, invocation, stdin, on_stderr, on_stdout)
+            except NotClean:
+                pass  # the function did not run
+            except (docker.errors.APIError, requests.exceptions.RequestException) as err:
+                raise container.engine_error(invocation, err) from None
+            finally:
+                with guard.held():
+                    fit = done is not None and done[2] < 128
+                    (self.pool.release if fit else self.pool.discard)(warm)
+        return done

@@ -1,0 +1,52 @@
+"""SIGTERM at any moment of a render ends fnrun: exit 143 with one line (or, before fnrun has its
+handlers, the signal's own death), nothing of it left running (forked builtins, exec functions,
+containers), and the package as it was or as a whole render leaves it. The moments are spread
+over a whole render of a tree that mixes every kind of function (testing/stress.py), so reading,
+functions of each kind and writing all get hit; bench/stress_render.py does more of them."""
+
+from __future__ import annotations
+
+import random
+import signal
+import uuid
+from pathlib import Path
+
+import pytest
+
+from testing import stress
+from testing.pipeline_helpers import test_images
+
+pytestmark = pytest.mark.usefixtures("test_images")
+_ = test_images
+TRIALS = 8
+SEED = 21
+WATCHDOG = 60.0  # a hang, not a slow stop: on a quiet machine it stops within a second
+
+
+def test_sigterm_at_random_moments_ends_everything_and_keeps_the_package_whole(tmp_path: Path) -> None:
+    mark = uuid.uuid4().hex
+    reference = stress.tree(tmp_path / "reference", SEED)
+    before = stress.files(reference)
+    whole = stress.render(reference, 4, WATCHDOG, mark)
+    assert whole.code == 0, whole.stderr
+    after = stress.files(reference)
+    moments = random.Random().sample(range(1, 100), TRIALS)  # percent of a whole render's time
+    for trial, percent in enumerate(moments):
+        tree = tmp_path / f"trial{trial}"
+        stress.tree(tree, SEED)
+        delay = whole.seconds * percent / 100
+        outcome = stress.render(tree, 4, WATCHDOG, mark, signal_after=delay)
+        where = f"SIGTERM {delay:.2f}s into the render"
+        assert outcome.code is not None, f"{where}: still running {WATCHDOG:g}s later\n{outcome.stderr}"
+        assert outcome.left == [], (where, outcome.left)
+        assert stress.files(tree) in (before, after), f"{where}: the package is neither as it was nor rendered"
+        if not outcome.signalled:
+            assert outcome.code == 0, outcome.stderr
+            continue
+        assert "Traceback" not in outcome.stderr, outcome.stderr
+        if outcome.code == -signal.SIGTERM:  # before fnrun's handlers: nothing had started
+            assert stress.files(tree) == before
+            continue
+        assert outcome.code == 143, (where, outcome.stderr)
+        assert [line for line in outcome.stderr.splitlines() if line.startswith("fnrun:")] == ["fnrun: interrupted (SIGTERM); nothing was written"], outcome.stderr
+        assert stress.files(tree) == before, where
