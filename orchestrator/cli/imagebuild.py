@@ -53,7 +53,7 @@ def build(
             given = base.ensure_base(client, base_image, rebuild, lambda tag, what, s: engine.report(tag, what, s, sys.stderr), log_dir)
         except engine.BuildFailure as exc:
             raise EnvironmentProblem(f"base image: {exc}") from None
-        builder = engine.Builder(client, given, root / "functions", log_dir, sys.stderr)
+        builder = engine.Builder(client, given, root / "functions", log_dir, sys.stderr, scope=repository)
         failures = builder.build_all(chosen, rebuild)
         builder.prune()
     if failures:

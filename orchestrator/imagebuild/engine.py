@@ -20,6 +20,7 @@ from orchestrator.imagebuild.dockerfile import context_files, copy_sources, from
 from orchestrator.runtimes.host.builtin import CATALOG, SOURCE_HASH_LABEL, source_hash
 
 HASH_LABEL = "org.fnrun.build-hash"
+SCOPE_LABEL = "org.fnrun.build-scope"  # which build made an image, so its prune leaves others' alone
 HASH_SCHEMA = "1"  # bump when the hashing below changes meaning
 FIRST = "fnrun-base"
 
@@ -203,6 +204,7 @@ class Builder:
     log_dir: Path
     stream: TextIO = sys.stdout
     stage: Stager | None = None
+    scope: str | None = None  # labels the images built, and limits the prune to them
 
     def report(self, tag: str, what: str, seconds: float | None = None) -> None:
         report(tag, what, seconds, self.stream)
@@ -214,7 +216,8 @@ class Builder:
             digest = input_hash(self.client, target, context, self.base, self.functions_dir)
             if not force and current_hash(self.client, target.tag) == digest:
                 return "up to date"
-            build(self.client, target, context, self.base, digest, source_label(target, self.functions_dir), self.log_dir, force)
+            labels = {**source_label(target, self.functions_dir), **({SCOPE_LABEL: self.scope} if self.scope else {})}
+            build(self.client, target, context, self.base, digest, labels, self.log_dir, force)
         return "built"
 
     def build_all(self, targets: Iterable[Target], force: bool) -> int:
@@ -238,7 +241,8 @@ class Builder:
         """Remove the images earlier builds made and whose tag moved on (every change to fnrun's
         code rebuilds fnrun-base and all built FROM it). Only untagged images carrying our label
         go; the engine keeps any still in use."""
+        labels = [HASH_LABEL, *([f"{SCOPE_LABEL}={self.scope}"] if self.scope else [])]
         try:
-            self.client.images.prune(filters={"dangling": True, "label": HASH_LABEL})
+            self.client.images.prune(filters={"dangling": True, "label": labels})
         except docker.errors.APIError as exc:
             print(f"could not prune old images: {exc.explanation}", file=self.stream)
