@@ -66,7 +66,6 @@ def run_package(
     notices.unreadable_for(package.notes, lambda note: _declares(note.data) or scope.receiver(specs, note.path, note.data))
     if meta_resources:
         notices.require_krm(package.notes, "kpt fn eval")
-        _require_names(package.resources)
     notices.warn(package.notes)
     outcome = run_functions(specs, package.resources, options, root, events or PlainEvents(), runtime_for)
     outcome.package = package
@@ -74,16 +73,6 @@ def run_package(
     if write:
         writeback.apply(outcome.plan)
     return outcome
-
-
-def _require_names(resources: list[Resource]) -> None:
-    """kpt fn eval hands a function only resources with a name (a kustomization file aside)."""
-    from ..read.package import kustomization
-
-    for resource in resources:
-        metadata = resource.data.get("metadata")
-        if not (isinstance(metadata, dict) and metadata.get("name")) and not kustomization(resource.data, resource.path):
-            raise InputError(f"{resource.path}: {resource.data.get('kind')} has no metadata.name; kpt fn eval refuses it too (name it, or leave it out in .krmignore)")
 
 
 def _declares(data: object) -> str | None:

@@ -145,10 +145,3 @@ def test_search_replace_with_no_config_changes_nothing_and_succeeds(tmp_path: Pa
     result = fnrun("run", str(root), "-i", "ghcr.io/kptdev/krm-functions-catalog/search-replace:latest", "--builtin-catalog")
     assert result.code == 0, result
     assert snapshot(root) == before
-
-
-def test_a_resource_without_a_name_is_refused(tmp_path: Path) -> None:
-    root = write_package(tmp_path, {"web.yaml": deployment("web"), "cm.yaml": "apiVersion: v1\nkind: ConfigMap\ndata:\n  a: b\n"})
-    before = snapshot(root)
-    assert_one_line_error(fnrun("run", str(root), "-i", LABEL, "--", "tier=web"), "cm.yaml", "metadata.name", code=2)
-    assert snapshot(root) == before
