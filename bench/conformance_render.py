@@ -263,7 +263,11 @@ def _missing_images(case: Path, config: dict) -> set[str]:
 def _command_line_images(case: Path, config: dict) -> list[str]:
     images = [config["image"]] if config.get("testType") == "eval" and isinstance(config.get("image"), str) else []
     if (case / ".expected/exec.sh").exists():
-        images += re.findall(r"(?:--image|\s-i)[= ](\S+)", (case / ".expected/exec.sh").read_text())
+        script = (case / ".expected/exec.sh").read_text()
+        assigned = dict(re.findall(r"(?m)^\s*(?:export\s+)?(\w+)=[\"']?([^\"'\s]+)", script))  # IMAGE_TAG="ghcr.io/..."
+        for image in re.findall(r"(?:--image|\s-i)[= ](\S+)", script):
+            name = image.strip("${}\"'")
+            images.append(assigned.get(name, image) if image.startswith("$") else image)
     return images
 
 
