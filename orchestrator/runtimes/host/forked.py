@@ -42,6 +42,10 @@ from orchestrator.runtimes.supervise import children
 NEEDS_OWN_INTERPRETER = ("starlark",)
 #: How long the server may take to fork a child (it imports a module first, once).
 ANSWER_WITHIN = 60.0
+#: Resident bytes above which the server is a new interpreter rather than a fork of fnrun: a fork
+#: shares fnrun's pages for the whole run, and each page fnrun then writes (a reference count
+#: will do) is copied, which for a big package's heap costs its size again.
+FORK_BELOW = 160 << 20
 
 
 def can_fork(module: str, functions_dir: Path) -> bool:
@@ -106,16 +110,18 @@ _starting = threading.Lock()
 
 
 def start(modules: Iterable[str] = ()) -> None:
-    """Have a fork server ready. When this process has no other thread, the server is a fork of
-    it with `modules` imported first (so every child starts with them loaded); otherwise a new
-    interpreter (a fork now could inherit a lock another thread holds)."""
+    """Have a fork server ready. When this process has no other thread and a small heap, the
+    server is a fork of it with `modules` imported first (so every child starts with them loaded);
+    otherwise a new interpreter (a fork now could inherit a lock another thread holds, or would
+    share a big heap, see FORK_BELOW), which imports a module at its first use."""
     global _server
     with _starting:
         if _server is not None:
             return
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         process = None
-        if _single_threaded():
+        modules = list(modules)
+        if _single_threaded() and _resident() < FORK_BELOW:
             for module in modules:
                 importlib.import_module(module)
             parent = os.getpid()
@@ -125,7 +131,7 @@ def start(modules: Iterable[str] = ()) -> None:
         else:
             env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
             process = subprocess.Popen(
-                [sys.executable, "-s", "-m", "orchestrator.runtimes.host.zygote", str(theirs.fileno()), str(os.getpid())],
+                [sys.executable, "-s", "-m", "orchestrator.runtimes.host.zygote", str(theirs.fileno()), str(os.getpid()), *modules],
                 pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, env=env, close_fds=True)
             pid = process.pid
         theirs.close()
@@ -219,6 +225,14 @@ def _single_threaded() -> bool:
         return len(os.listdir("/proc/self/task")) == 1
     except OSError:
         return threading.active_count() == 1 and "starlark_go" not in sys.modules
+
+
+def _resident() -> int:
+    try:
+        with open("/proc/self/statm") as handle:
+            return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, IndexError, ValueError):
+        return 0
 
 
 def _become_server(control: socket.socket, other_end: socket.socket, parent: int) -> None:  # pragma: no cover - in the server

@@ -528,3 +528,17 @@ def _alive(pid: int) -> bool:
             return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
     except OSError:
         return False
+
+
+def test_a_new_interpreter_serves_when_fnrun_must_not_fork(probe: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Other threads running, or a big heap: the server is a new interpreter, and serves the same."""
+    monkeypatch.setattr(forked, "FORK_BELOW", 0)
+    forked.start()
+    server = forked._server
+    assert server is not None and server.process is not None
+    with open(f"/proc/{server.pid}/cmdline", "rb") as handle:
+        assert b"orchestrator.runtimes.host.zygote" in handle.read()
+    output, lines = run(probe, "echo", "a=b", stdin=b"kind: ConfigMap\n")
+    assert (output.exit_code, output.stdout, lines) == (0, b"KIND: CONFIGMAP\n", ["args ['a=b']"])
+    output, _ = handover(*sample())
+    assert output is not None and output.exit_code == 0 and output.handed_back is not None
