@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import IO, Iterable
 
 from orchestrator.errors import FunctionError
-from orchestrator.runtimes.host.zygote import Request, die_with_parent, serve
+from orchestrator.runtimes.host.zygote import Request, die_with_parent, memory_in_use, serve
 from orchestrator.runtimes.supervise import children
 
 #: Modules that must start in a fresh interpreter (their imports start runtime threads).
@@ -121,7 +121,7 @@ def start(modules: Iterable[str] = ()) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         process = None
         modules = list(modules)
-        if _single_threaded() and _resident() < FORK_BELOW:
+        if _single_threaded() and memory_in_use(1) < FORK_BELOW:
             for module in modules:
                 importlib.import_module(module)
             parent = os.getpid()
@@ -225,14 +225,6 @@ def _single_threaded() -> bool:
         return len(os.listdir("/proc/self/task")) == 1
     except OSError:
         return threading.active_count() == 1 and "starlark_go" not in sys.modules
-
-
-def _resident() -> int:
-    try:
-        with open("/proc/self/statm") as handle:
-            return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, IndexError, ValueError):
-        return 0
 
 
 def _become_server(control: socket.socket, other_end: socket.socket, parent: int) -> None:  # pragma: no cover - in the server

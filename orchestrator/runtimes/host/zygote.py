@@ -259,9 +259,14 @@ def _say(message: str) -> int:
 
 def _data_in_use() -> int:
     """Bytes of data segment this process already has (a child's memory limit comes on top)."""
+    return memory_in_use(5)
+
+
+def memory_in_use(field: int) -> int:
+    """Bytes of this process's memory by /proc/self/statm's `field` (1 resident, 5 data); 0 unknown."""
     try:
         with open("/proc/self/statm") as handle:
-            return int(handle.read().split()[5]) * os.sysconf("SC_PAGE_SIZE")
+            return int(handle.read().split()[field]) * os.sysconf("SC_PAGE_SIZE")
     except (OSError, IndexError, ValueError):
         return 0
 
