@@ -219,7 +219,7 @@ def run_scoped(
 
 def _run(runtime: Runtime, call: Invocation, spec: FunctionSpec, items: list[Resource], on_stderr: Callable[[str], None],
          handover: bool = True, on_stdout: Callable[[bytes], None] | None = None) -> RunOutput:
-    """A runtime that takes the items as fnrun holds them (a catalog function in a fork of fnrun,
+    """A runtime that takes the items as fnrun holds them (a catalog function in a forked child,
     orchestrator.runtimes.host.handover) skips the ResourceList's text both ways, where files are the
     result (the write-back edits their text to the values handed back); the others get it."""
     run_items = getattr(runtime, "run_items", None) if handover else None

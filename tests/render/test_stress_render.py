@@ -31,6 +31,7 @@ def test_parallel_renders_of_mixed_trees_never_hang_and_always_agree(tmp_path: P
             assert outcome.code is not None, f"{where}: still running after {WATCHDOG:g}s\n{outcome.stderr}"
             assert outcome.code == 0, f"{where}\n{outcome.stderr}"
             assert outcome.left == [], (where, outcome.left)
+            assert "fnrun/set-labels:v1 (sub2/Kptfile, " in outcome.stderr and ", builtin, " in outcome.stderr, outcome.stderr  # in-process
             rendered.append(stress.files(tree))
         for round_, files in enumerate(rendered[1:], 2):
             differ = [path for path in sorted(set(files) | set(rendered[0])) if files.get(path) != rendered[0].get(path)]

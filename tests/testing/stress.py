@@ -144,7 +144,7 @@ def render(tree_dir: Path, jobs: int, watchdog: float, mark: str, signal_after: 
     """`fnrun render --allow-exec --jobs N` over `tree_dir`, killed at `watchdog` seconds; with
     `signal_after`, SIGTERM that many seconds after the start. Then what it left behind."""
     command = [sys.executable, "-m", "orchestrator", "render", str(tree_dir), "--allow-exec", "--jobs", str(jobs)]
-    env = {**os.environ, "FNRUN_CACHE": "0", MARK: mark, "GITHUB_ACTIONS": ""}
+    env = {**os.environ, "FNRUN_CACHE": "0", "FNRUN_BUILTIN": "1", MARK: mark, "GITHUB_ACTIONS": ""}  # builtins in-process
     started = time.monotonic()
     signalled = False
     proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)

@@ -2,10 +2,10 @@
 
 A container start costs ~0.3 s; a set-labels over a small package costs milliseconds. When a
 function names one of fnrun's catalog images (`fnrun/<name>:v1`, whose ENTRYPOINT is
-`python3 -m functions.<module>`), the module runs in a child process of this interpreter instead,
-but only where that cannot change the result: the image is not present locally, or the source
-hash it was built with (label SOURCE_HASH_LABEL, set by scripts/build_images.py through
-source_hash below) equals the installed code's. The child goes through the exec runtime's runner:
+`python3 -m functions.<module>`), the module runs in a child of the fork server
+(orchestrator.runtimes.host.zygote) instead, but only where that cannot change the result: the
+image is not present locally, or the source hash it was built with (label SOURCE_HASH_LABEL,
+set by scripts/build_images.py through source_hash below) equals the installed code's. The child goes through the exec runtime's runner:
 same stdin/stdout protocol, --max-output cap, timeout and process-group kill; it gets only the
 environment the container would get, an empty temporary working directory, no /local, and the
 confinement of orchestrator.runtimes.host.confine (memory limit, no network, read-only file system).

@@ -35,13 +35,17 @@ from pathlib import Path
 from typing import IO, Iterable
 
 from orchestrator.errors import FunctionError
-from orchestrator.runtimes.host.zygote import Request, die_with_parent, serve
+from orchestrator.runtimes.host.zygote import Request, die_with_parent, memory_in_use, serve
 from orchestrator.runtimes.supervise import children
 
 #: Modules that must start in a fresh interpreter (their imports start runtime threads).
 NEEDS_OWN_INTERPRETER = ("starlark",)
 #: How long the server may take to fork a child (it imports a module first, once).
 ANSWER_WITHIN = 60.0
+#: Resident bytes above which the server is a new interpreter rather than a fork of fnrun: a fork
+#: shares fnrun's pages for the whole run, and each page fnrun then writes (a reference count
+#: will do) is copied, which for a big package's heap costs its size again.
+FORK_BELOW = 160 << 20
 
 
 def can_fork(module: str, functions_dir: Path) -> bool:
@@ -106,16 +110,18 @@ _starting = threading.Lock()
 
 
 def start(modules: Iterable[str] = ()) -> None:
-    """Have a fork server ready. When this process has no other thread, the server is a fork of
-    it with `modules` imported first (so every child starts with them loaded); otherwise a new
-    interpreter (a fork now could inherit a lock another thread holds)."""
+    """Have a fork server ready. When this process has no other thread and a small heap, the
+    server is a fork of it with `modules` imported first (so every child starts with them loaded);
+    otherwise a new interpreter (a fork now could inherit a lock another thread holds, or would
+    share a big heap, see FORK_BELOW), which imports a module at its first use."""
     global _server
     with _starting:
         if _server is not None:
             return
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         process = None
-        if _single_threaded():
+        modules = list(modules)
+        if _single_threaded() and memory_in_use(1) < FORK_BELOW:
             for module in modules:
                 importlib.import_module(module)
             parent = os.getpid()
@@ -125,7 +131,7 @@ def start(modules: Iterable[str] = ()) -> None:
         else:
             env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
             process = subprocess.Popen(
-                [sys.executable, "-s", "-m", "orchestrator.runtimes.host.zygote", str(theirs.fileno()), str(os.getpid())],
+                [sys.executable, "-s", "-m", "orchestrator.runtimes.host.zygote", str(theirs.fileno()), str(os.getpid()), *modules],
                 pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, env=env, close_fds=True)
             pid = process.pid
         theirs.close()

@@ -1,4 +1,4 @@
-"""A catalog function run in a fork of fnrun over the items fnrun already holds.
+"""A catalog function run in a forked child over the items fnrun already holds.
 
 The text way costs a builtin step 20–30 ms for a handful of resources: fnrun writes the
 ResourceList, the SDK parses it round-trip with ruamel, dumps it again, and fnrun parses that.

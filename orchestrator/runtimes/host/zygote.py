@@ -60,9 +60,15 @@ def die_with_parent(parent: int) -> None:
         os._exit(1)
 
 
-def serve(control: socket.socket, parent: int) -> None:
-    """The server's life; it never returns (os._exit)."""
+def serve(control: socket.socket, parent: int, modules: list[str] | None = None) -> None:
+    """The server's life; it never returns (os._exit). `modules` are imported first (a new
+    interpreter's; a fork of fnrun has them already)."""
     die_with_parent(parent)
+    for module in modules or ():
+        try:
+            importlib.import_module(module)
+        except Exception:  # noqa: BLE001 - its child will say why, as `python -m` would
+            pass
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is fnrun's to handle; it ends this by closing
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     wake_read, wake_write = os.pipe()
@@ -253,12 +259,17 @@ def _say(message: str) -> int:
 
 def _data_in_use() -> int:
     """Bytes of data segment this process already has (a child's memory limit comes on top)."""
+    return memory_in_use(5)
+
+
+def memory_in_use(field: int) -> int:
+    """Bytes of this process's memory by /proc/self/statm's `field` (1 resident, 5 data); 0 unknown."""
     try:
         with open("/proc/self/statm") as handle:
-            return int(handle.read().split()[5]) * os.sysconf("SC_PAGE_SIZE")
+            return int(handle.read().split()[field]) * os.sysconf("SC_PAGE_SIZE")
     except (OSError, IndexError, ValueError):
         return 0
 
 
 if __name__ == "__main__":  # started as a new interpreter: the control socket is descriptor argv[1]
-    serve(socket.socket(fileno=int(sys.argv[1])), int(sys.argv[2]))
+    serve(socket.socket(fileno=int(sys.argv[1])), int(sys.argv[2]), sys.argv[3:])
