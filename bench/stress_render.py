@@ -75,7 +75,9 @@ def signals(work: Path, count: int, watchdog: float, mark: str) -> list[str]:
         if state not in (before, after):
             problems.append(f"{where}: the package was left half rendered")
         elif outcome.code == 143 and state == after:
-            late += 1  # SIGTERM after the write-back committed: whole, but the line says nothing was written
+            if "after the package was written" not in outcome.stderr:
+                problems.append(f"{where}: the package was written but the line says otherwise")
+            late += 1  # SIGTERM after the write-back committed: whole, and the line says so
         if outcome.left:
             problems.append(f"{where}: left {outcome.left}")
         shutil.rmtree(tree)

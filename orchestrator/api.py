@@ -150,8 +150,10 @@ def run(request: RunRequest, events: "Events | None" = None, stdout: IO[str] | N
         error = err
         _call(display, "failed", err)
         raise
-    except BaseException:  # Ctrl-C, a bug: no results document that would claim success
+    except BaseException as err:  # Ctrl-C, a bug: no results document that would claim success
         document = None
+        if isinstance(err, KeyboardInterrupt) and summary.written:
+            err.written = True  # type: ignore[attr-defined]  # the CLI must not say "nothing was written"
         raise
     finally:
         _call(display, "close")

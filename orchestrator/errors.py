@@ -55,3 +55,11 @@ class EnvironmentProblem(FnrunError):
     registry or DNS failure too), an OCI runtime that cannot start a container (exit 4)."""
 
     exit_code = EXIT_ENVIRONMENT
+
+
+def interrupted_outcome(err: BaseException) -> str:
+    """What an interrupt left: a signal that lands after the write-back committed (while the summary
+    prints) must not claim that nothing was written."""
+    if getattr(err, "written", False):
+        return "it came after the package was written"
+    return "nothing was written"

@@ -107,8 +107,10 @@ def _cli(args: list[str]) -> int:
 
 def _interrupted(err: KeyboardInterrupt) -> int:
     """130 for Ctrl-C, 143 for SIGTERM (the shell's 128 + signal), with the line that says so."""
+    from orchestrator.errors import interrupted_outcome
+
     terminated = getattr(err, "signum", None) == signal.SIGTERM
-    print(f"fnrun: interrupted{' (SIGTERM)' if terminated else ''}; nothing was written", file=sys.stderr)
+    print(f"fnrun: interrupted{' (SIGTERM)' if terminated else ''}; {interrupted_outcome(err)}", file=sys.stderr)
     return 143 if terminated else 130
 
 

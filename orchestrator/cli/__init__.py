@@ -19,7 +19,7 @@ try:  # typer 0.28+ vendors click as typer._click and raises its exceptions, eve
 except ImportError:  # pragma: no cover - older typer runs on click itself
     from click.exceptions import Abort, ClickException, Exit  # type: ignore[assignment]
 
-from ..errors import EXIT_INPUT, EXIT_SIGINT, EXIT_SIGTERM, FnrunError
+from ..errors import EXIT_INPUT, EXIT_SIGINT, EXIT_SIGTERM, FnrunError, interrupted_outcome
 from .app import app
 
 from . import runs, package, engine, shell  # noqa: F401 - each registers its commands on `app`
@@ -55,7 +55,7 @@ def run_app(args: list[str]) -> int:
         return EXIT_INPUT
     except KeyboardInterrupt as err:
         terminated = getattr(err, "signum", None) == signal.SIGTERM
-        print(f"fnrun: interrupted{' (SIGTERM)' if terminated else ''}; nothing was written", file=sys.stderr)
+        print(f"fnrun: interrupted{' (SIGTERM)' if terminated else ''}; {interrupted_outcome(err)}", file=sys.stderr)
         return EXIT_SIGTERM if terminated else EXIT_SIGINT
     except BrokenPipeError:
         return 1

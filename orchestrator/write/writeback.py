@@ -292,7 +292,7 @@ def apply(plan_: WritePlan) -> None:
         for change in plan_.changes:
             if change.new is not None:
                 stager.submit(change.path, change.new)
-        with journal.package_lock(plan_.root):
+        with journal.package_lock(plan_.root), journal.signals_held():
             journal.check_unchanged(plan_.root, [(c.path, c.old) for c in plan_.changes])
             stager.commit([c.path for c in plan_.changes if c.new is None])
     except BaseException:
@@ -365,7 +365,7 @@ class StreamWriter:
         for change in deletions:
             if change.new is not None:  # non-resource documents kept
                 self._stager.submit(change.path, change.new)
-        with journal.package_lock(self.root):
+        with journal.package_lock(self.root), journal.signals_held():
             journal.check_unchanged(self.root, [(c.path, c.old) for c in result.changes])
             self._stager.commit([c.path for c in deletions if c.new is None])
         return result
