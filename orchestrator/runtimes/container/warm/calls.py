@@ -31,6 +31,7 @@ from orchestrator.runtimes.container.warm.local import fill
 from orchestrator.runtimes.container.warm.plan import HELPER, Plan
 from orchestrator.runtimes.container.warm.pool import Warm
 from orchestrator.runtimes.protocol import Invocation, StderrSink, StdoutSink
+from orchestrator.runtimes.supervise.streams import pump
 
 NOT_CLEAN = 213  # the helper's exit code when it ran nothing (fnrun-warm.c)
 #: /local trees bigger than this are not copied per call: such a call runs cold (bind-mounted).
@@ -77,6 +78,8 @@ def call(api: docker.APIClient, warm: Warm, plan: Plan, inv: Invocation, stdin: 
         if err.status_code in (404, 409):  # the container ended on its own (idle too long) or went
             raise NotClean(f"the container is gone: {err.explanation or err}") from None
         raise
+    except OSError as err:  # the engine connection broke before the function started
+        raise NotClean(f"the engine connection failed: {err}") from None
     try:
         stdout, stderr, deadline = container.converse(inv, attached, stdin, _without(marker, refused, on_stderr), on_stdout)
     finally:
@@ -117,10 +120,19 @@ def _local(api: docker.APIClient, warm: Warm, inv: Invocation) -> None:
 
 
 def helper(api: docker.APIClient, container_id: str, args: list[str], user: str = "", timeout: float = 60.0) -> int:
-    """Run the helper in the container with no stdin and wait for its exit code."""
+    """Run the helper in the container with no stdin and wait for its exit code (-1: it did not
+    finish in time). Its output is read through the same attach as a call's (the SDK's own
+    exec_start breaks its ssh pipe on close)."""
     exec_id = api.exec_create(container_id, [HELPER, *args], stdin=False, stdout=True, stderr=True, user=user)["Id"]
-    api.exec_start(exec_id)
-    code = _wait(api, exec_id, time.monotonic() + timeout)
+    attached = container.Attached(api, container_id, exec_id)
+    deadline = time.monotonic() + timeout
+    try:
+        stream = attached.stream
+        pump(None, b"", stream.send, lambda: None, {stream.fd: lambda _: None}, deadline,
+             {stream.fd: stream.recv} if stream.recv else None)
+    finally:
+        attached.close()
+    code = _wait(api, exec_id, deadline)
     return -1 if code is None else code
 
 
