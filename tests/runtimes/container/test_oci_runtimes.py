@@ -86,7 +86,9 @@ def test_a_warm_call_under_each_runtime_sees_what_a_fresh_container_sees(tmp_pat
     """Two probes of one image: the second runs where the first left traces, as under runc."""
     if runtime != "runc" and not Path(RUNTIMES[runtime]["path"]).exists():
         pytest.skip(f"{runtime} is not installed (.ci/setup installs it)")
-    files = {"a/fn.yaml": function_config("fnrun-test/probe:v1", {"leave": "true"}), "b/fn.yaml": function_config("fnrun-test/probe:v1")}
+    # a and b leave traces in the run's warm containers (one holds the next call ahead), c runs after them
+    leave = function_config("fnrun-test/probe:v1", {"leave": "true"})
+    files = {"a/fn.yaml": leave, "b/fn.yaml": leave, "c/fn.yaml": function_config("fnrun-test/probe:v1")}
     seen = {}
     for mode in ("1", "0"):
         root = write_package(tmp_path / f"warm-{mode}", files)
@@ -94,6 +96,6 @@ def test_a_warm_call_under_each_runtime_sees_what_a_fresh_container_sees(tmp_pat
         if "cgroups in hybrid mode not supported" in result.stderr:
             pytest.skip(f"this host's cgroup layout stops the runtime: {result.stderr.strip()}")
         assert result.code == 0, result
-        seen[mode] = load(root / "b/sandbox-probe_configmap.yaml")["data"]
+        seen[mode] = load(root / "c/sandbox-probe_configmap.yaml")["data"]
     assert seen["1"] == seen["0"]
     assert seen["1"]["tmpListing"] == "" and seen["1"]["strays"] == "0" and seen["1"]["localListing"] == "fn.yaml"
