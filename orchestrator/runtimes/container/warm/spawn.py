@@ -7,8 +7,8 @@ idle container of its image (or in the one the last call gave back) while the cu
 That is what this does, one call ahead: /local set, the helper's clean-up done, the function
 started and blocked on its stdin. When the call's turn comes, it is fed its input; its timeout
 counts from then, as for a pre-started cold container. A started call whose turn never comes
-(its step failed before it, the cache answered it) is let go: its input ends at once and the
-next call's clean-up removes whatever it left.
+(its step failed before it, the cache answered it, its step ran before it was ready) is let go
+with its container, which no other call may use while that call's helper may still run.
 """
 
 from __future__ import annotations
@@ -81,8 +81,10 @@ class Spawner:
         self._let_go(started)
 
     def _let_go(self, started: Started) -> None:
-        started.close()  # its stdin ends: whatever it does, the next call's clean-up ends it
-        self.pool.release(started.warm)
+        """The container goes with it: the call's helper, still running once its stdin ends, kills
+        every process in the container when its function exits, a next call's included."""
+        started.close()
+        self.pool.discard(started.warm)
 
     def close(self) -> None:
         with self._lock:
