@@ -32,12 +32,15 @@ class Spawner:
         self.pool = pool
         self._steps = [step for step in steps if fits(step[1].local_dir)]
         self._started: dict[int, Started] = {}
-        self._lock = threading.Lock()
+        self._lock = threading.Condition()
         self._closed = False
+        self._spawning: int | None = None  # the step whose call is being started
 
     def claim(self, key: int, invocation: Invocation) -> Started | None:
         """The started call for step `key`, if it is this very invocation; the next one starts."""
         with self._lock:
+            while self._spawning == key:  # being started right now: it is this call's, wait for it
+                self._lock.wait(0.05)
             self._steps = [step for step in self._steps if step[0] != key]
             started = self._started.pop(key, None)
         if started is not None and started.inv != invocation:
@@ -60,25 +63,29 @@ class Spawner:
 
     def _next(self) -> None:
         with self._lock:
-            if self._closed or self._started:  # one call ahead is enough
+            if self._closed or self._started or not self._steps:  # one call ahead is enough
                 return
-            upcoming = self._steps[0] if self._steps else None
-        if upcoming is None:
-            return
-        key, invocation, plan = upcoming
-        warm = self.pool.take(plan)
-        if warm is None:
-            return
+            key, invocation, plan = self._steps[0]
+            self._spawning = key
+        started = None
         try:
-            started = begin(container.api_client(), warm, plan, invocation)
-        except (NotClean, docker.errors.APIError, requests.exceptions.RequestException, OSError):
-            self.pool.discard(warm)  # the call's own turn gets another container, or runs cold
-            return
-        with self._lock:
-            if not self._closed and any(step[0] == key for step in self._steps):
-                self._started[key] = started
+            warm = self.pool.take(plan)
+            if warm is None:
                 return
-        self._let_go(started)
+            try:
+                started = begin(container.api_client(), warm, plan, invocation)
+            except (NotClean, docker.errors.APIError, requests.exceptions.RequestException, OSError):
+                self.pool.discard(warm)  # the call's own turn gets another container, or runs cold
+                return
+            with self._lock:
+                if not self._closed and any(step[0] == key for step in self._steps):
+                    self._started[key], started = started, None
+        finally:
+            with self._lock:
+                self._spawning = None
+                self._lock.notify_all()
+            if started is not None:
+                self._let_go(started)
 
     def _let_go(self, started: Started) -> None:
         """The container goes with it: the call's helper, still running once its stdin ends, kills
