@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from ..runtimes.container.prestart import Prestarter
     from ..runtimes.container.warm.plan import Plan
     from ..runtimes.container.warm.pool import WarmPool
+    from ..runtimes.container.warm.spawn import Spawner
 
 
 class RunSession:
@@ -49,7 +50,7 @@ class RunSession:
             if self.warm is not None and key in self.warm.keys:
                 from ..runtimes.container.warm.runtime import WarmRuntime
 
-                return WarmRuntime(self.warm.pool, ordinary)
+                return WarmRuntime(self.warm.pool, ordinary, self.warm.spawner, key)
             from ..runtimes.container.prestart import PrestartedRuntime
 
             assert self.prestarter is not None
@@ -58,9 +59,12 @@ class RunSession:
         return choose
 
     def done(self, key: int) -> None:
-        """Step `key` ran, was skipped or hit the cache: an unclaimed container goes."""
+        """Step `key` ran, was skipped or hit the cache: an unclaimed container (or a warm call
+        started ahead) goes."""
         if self.prestarter is not None:
             self.prestarter.discard(key)
+        if self.warm is not None:
+            self.warm.spawner.forget(key)
 
 
 @contextmanager
@@ -96,6 +100,7 @@ def session(
                 if prestarter is not None:
                     prestarter.close()
                 if warm is not None:
+                    warm.spawner.close()
                     warm.pool.close()
 
 
@@ -106,7 +111,7 @@ class Warmth:
     keys: set[int]
     pool: "WarmPool"
     plans: list["Plan"]
-
+    spawner: "Spawner"  # starts the next warm call's process before its turn
 
 def warmth(containers: list[tuple[int, FunctionSpec]], options: "RunOptions", root: Path) -> Warmth | None:
     """The steps whose image (with the same sandbox) the run calls more than once; None when none."""
@@ -116,25 +121,32 @@ def warmth(containers: list[tuple[int, FunctionSpec]], options: "RunOptions", ro
 
     by_key: dict[str, list[int]] = {}
     plans: dict[str, "Plan"] = {}
+    steps = []
     for key, spec in containers:
         try:
-            found = plan(invocation(spec, options, root))
+            call = invocation(spec, options, root)
+            found = plan(call)
         except FnrunError:
             continue  # reported when the function's turn comes, as ever
         if isinstance(found, str):
             continue
         by_key.setdefault(found.key, []).append(key)
         plans.setdefault(found.key, found)
+        steps.append((key, call, found))
     shared = {k: keys for k, keys in by_key.items() if len(keys) > 1}
     if not shared:
         return None
     from ..runtimes.container.warm.pool import WarmPool
+    from ..runtimes.container.warm.spawn import Spawner
 
-    pool = WarmPool(per_image=min(options.jobs, WARM_PER_IMAGE))
-    return Warmth({key for keys in shared.values() for key in keys}, pool, [plans[k] for k in shared])
+    pool = WarmPool(per_image=WARM_PER_IMAGE)
+    keys = {key for keys in shared.values() for key in keys}
+    return Warmth(keys, pool, [plans[k] for k in shared], Spawner(pool, [step for step in steps if step[0] in keys]))
 
 
-WARM_PER_IMAGE = 2  # containers of one image at most, whatever --jobs: a start costs more than a call
+# Containers of one image at most, whatever --jobs (a start costs more than a call): one serves
+# the current call while the other holds the next call's process, started ahead (warm.spawn).
+WARM_PER_IMAGE = 2
 
 
 def _warm_ahead(warm: Warmth, options: "RunOptions", root: Path, first: tuple[int, FunctionSpec], resources: list[Resource],
@@ -142,6 +154,8 @@ def _warm_ahead(warm: Warmth, options: "RunOptions", root: Path, first: tuple[in
     """Start the warm containers now; with the result cache on, once a call misses it (the first
     step is asked at once, in the background, as for the pre-started ones)."""
     warm.pool.expect(warm.plans, paused=options.cache)
+    if not options.cache:
+        warm.spawner.kick()
     if options.cache and first[0] in warm.keys:
         from .invocations import invocation
 
@@ -151,6 +165,7 @@ def _warm_ahead(warm: Warmth, options: "RunOptions", root: Path, first: tuple[in
             try:
                 if _misses_cache(first[1], invocation(first[1], options, root), resources):
                     warm.pool.resume()
+                    warm.spawner.kick()
                     if prestarter is not None:
                         prestarter.resume()
             except Exception:  # noqa: BLE001 - the function's own turn reports what is wrong

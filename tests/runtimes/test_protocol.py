@@ -9,13 +9,20 @@ import os
 import time
 from dataclasses import replace
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
 from orchestrator.errors import FunctionError
 from orchestrator.runtimes import Sandbox
 from testing.runtime_fixtures import require_base_image
-from testing.runtimes import Subject, builtin_subject, container_subject, drive, drive_bytes, exec_subject, starlark_subject, warm_subject
+from testing.runtimes import Subject, builtin_subject, close_warm_pools, container_subject, drive, drive_bytes, exec_subject, starlark_subject, warm_subject
+
+@pytest.fixture(scope="module", autouse=True)
+def _warm_containers_go() -> Iterator[None]:
+    yield
+    close_warm_pools()
+
 
 ITEMS = [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": f"cm-{i}"}, "data": {"k": str(i)}} for i in range(3)]
 

@@ -131,13 +131,17 @@ _pools: list = []
 
 def _warm_pool():  # noqa: ANN202 - the pool type is imported lazily, as the runtimes are
     if not _pools:
-        import atexit
-
         from orchestrator.runtimes.container.warm.pool import WarmPool
 
         _pools.append(WarmPool())
-        atexit.register(_pools[0].close)
     return _pools[0]
+
+
+def close_warm_pools() -> None:
+    """Remove the warm subject's containers (a module's tests share them; later modules count
+    the containers this process has)."""
+    while _pools:
+        _pools.pop().close()
 
 
 def starlark_subject() -> Subject:

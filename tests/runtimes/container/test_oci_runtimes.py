@@ -79,3 +79,23 @@ def test_doctor_lists_the_runtimes_this_engine_offers(engine: str) -> None:
     runtimes = [line for line in result.stdout.splitlines() if line.split()[1:2] == ["runtimes"]]
     assert runtimes[0].startswith("ok") and "crun" in runtimes[0] and "runsc" in runtimes[0] and "(default: runc)" in runtimes[0]
     assert f"at {engine} (local)" in result.stdout
+
+
+@pytest.mark.parametrize("runtime", ["runc", "crun", "runsc"])
+def test_a_warm_call_under_each_runtime_sees_what_a_fresh_container_sees(tmp_path: Path, engine: str, runtime: str) -> None:
+    """Two probes of one image: the second runs where the first left traces, as under runc."""
+    if runtime != "runc" and not Path(RUNTIMES[runtime]["path"]).exists():
+        pytest.skip(f"{runtime} is not installed (.ci/setup installs it)")
+    # a and b leave traces in the run's warm containers (one holds the next call ahead), c runs after them
+    leave = function_config("fnrun-test/probe:v1", {"leave": "true"})
+    files = {"a/fn.yaml": leave, "b/fn.yaml": leave, "c/fn.yaml": function_config("fnrun-test/probe:v1")}
+    seen = {}
+    for mode in ("1", "0"):
+        root = write_package(tmp_path / f"warm-{mode}", files)
+        result = fnrun("run", str(root), "--runtime", runtime, env={"DOCKER_HOST": engine, "FNRUN_WARM": mode})
+        if "cgroups in hybrid mode not supported" in result.stderr:
+            pytest.skip(f"this host's cgroup layout stops the runtime: {result.stderr.strip()}")
+        assert result.code == 0, result
+        seen[mode] = load(root / "c/sandbox-probe_configmap.yaml")["data"]
+    assert seen["1"] == seen["0"]
+    assert seen["1"]["tmpListing"] == "" and seen["1"]["strays"] == "0" and seen["1"]["localListing"] == "fn.yaml"

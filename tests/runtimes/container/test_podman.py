@@ -105,13 +105,14 @@ def test_doctor_names_podman_and_finds_the_package_images(tmp_path: Path, podman
 
 
 def test_a_warm_call_under_podman_sees_what_a_fresh_container_sees(tmp_path: Path, podman: dict[str, str]) -> None:
-    """Two probes of one image: the second runs in the container the first left traces in."""
-    files = {"a/fn.yaml": function_config("fnrun-test/probe:v1", {"leave": "true"}), "b/fn.yaml": function_config("fnrun-test/probe:v1"),
-             "b/notes.txt": "x\n"}
+    """Three probes of one image: a and b leave traces in the run's warm containers (one holds the
+    next call ahead), c runs in one of them."""
+    leave = function_config("fnrun-test/probe:v1", {"leave": "true"})
+    files = {"a/fn.yaml": leave, "b/fn.yaml": leave, "c/fn.yaml": function_config("fnrun-test/probe:v1"), "c/notes.txt": "x\n"}
     warm, cold = write_package(tmp_path / "warm", files), write_package(tmp_path / "cold", files)
     assert fnrun("run", str(warm), env={**podman, "FNRUN_WARM": "1"}).code == 0
     assert fnrun("run", str(cold), env={**podman, "FNRUN_WARM": "0"}).code == 0
-    seen, fresh = (load(root / "b/sandbox-probe_configmap.yaml")["data"] for root in (warm, cold))
+    seen, fresh = (load(root / "c/sandbox-probe_configmap.yaml")["data"] for root in (warm, cold))
     assert seen == fresh
     assert seen["tmpListing"] == "" and seen["strays"] == "0" and seen["localListing"] == "fn.yaml,notes.txt"
     assert load(warm / "a/sandbox-probe_configmap.yaml")["data"]["localListing"] == "fn.yaml"

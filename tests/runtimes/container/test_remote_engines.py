@@ -324,6 +324,8 @@ def test_doctor_reports_ssh_and_upload(ssh_env: dict[str, str]) -> None:
     lines = result.stdout.splitlines()
     assert any("ssh" in l and "remote" in l for l in lines if l.split()[1:2] == ["engine"]), result.stdout
     assert any(l.split()[1:2] == ["mounts"] and "upload" in l for l in lines), result.stdout
+    # warm calls over ssh: /local is a copy there, emptied by the helper and put in per call
+    assert any(l.startswith("ok   warm      on: two calls ran in one warm container") for l in lines), result.stdout
 
 
 def test_a_function_that_closes_its_output_and_lingers_times_out_over_ssh(ssh_env: dict[str, str], engine: Engine, package: Path) -> None:

@@ -83,7 +83,8 @@ def test_an_unchanged_rerender_with_warm_containers_and_a_warm_cache_starts_no_c
     root = package(tmp_path / "pkg", [(LABEL, {f"x{n}": "1"}) for n in range(4)])
     env = {"FNRUN_CACHE": "1", "FNRUN_CACHE_DIR": str(tmp_path / "cache"), "FNRUN_WARM": "1"}
     first, created = run_counting_containers(env, "render", str(root), "--check")
-    assert first.returncode == 3 and len(created) == 1, first.stderr  # four calls, one warm container
+    # four calls, at most two warm containers: one serves a call while the other holds the next one
+    assert first.returncode == 3 and 1 <= len(created) <= 2, first.stderr
     second, created_again = run_counting_containers(env, "render", str(root), "--check")
     assert second.returncode == 3, second.stderr
     assert created_again == []

@@ -1,6 +1,7 @@
 """Warm containers: one sandboxed container per image serves every call of that image in a run,
 each call a fresh process in it (plan: which calls may; pool: the containers; calls: one call;
-runtime: the Runtime; helper: the static PID 1; orphans: what a killed fnrun left behind)."""
+spawn: the next call's process started before its turn; runtime: the Runtime; helper: the static
+PID 1; local: /local per call; orphans: what a killed fnrun left behind)."""
 
 import os
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import secrets
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -31,6 +32,7 @@ from orchestrator.runtimes.container.warm.local import fill
 from orchestrator.runtimes.container.warm.plan import HELPER, Plan
 from orchestrator.runtimes.container.warm.pool import Warm
 from orchestrator.runtimes.protocol import Invocation, StderrSink, StdoutSink
+from orchestrator.runtimes.supervise.streams import pump
 
 NOT_CLEAN = 213  # the helper's exit code when it ran nothing (fnrun-warm.c)
 #: /local trees bigger than this are not copied per call: such a call runs cold (bind-mounted).
@@ -61,12 +63,30 @@ def fits(local_dir: Path | None) -> bool:
     return True
 
 
+@dataclass
+class Started:
+    """A call's process, started in its warm container and waiting for its stdin."""
+
+    warm: Warm
+    inv: Invocation
+    exec_id: str
+    attached: container.Attached
+    marker: str  # the helper's line for "not clean", with this call's nonce
+
+    def close(self) -> None:
+        self.attached.close()
+
+
 def call(api: docker.APIClient, warm: Warm, plan: Plan, inv: Invocation, stdin: bytes,
          on_stderr: StderrSink | None, on_stdout: StdoutSink | None) -> tuple[bytes, str, int]:
     """Run `inv` in `warm`; (stdout, stderr, exit code) as the cold runtime returns them."""
+    return finish(api, begin(api, warm, plan, inv), stdin, on_stderr, on_stdout)
+
+
+def begin(api: docker.APIClient, warm: Warm, plan: Plan, inv: Invocation) -> Started:
+    """/local, then the helper and the function's process, which waits for its stdin (a call
+    whose turn has not come yet may be started: warm.spawn)."""
     nonce = secrets.token_hex(12)
-    marker = f"fnrun-warm {nonce}: "
-    refused: list[str] = []
     try:
         if warm.local != inv.local_dir:
             _local(api, warm, inv)
@@ -77,12 +97,22 @@ def call(api: docker.APIClient, warm: Warm, plan: Plan, inv: Invocation, stdin: 
         if err.status_code in (404, 409):  # the container ended on its own (idle too long) or went
             raise NotClean(f"the container is gone: {err.explanation or err}") from None
         raise
+    except OSError as err:  # the engine connection broke before the function started
+        raise NotClean(f"the engine connection failed: {err}") from None
+    return Started(warm, inv, exec_id, attached, f"fnrun-warm {nonce}: ")
+
+
+def finish(api: docker.APIClient, started: Started, stdin: bytes, on_stderr: StderrSink | None,
+           on_stdout: StdoutSink | None) -> tuple[bytes, str, int]:
+    """Feed the started call its stdin and collect what it answers; the timeout counts from here."""
+    refused: list[str] = []
+    inv = started.inv
     try:
-        stdout, stderr, deadline = container.converse(inv, attached, stdin, _without(marker, refused, on_stderr), on_stdout)
+        stdout, stderr, deadline = container.converse(inv, started.attached, stdin, _without(started.marker, refused, on_stderr), on_stdout)
     finally:
-        attached.close()
-    code = exit_code(api, exec_id, inv, deadline)
-    warm.calls += 1
+        started.close()
+    code = exit_code(api, started.exec_id, inv, deadline)
+    started.warm.calls += 1
     if code == NOT_CLEAN and refused:
         raise NotClean(refused[0])
     return stdout, stderr, code
@@ -117,10 +147,19 @@ def _local(api: docker.APIClient, warm: Warm, inv: Invocation) -> None:
 
 
 def helper(api: docker.APIClient, container_id: str, args: list[str], user: str = "", timeout: float = 60.0) -> int:
-    """Run the helper in the container with no stdin and wait for its exit code."""
+    """Run the helper in the container with no stdin and wait for its exit code (-1: it did not
+    finish in time). Its output is read through the same attach as a call's (the SDK's own
+    exec_start breaks its ssh pipe on close)."""
     exec_id = api.exec_create(container_id, [HELPER, *args], stdin=False, stdout=True, stderr=True, user=user)["Id"]
-    api.exec_start(exec_id)
-    code = _wait(api, exec_id, time.monotonic() + timeout)
+    attached = container.Attached(api, container_id, exec_id)
+    deadline = time.monotonic() + timeout
+    try:
+        stream = attached.stream
+        pump(None, b"", stream.send, lambda: None, {stream.fd: lambda _: None}, deadline,
+             {stream.fd: stream.recv} if stream.recv else None)
+    finally:
+        attached.close()
+    code = _wait(api, exec_id, deadline)
     return -1 if code is None else code
 
 

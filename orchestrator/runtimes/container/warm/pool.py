@@ -14,6 +14,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from orchestrator.runtimes.container import runtime as container
 from orchestrator.runtimes.container.prestart import Remover
@@ -128,6 +129,34 @@ class WarmPool:
             with self._cond:
                 self._pending[key] -= 1
                 self._cond.notify_all()
+
+    def take(self, plan: Plan) -> Warm | None:
+        """An idle container for `plan`, else a new one if the pool may start one and none is
+        being started; never waits for another call to give one back (warm.spawn asks)."""
+        key = plan.key
+        with self._cond:
+            if self._closed:
+                return None
+            idle = self._idle.get(key)
+            if idle:
+                return idle.pop()
+            if self._pending.get(key, 0) or self._count.get(key, 0) >= self.per_image:
+                return None
+            self._count[key] = self._count.get(key, 0) + 1
+            self._pending[key] = 1
+        try:
+            return self._start(plan)
+        finally:
+            with self._cond:
+                self._pending[key] -= 1
+                self._cond.notify_all()
+
+    def background(self, work: Callable[[], None]) -> None:
+        """Run `work` in the pool's thread (after the starts ahead asked before it)."""
+        try:
+            self._ahead.submit(work)
+        except RuntimeError:  # closed
+            pass
 
     def _start(self, plan: Plan) -> Warm | None:
         api = container.api_client()

@@ -15,9 +15,10 @@ import docker.errors
 import requests.exceptions
 
 from orchestrator.runtimes.container import runtime as container
-from orchestrator.runtimes.container.warm.calls import NotClean, call, fits
+from orchestrator.runtimes.container.warm.calls import NotClean, Started, call, finish, fits
 from orchestrator.runtimes.container.warm.plan import Plan, plan
 from orchestrator.runtimes.container.warm.pool import WarmPool
+from orchestrator.runtimes.container.warm.spawn import Spawner
 from orchestrator.runtimes.protocol import Invocation, Runtime, RunOutput, StderrSink, StdoutSink
 from orchestrator.runtimes.supervise.interrupts import SignalGuard
 
@@ -28,9 +29,11 @@ ATTEMPTS = 2  # a container that ended on its own is replaced once; then the cal
 class WarmRuntime:
     """Runs a call in a warm container of `pool`, else through `cold`."""
 
-    def __init__(self, pool: WarmPool, cold: Runtime) -> None:
+    def __init__(self, pool: WarmPool, cold: Runtime, spawner: Spawner | None = None, step: int | None = None) -> None:
         self.pool = pool
         self.cold = cold
+        self.spawner = spawner  # with `step`: this call may have been started before its turn
+        self.step = step
 
     def run(self, invocation: Invocation, stdin: bytes, on_stderr: StderrSink | None = None,
             on_stdout: StdoutSink | None = None) -> RunOutput:
@@ -39,8 +42,11 @@ class WarmRuntime:
         if isinstance(found, str) or not fits(invocation.local_dir):
             return self.cold.run(invocation, stdin, on_stderr, on_stdout)
         started = time.monotonic()
-        for _ in range(ATTEMPTS):
-            done = self._attempt(found, invocation, stdin, on_stderr, on_stdout)
+        ahead = self.spawner.claim(self.step, invocation) if self.spawner is not None and self.step is not None else None
+        for attempt in range(ATTEMPTS + (ahead is not None)):
+            done = self._attempt(found, invocation, stdin, on_stderr, on_stdout, ahead if attempt == 0 else None)
+            if self.spawner is not None:
+                self.spawner.kick()  # a container may be free for the next call now
             if done is not None:
                 self.pool.served += 1
                 stdout, stderr, code = done
@@ -48,19 +54,26 @@ class WarmRuntime:
         return self.cold.run(invocation, stdin, on_stderr, on_stdout)
 
     def _attempt(self, found: Plan, invocation: Invocation, stdin: bytes, on_stderr: StderrSink | None,
-                 on_stdout: StdoutSink | None) -> tuple[bytes, str, int] | None:
-        """One try in a warm container; None when the function did not run (no container could be
-        had, or it was gone or unfit): the container, if any, is discarded."""
+                 on_stdout: StdoutSink | None, ahead: Started | None = None) -> tuple[bytes, str, int] | None:
+        """One try in a warm container (the call's own process started ahead, if given); None when
+        the function did not run (no container could be had, or it was gone or unfit): the
+        container, if any, is discarded."""
         api = container.api_client()
         with SignalGuard() as guard:
-            with guard.armed():
-                warm = self.pool.acquire(found)
+            if ahead is not None:
+                warm = ahead.warm
+            else:
+                with guard.armed():
+                    warm = self.pool.acquire(found)
             if warm is None:
                 return None
             done: tuple[bytes, str, int] | None = None
             try:
                 with guard.armed():
-                    done = call(api, warm, found, invocation, stdin, on_stderr, on_stdout)
+                    if ahead is not None:
+                        done = finish(api, ahead, stdin, on_stderr, on_stdout)
+                    else:
+                        done = call(api, warm, found, invocation, stdin, on_stderr, on_stdout)
             except NotClean:
                 pass  # the function did not run
             except (docker.errors.APIError, requests.exceptions.RequestException) as err:
