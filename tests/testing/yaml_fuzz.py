@@ -333,8 +333,16 @@ def apply(items, ops, names=lambda item: item['metadata']['name']):
         item = next((i for i in items if names(i) == op[1]), None)
         if item is None:
             continue
-        parent = _at(item, op[2][:-1])
-        last = op[2][-1]
+        try:
+            parent = _at(item, op[2][:-1])
+            last = op[2][-1]
+            parent[last] if kind != 'set' else None
+        except (KeyError, IndexError, TypeError):
+            continue  # an earlier edit removed or replaced it
+        if not isinstance(parent, (dict, list)) or (kind == 'set' and isinstance(parent, list) and last >= len(parent)):
+            continue
+        if kind == 'append' and not isinstance(parent[last], list):
+            continue
         if kind == 'set':
             parent[last] = op[3]
         elif kind == 'del':
