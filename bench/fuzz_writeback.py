@@ -53,7 +53,8 @@ def main(argv: list[str] | None = None) -> int:
         finding = yaml_fuzz.check(package, ops, style, wide, work)
         if finding is not None:
             findings.append(finding)
-            print(f"finding {len(findings)}: {finding.problem} ({style}, edits {ops})", file=sys.stderr, flush=True)
+            error = f": {finding.error}" if finding.error else ""
+            print(f"finding {len(findings)}: {finding.problem}{error} ({style}, edits {ops})", file=sys.stderr, flush=True)
 
     started = time.monotonic()
     case()
