@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import collections
 import json
+import shutil
 import sys
 import tempfile
 import time
@@ -57,7 +58,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"finding {len(findings)}: {finding.problem}{error} ({style}, edits {ops})", file=sys.stderr, flush=True)
 
     started = time.monotonic()
-    case()
+    try:
+        case()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
     elapsed = time.monotonic() - started
     total = sum(styles.values())
     print(f"{total} cases ({', '.join(f'{n} {s}' for s, n in sorted(styles.items()))}) in {elapsed:.0f} s, seed {args.seed}: {len(findings)} findings")
