@@ -171,3 +171,13 @@ def test_a_keep_chomped_block_scalar_at_a_documents_end(tmp_path: Path, style: s
     written = changed.files["a.yaml"].decode()
     assert written.endswith("data:\n  x: |+\n    text\n\n" + after)
     assert _documents(changed.files["a.yaml"])[0]["metadata"] == {"name": "a", "labels": {"l": "v"}}
+
+
+@pytest.mark.parametrize("style", ["ruamel", "ruamel-safe", "pyyaml"])
+def test_a_keep_chomped_block_scalar_ends_a_document_stamped_by_the_round_trip(tmp_path: Path, style: str) -> None:
+    """Flow-style metadata is stamped by the round trip, whose dump ends a trailing `|+` scalar with
+    `...`: that marker must not reach the item (it would end the whole ResourceList)."""
+    original = "apiVersion: v1\r\nkind: ConfigMap\r\nmetadata: {name: a}\r\ndata:\r\n  x: |+\r\n    text\r\n\r\n\r\n...\r\n"
+    out = run_exec(tmp_path, {"a.yaml": original}, script(style))
+    assert out.error is None
+    assert out.files["a.yaml"] == original.encode()
