@@ -51,6 +51,8 @@ def main(argv: list[str] | None = None) -> int:
         style = data.draw(st.sampled_from(yaml_fuzz.STYLES))
         wide = data.draw(st.booleans())
         styles[style] += 1
+        if sum(styles.values()) % 250 == 0:
+            print(f"{sum(styles.values())} cases, {len(findings)} findings", file=sys.stderr, flush=True)
         finding = yaml_fuzz.check(package, ops, style, wide, work)
         if finding is not None:
             findings.append(finding)
