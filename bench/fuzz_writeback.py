@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import collections
 import json
+import shutil
 import sys
 import tempfile
 import time
@@ -50,13 +51,19 @@ def main(argv: list[str] | None = None) -> int:
         style = data.draw(st.sampled_from(yaml_fuzz.STYLES))
         wide = data.draw(st.booleans())
         styles[style] += 1
+        if sum(styles.values()) % 250 == 0:
+            print(f"{sum(styles.values())} cases, {len(findings)} findings", file=sys.stderr, flush=True)
         finding = yaml_fuzz.check(package, ops, style, wide, work)
         if finding is not None:
             findings.append(finding)
-            print(f"finding {len(findings)}: {finding.problem} ({style}, edits {ops})", file=sys.stderr, flush=True)
+            error = f": {finding.error}" if finding.error else ""
+            print(f"finding {len(findings)}: {finding.problem}{error} ({style}, edits {ops})", file=sys.stderr, flush=True)
 
     started = time.monotonic()
-    case()
+    try:
+        case()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
     elapsed = time.monotonic() - started
     total = sum(styles.values())
     print(f"{total} cases ({', '.join(f'{n} {s}' for s, n in sorted(styles.items()))}) in {elapsed:.0f} s, seed {args.seed}: {len(findings)} findings")

@@ -16,10 +16,13 @@ def tail(before: list[Resource], ordered: list[Resource]) -> str:
     resources) when its last document is still there, even with new resources after it; else
     the last resource's own."""
     last = before[-1] if before else None
-    kept = next((r for r in reversed(ordered) if last is not None and r.index == last.index), None)
-    if kept is not None and same_document(kept, last) and (kept is ordered[-1] or not ordered[-1].suffix):
+    at = next((n for n in range(len(ordered) - 1, -1, -1) if last is not None and ordered[n].index == last.index), None)
+    if at is None or not same_document(ordered[at], last):
+        return ordered[-1].suffix
+    after = ordered[at + 1 :]
+    if not after or (not ordered[-1].suffix and all(ann.is_resource(r.data) for r in after)):
         return last.suffix  # type: ignore[union-attr]
-    return ordered[-1].suffix
+    return ordered[-1].suffix  # a list that carries the file's other documents as items (kpt fn source)
 
 
 def same_document(resource: Resource, base: Resource | None) -> bool:

@@ -22,37 +22,50 @@ class Unfaithful(InputError):
 def problem(content: str, resources: list[Resource]) -> tuple[int, str] | None:
     """(1-based line, what is wrong) when `content` does not parse or its resources differ from
     `resources`' values (or means what they mean in YAML 1.1: yamlio/meaning); None when it is
-    right. Documents that are not resources, or that the
-    reader left alone (duplicate keys, application tags), are the file's own and not compared."""
+    right. Documents that are not resources are the file's own and not compared; one with
+    duplicate keys or an application tag, read leniently as the reader does, is the next resource
+    if it equals it, else the file's own, left in its layout."""
     found = _documents(content)
     if isinstance(found, tuple):
         return found
     wanted = [r.value for r in resources if ann.is_resource(r.value)]
-    for number, (line, value, span) in enumerate(found):
-        if number >= len(wanted):
-            return line, "a document the functions did not return"
-        if not roundtrip.same(value, wanted[number]) and not roundtrip.same(meaning.kept(wanted[number], value, content[span]), value):
+    number = 0
+    for line, value, span, odd in found:
+        if number >= len(wanted) or not _same(value, wanted[number], content[span]):
+            if odd:
+                continue  # a document the reader left in the file's layout
+            if number >= len(wanted):
+                return line, "a document the functions did not return"
             return line, f"{ann.identity(wanted[number])[1]}/{ann.identity(wanted[number])[3]} does not read back as returned"
-    if len(found) < len(wanted):
+        number += 1
+    if number < len(wanted):
         return content.count("\n") + 1, "a returned resource is missing"
     return None
 
 
-def _documents(content: str) -> list[tuple[int, Any, slice]] | tuple[int, str]:
-    """(start line, value, where its text is) of each resource document of the stream, or
-    (line, problem)."""
+def _same(value: Any, wanted: Any, text: str) -> bool:
+    return roundtrip.same(value, wanted) or roundtrip.same(meaning.kept(wanted, value, text), value)
+
+
+def _documents(content: str) -> list[tuple[int, Any, slice, bool]] | tuple[int, str]:
+    """(start line, value, where its text is, whether it is odd) of each resource document of
+    the stream, or (line, problem)."""
     loader = fast.StrictLoader(content)
-    found: list[tuple[int, Any, slice]] = []
+    found: list[tuple[int, Any, slice, bool]] = []
     try:
         while loader.check_node():
             node = loader.get_node()
+            odd = False
             try:
                 value = loader.construct_document(node)
-            except yaml.MarkedYAMLError:  # duplicate keys, an application tag: left as it was
+            except yaml.MarkedYAMLError:  # duplicate keys, an application tag: read as the reader does
+                loader._strict, odd = False, True
                 loader.constructed_objects, loader.recursive_objects = {}, {}
-                continue
+                value = loader.construct_document(node)
+                loader._strict = True
             if ann.is_resource(value):
-                found.append((node.start_mark.line + 1, value, slice(content.rfind("\n", 0, node.start_mark.index) + 1, node.end_mark.index)))
+                span = slice(content.rfind("\n", 0, node.start_mark.index) + 1, node.end_mark.index)
+                found.append((node.start_mark.line + 1, value, span, odd))
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
         return (mark.line + 1 if mark else 1), str(err.problem or err)

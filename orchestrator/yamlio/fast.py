@@ -382,7 +382,8 @@ _Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 def dump(data: Any) -> str:
     """Plain block YAML, for resources that have no text of their own yet."""
-    return yaml.dump(data, Dumper=_Dumper, default_flow_style=False, sort_keys=False, allow_unicode=True, width=4096)
+    text = yaml.dump(data, Dumper=_Dumper, default_flow_style=False, sort_keys=False, allow_unicode=True, width=4096)
+    return text[:-4] if text.endswith("\n...\n") else text  # a `|+` scalar's end marker: see roundtrip.without_end_marker
 
 
 def decode(raw: bytes, source: str) -> str:

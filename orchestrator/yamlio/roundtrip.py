@@ -108,7 +108,14 @@ def _keep_anchors(node: Any, seen: set[int]) -> None:
 def dump(tree: Any, style: Style) -> str:
     out = io.StringIO()
     _yaml(style).dump(tree, out)
-    return out.getvalue()
+    return without_end_marker(out.getvalue())
+
+
+def without_end_marker(text: str) -> str:
+    """A dumped document without the `...` a YAML library ends it with after a keep-chomped block
+    scalar (`|+`): the document's text goes into a file or a ResourceList item, where the marker
+    would end the whole stream; its trailing blank lines are the scalar's either way."""
+    return text[:-4] if text.endswith("\n...\n") else text
 
 
 #: kyaml's `wide` sequence style: dashes two columns in from their key, content four.

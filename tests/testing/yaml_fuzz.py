@@ -333,8 +333,16 @@ def apply(items, ops, names=lambda item: item['metadata']['name']):
         item = next((i for i in items if names(i) == op[1]), None)
         if item is None:
             continue
-        parent = _at(item, op[2][:-1])
-        last = op[2][-1]
+        try:
+            parent = _at(item, op[2][:-1])
+            last = op[2][-1]
+            parent[last] if kind != 'set' else None
+        except (KeyError, IndexError, TypeError):
+            continue  # an earlier edit removed or replaced it
+        if not isinstance(parent, (dict, list)) or (kind == 'set' and isinstance(parent, list) and last >= len(parent)):
+            continue
+        if kind == 'append' and not isinstance(parent[last], list):
+            continue
         if kind == 'set':
             parent[last] = op[3]
         elif kind == 'del':
@@ -437,6 +445,23 @@ def expected(package: Package, ops: list[list]) -> dict[str, list[dict]]:
     return files
 
 
+def _writes_invalid_yaml(root: Path) -> bool:
+    """Whether the function, given the package as `fnrun source` lists it, writes what PyYAML
+    cannot parse: then fnrun refusing its output is right."""
+    import subprocess
+    import sys
+
+    from orchestrator import api
+
+    listing = api.source(root / "pkg")
+    done = subprocess.run([sys.executable, str(root / "fn.py")], input=listing, capture_output=True, text=True)
+    try:
+        yaml.safe_load(done.stdout)
+    except yaml.YAMLError:
+        return True
+    return False
+
+
 def _same_resources(got: list[dict], want: list[dict], new: set[str]) -> bool:
     """The same resources, the file's own in their order (where a new one without an index goes
     among them is the writer's choice)."""
@@ -476,8 +501,11 @@ def check(package: Package, ops: list[list], style: str, wide: bool = False, wor
     root = Path(tempfile.mkdtemp(dir=work))
     try:
         out = run_exec(root, package.files, function(style, ops, wide))
+        broken = out.error is not None and "returned invalid output" in str(out.error) and _writes_invalid_yaml(root)
     finally:
         shutil.rmtree(root, ignore_errors=True)
+    if broken:
+        return None  # the library wrote YAML no parser reads (ruamel: an emptied mapping after a comment)
 
     def found(problem: str) -> Finding:
         return Finding(problem, package.files, ops, style, out.files, str(out.error) if out.error else None)

@@ -156,3 +156,28 @@ def test_values_read_the_yaml_1_1_way_and_keys_made_json_strings_keep_their_text
     out = run_exec(tmp_path / "change", {"s.yaml": YAML11}, change)
     assert out.error is None
     assert out.files["s.yaml"] == YAML11.replace("defaultMode: 0400", "defaultMode: 257").encode()
+
+
+@pytest.mark.parametrize("style", ["ruamel", "pyyaml"])
+@pytest.mark.parametrize("after", ["", "...\n", "---\n" + CM.format("b"), "...\n# foot\n"])
+def test_a_keep_chomped_block_scalar_at_a_documents_end(tmp_path: Path, style: str, after: str) -> None:
+    """Its trailing blank lines are its value: the item sent must end there, with no marker in it."""
+    original = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  x: |+\n    text\n\n" + after
+    out = run_exec(tmp_path, {"a.yaml": original}, script(style))
+    assert out.error is None
+    assert out.files["a.yaml"] == original.encode()
+    changed = run_exec(tmp_path / "c", {"a.yaml": original}, script(style, "items[0]['metadata']['labels'] = {'l': 'v'}"))
+    assert changed.error is None
+    written = changed.files["a.yaml"].decode()
+    assert written.endswith("data:\n  x: |+\n    text\n\n" + after)
+    assert _documents(changed.files["a.yaml"])[0]["metadata"] == {"name": "a", "labels": {"l": "v"}}
+
+
+@pytest.mark.parametrize("style", ["ruamel", "ruamel-safe", "pyyaml"])
+def test_a_keep_chomped_block_scalar_ends_a_document_stamped_by_the_round_trip(tmp_path: Path, style: str) -> None:
+    """Flow-style metadata is stamped by the round trip, whose dump ends a trailing `|+` scalar with
+    `...`: that marker must not reach the item (it would end the whole ResourceList)."""
+    original = "apiVersion: v1\r\nkind: ConfigMap\r\nmetadata: {name: a}\r\ndata:\r\n  x: |+\r\n    text\r\n\r\n\r\n...\r\n"
+    out = run_exec(tmp_path, {"a.yaml": original}, script(style))
+    assert out.error is None
+    assert out.files["a.yaml"] == original.encode()
