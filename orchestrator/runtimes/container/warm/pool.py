@@ -123,12 +123,7 @@ class WarmPool:
                     self._pending[key] = self._pending.get(key, 0) + 1
                     break
                 self._cond.wait(0.05)
-        try:
-            return self._start(plan)
-        finally:
-            with self._cond:
-                self._pending[key] -= 1
-                self._cond.notify_all()
+        return self._start_counted(plan)
 
     def take(self, plan: Plan) -> Warm | None:
         """An idle container for `plan`, else a new one if the pool may start one and none is
@@ -144,11 +139,15 @@ class WarmPool:
                 return None
             self._count[key] = self._count.get(key, 0) + 1
             self._pending[key] = 1
+        return self._start_counted(plan)
+
+    def _start_counted(self, plan: Plan) -> Warm | None:
+        """Start a container the caller counted as pending, and uncount it however the start ends."""
         try:
             return self._start(plan)
         finally:
             with self._cond:
-                self._pending[key] -= 1
+                self._pending[plan.key] -= 1
                 self._cond.notify_all()
 
     def background(self, work: Callable[[], None]) -> None:
