@@ -16,6 +16,7 @@ from ..read.package import stamped
 from ..select.selectors import selected
 from ..resource import Resource
 from ..yamlio import fast, roundtrip
+from ..yamlio.text import quote
 
 
 def split(spec: FunctionSpec, resources: list[Resource]) -> tuple[list[Resource], list[int]]:
@@ -173,6 +174,9 @@ def _with_annotations(item: Resource, fixes: dict[str, str]) -> Resource:
     """The item with annotations set in its value and, as whole lines where possible, its text.
     An item whose value was replaced after it was read (`fresh` False: a handed-over function's
     change) has a body that is only the base of its old text, so its text is rendered anew."""
+    moved = _repathed(item, fixes)
+    if moved is not None:
+        return moved
     body = item.body if item.fresh and item.body is not None else roundtrip.render(item.text, item.value)
     node, data = fast.parse(body, "function output")
     return stamped(body, node, data, _merged_entries(item.data, fixes))
@@ -187,3 +191,24 @@ def _merged_entries(data: dict, fixes: dict[str, str]) -> list[tuple[str, str]]:
         if value is not None:
             entries.append((key, str(value)))
     return entries
+
+
+def _repathed(item: Resource, fixes: dict[str, str]) -> Resource | None:
+    """The item with only its path twins changed, by replacing the two lines fnrun stamped
+    (render rebases every item of a subpackage's step twice: parsing each again would cost a
+    third of such a render); None where the text is not fnrun's stamping, to be done in full."""
+    if set(fixes) != {ann.PATH, ann.INTERNAL_PATH} or not item.fresh or item.body is None or "kubernetes.io/path" in item.body:
+        return None
+    annotations = ann.annotations_of(item.data)
+    old, new = annotations.get(ann.PATH), fixes[ann.PATH]
+    if not isinstance(old, str) or annotations.get(ann.INTERNAL_PATH) != old or fixes[ann.INTERNAL_PATH] != new:
+        return None
+    text = item.text
+    for key in (ann.PATH, ann.INTERNAL_PATH):
+        line = f" {key}: {quote(old)}\n"
+        if text.count(line) != 1:
+            return None
+        text = text.replace(line, f" {key}: {quote(new)}\n")
+    meta = dict(item.data["metadata"])
+    meta["annotations"] = {**annotations, ann.PATH: new, ann.INTERNAL_PATH: new}
+    return Resource({**item.data, "metadata": meta}, text, item.body)
