@@ -2,7 +2,7 @@
 
 Out-of-scope and unselected resources pass through untouched; the declaring resource travels as
 functionConfig; path/index twins are reconciled; new resources get the default path of the
-function's directory."""
+function's directory (in render, its config's; a render step's paths are relative to its package)."""
 
 from __future__ import annotations
 
