@@ -171,7 +171,7 @@ def pipeline_inputs(request: RunRequest, root: Path | None) -> tuple["RunOptions
         warm=request.warm and warm.enabled_by_environment(),
         lock=_governing_lock(request, root),
         file_names=_file_names(request),
-        absolute_in_package=isinstance(request, RenderRequest),
+        package_paths=isinstance(request, RenderRequest),
         error_results_fail=not isinstance(request, RenderRequest) or request.strict_results,
         handover=not (request.directory == "-" or request.to_stdout),
     )

@@ -2,7 +2,7 @@
 
 Out-of-scope and unselected resources pass through untouched; the declaring resource travels as
 functionConfig; path/index twins are reconciled; new resources get the default path of the
-function's directory."""
+function's directory (in render, its config's; a render step's paths are relative to its package)."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from ..read.package import stamped
 from ..select.selectors import selected
 from ..resource import Resource
 from ..yamlio import fast, roundtrip
+from ..yamlio.text import quote
 
 
 def split(spec: FunctionSpec, resources: list[Resource]) -> tuple[list[Resource], list[int]]:
@@ -70,12 +71,32 @@ def merge_back(resources: list[Resource], positions: list[int], output: list[Res
     return merged
 
 
+def package_relative(spec: FunctionSpec, resources: list[Resource]) -> list[Resource]:
+    """The resources with their paths relative to the step's package, as kpt's render hands a
+    subpackage's step its items (and its config); `reconcile` with `package_paths` takes the
+    function's paths back to the root's."""
+    prefix = spec.directory + "/" if spec.directory else ""
+    if not prefix:
+        return resources
+    rebased = []
+    for resource in resources:
+        path = resource.path
+        if path is not None and path.startswith(prefix):
+            inner = path[len(prefix):]
+            resource = _with_annotations(resource, {ann.PATH: inner, ann.INTERNAL_PATH: inner})
+        rebased.append(resource)
+    return rebased
+
+
 def reconcile(spec: FunctionSpec, sent: list[Resource], output: list[Resource], naming: str = "name_kind",
-              absolute_in_package: bool = False) -> list[Resource]:
+              package_paths: bool = False) -> list[Resource]:
     """Make each output item's path/index twins agree (docs/reference/annotations.md) and give new items a path
-    (`naming`: annotations.FILE_NAMES). With `absolute_in_package`, as kpt's render does, a path a
-    function wrote as absolute (`/another/out.yaml`) is taken below the function's directory."""
+    (`naming`: annotations.FILE_NAMES). With `package_paths`, as kpt's render: `sent` and the
+    output hold paths relative to the step's package (`package_relative`), which are taken back
+    to the root's; a path a function wrote as absolute (`/another/out.yaml`) is taken below the
+    package; a new item without a path goes to its function config's directory (kyaml's default)."""
     sent_by_identity = _unique_identities(sent)
+    directory = _new_items_directory(spec) if package_paths else spec.directory
     new_paths: Counter[str] = Counter()
     result = []
     for item in output:
@@ -86,10 +107,10 @@ def reconcile(spec: FunctionSpec, sent: list[Resource], output: list[Resource], 
             value = _twin(spec, data, public, internal, original)
             if value is not None:
                 fixes[public] = fixes[internal] = value
-        if absolute_in_package:
+        if package_paths:
             _in_package(spec, data, fixes)
         if ann.PATH not in fixes and ann.get_path(data) is None:
-            path = ann.default_path(data, spec.directory, naming)
+            path = ann.default_path(data, directory, naming)
             fixes[ann.PATH] = fixes[ann.INTERNAL_PATH] = path
             fixes[ann.INDEX] = fixes[ann.INTERNAL_INDEX] = str(new_paths[path])
             new_paths[path] += 1
@@ -98,11 +119,25 @@ def reconcile(spec: FunctionSpec, sent: list[Resource], output: list[Resource], 
 
 
 def _in_package(spec: FunctionSpec, data: dict, fixes: dict[str, str]) -> None:
-    """An absolute path made relative to the function's directory, in both twins."""
+    """A package-relative path (`package_relative`) made the root's, in both twins; an absolute
+    one is taken below the package. A relative one is joined as it is, so that a `..` in it is
+    still refused by the write-back's checks."""
     path = fixes.get(ann.PATH, ann.get_path(data))
-    if path is not None and path.startswith("/"):
-        inside = posixpath.normpath(posixpath.join(spec.directory, path.lstrip("/")))
-        fixes[ann.PATH] = fixes[ann.INTERNAL_PATH] = inside
+    if path is None:
+        return
+    if path.startswith("/"):
+        fixes[ann.PATH] = fixes[ann.INTERNAL_PATH] = posixpath.normpath(posixpath.join(spec.directory, path.lstrip("/")))
+    elif spec.directory:
+        fixes[ann.PATH] = fixes[ann.INTERNAL_PATH] = f"{spec.directory}/{path}"
+
+
+def _new_items_directory(spec: FunctionSpec) -> str:
+    """Where kpt's render puts a new item without a path: its function config's directory when
+    the config is a file of the package (`configPath`), else the step's package."""
+    config = spec.config
+    if spec.config_in_package and config is not None and config.path is not None:
+        return posixpath.dirname(config.path)
+    return spec.directory
 
 
 def _unique_identities(resources: list[Resource]) -> dict[tuple[str, str, str, str], Resource]:
@@ -139,6 +174,9 @@ def _with_annotations(item: Resource, fixes: dict[str, str]) -> Resource:
     """The item with annotations set in its value and, as whole lines where possible, its text.
     An item whose value was replaced after it was read (`fresh` False: a handed-over function's
     change) has a body that is only the base of its old text, so its text is rendered anew."""
+    moved = _repathed(item, fixes)
+    if moved is not None:
+        return moved
     body = item.body if item.fresh and item.body is not None else roundtrip.render(item.text, item.value)
     node, data = fast.parse(body, "function output")
     return stamped(body, node, data, _merged_entries(item.data, fixes))
@@ -153,3 +191,24 @@ def _merged_entries(data: dict, fixes: dict[str, str]) -> list[tuple[str, str]]:
         if value is not None:
             entries.append((key, str(value)))
     return entries
+
+
+def _repathed(item: Resource, fixes: dict[str, str]) -> Resource | None:
+    """The item with only its path twins changed, by replacing the two lines fnrun stamped
+    (render rebases every item of a subpackage's step twice: parsing each again would cost a
+    third of such a render); None where the text is not fnrun's stamping, to be done in full."""
+    if set(fixes) != {ann.PATH, ann.INTERNAL_PATH} or not item.fresh or item.body is None or "kubernetes.io/path" in item.body:
+        return None
+    annotations = ann.annotations_of(item.data)
+    old, new = annotations.get(ann.PATH), fixes[ann.PATH]
+    if not isinstance(old, str) or annotations.get(ann.INTERNAL_PATH) != old or fixes[ann.INTERNAL_PATH] != new:
+        return None
+    text = item.text
+    for key in (ann.PATH, ann.INTERNAL_PATH):
+        line = f" {key}: {quote(old)}\n"
+        if text.count(line) != 1:
+            return None
+        text = text.replace(line, f" {key}: {quote(new)}\n")
+    meta = dict(item.data["metadata"])
+    meta["annotations"] = {**annotations, ann.PATH: new, ann.INTERNAL_PATH: new}
+    return Resource({**item.data, "metadata": meta}, text, item.body)

@@ -38,7 +38,7 @@ class RunOptions:
     jobs: int = 1  # --jobs: containers started ahead and independent functions run at once (orchestrator.run.units)
     lock: ImageLock | None = None  # the fnrun.lock every container image is run by (orchestrator.lock.pinning)
     file_names: str = "name_kind"  # --file-names: how a new resource without a path is named (annotations.FILE_NAMES)
-    absolute_in_package: bool = False  # render, as kpt: a function's absolute path lies below its directory
+    package_paths: bool = False  # render, as kpt: a step sees paths relative to its package (merge.scope.reconcile)
     error_results_fail: bool = True  # an error result fails the function even at exit 0 (render, as kpt: only with --strict-results)
     # Catalog functions may take the items as data and hand back values (orchestrator.runtimes.host.handover):
     # not where the items' text is the result (stdin, --output -), as only the function writes its text.

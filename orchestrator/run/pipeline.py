@@ -183,7 +183,8 @@ def run_scoped(
         try:
             call = invocation(spec, options, root)
             runtime = choose_runtime(spec, call, options, runtime_for)
-            output = _run(runtime, call, spec, items, lambda line: events.stderr(spec, line), options.handover, early.feed)
+            handed, sent = _as_handed(spec, items, options.package_paths)
+            output = _run(runtime, call, handed, sent, lambda line: events.stderr(spec, line), options.handover, early.feed)
         except EnvironmentProblem as err:  # a missing image, the engine: named with the file that asks for it
             from orchestrator.runtimes.host.kpt_catalog import offer
 
@@ -204,7 +205,7 @@ def run_scoped(
                 count = sum(1 for r in report.results if r["severity"] == "error")
                 raise FunctionError(f"function {spec.name} reported {count} error result(s)")
             assert decoded is not None
-            new_items = scope.reconcile(spec, items, decoded.items, options.file_names, options.absolute_in_package)
+            new_items = scope.reconcile(spec, sent, decoded.items, options.file_names, options.package_paths)
             _check_item_paths(spec, root, new_items)
         except FunctionError as err:
             report.error = str(err)
@@ -215,6 +216,17 @@ def run_scoped(
         events.transformed(spec, changes)
         events.finished(spec, report)
         return new_items, report, None
+
+
+def _as_handed(spec: FunctionSpec, items: list[Resource], package_paths: bool) -> tuple[FunctionSpec, list[Resource]]:
+    """The spec and items as the function receives them: with `package_paths` (render), the
+    paths of the items and of the config are relative to the step's package, as kpt hands them."""
+    if not package_paths or not spec.directory:
+        return spec, items
+    config = spec.config
+    if config is not None and config.path is not None:
+        spec = _replace(spec, config=scope.package_relative(spec, [config])[0])
+    return spec, scope.package_relative(spec, items)
 
 
 def _run(runtime: Runtime, call: Invocation, spec: FunctionSpec, items: list[Resource], on_stderr: Callable[[str], None],

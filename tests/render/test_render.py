@@ -4,7 +4,6 @@ against kpt's render semantics (docs/guides/kpt-users.md and kpt's own e2e cases
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import shutil
@@ -15,7 +14,7 @@ import docker
 import pytest
 from ruamel.yaml import YAML
 
-from testing.pipeline_helpers import assert_one_line_error, fnrun, snapshot, test_images, write_package  # noqa: F401
+from testing.pipeline_helpers import as_data, assert_one_line_error, fnrun, snapshot, test_images, write_package  # noqa: F401
 
 KPT = shutil.which("kpt")
 LABEL, GENERATE, DELETE, FAIL, IDENTITY = (f"fnrun-test/{n}:v1" for n in ("label", "generate", "delete", "fail", "identity"))
@@ -43,20 +42,6 @@ def cm(name: str, labels: str = "") -> str:
 
 def deploy(name: str) -> str:
     return f"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {name}\nspec:\n  replicas: 1\n"
-
-
-def as_data(root: Path) -> dict[str, list]:
-    """Every YAML file and Kptfile as YAML 1.2 data; Kptfile status left out (kpt beta.56 writes none)."""
-    yaml = YAML(typ="safe", pure=True)
-    found = {}
-    for path in sorted(root.rglob("*")):
-        if path.is_file() and (path.suffix == ".yaml" or path.name == "Kptfile"):
-            docs = [d for d in yaml.load_all(io.StringIO(path.read_text())) if d is not None]
-            for doc in docs:
-                if isinstance(doc, dict) and doc.get("kind") == "Kptfile":
-                    doc.pop("status", None)
-            found[path.relative_to(root).as_posix()] = docs
-    return found
 
 
 def render_both(tmp_path: Path, files: dict[str, str], *flags: str) -> tuple[subprocess.CompletedProcess, object, Path, Path]:
@@ -122,14 +107,9 @@ def test_renders_like_kpt(tmp_path: Path, test_images: None, case: str) -> None:
 
 
 def assert_same_render(files: dict[str, str], fnrun_dir: Path, kpt_dir: Path) -> None:
-    """The package's own files hold the same data; new resources are the same, though their file
-    names differ by design: fnrun names a new file as `fnrun run` does (NAME_KIND.yaml in the
-    pipeline's package directory); kpt beta.56 uses KIND_NAME.yaml, and puts a resource made by a
-    step with `configPath: fn/x.yaml` under fn/."""
-    ours, theirs = as_data(fnrun_dir), as_data(kpt_dir)
-    assert {f: ours.get(f) for f in files} == {f: theirs.get(f) for f in files}
-    new = lambda found: sorted(json.dumps(d, sort_keys=True) for f, docs in found.items() if f not in files for d in docs)  # noqa: E731
-    assert new(ours) == new(theirs)
+    """Every file holds the same data, new files included: fnrun's render names and places a new
+    resource as kpt does (KIND_NAME.yaml in its config's directory, else the step's package)."""
+    assert as_data(fnrun_dir) == as_data(kpt_dir)
 
 
 @pytest.mark.skipif(KPT is None, reason="kpt is not installed")

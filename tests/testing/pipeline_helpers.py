@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 import subprocess
 import sys
@@ -12,6 +13,7 @@ from pathlib import Path
 
 import docker
 import pytest
+from ruamel.yaml import YAML
 
 REPO = Path(__file__).resolve().parents[2]
 TEST_IMAGES = ("identity", "label", "generate", "delete", "fail", "garbage", "probe", "results", "sleep", "hostile")
@@ -145,3 +147,17 @@ def signal_when(proc: subprocess.Popen[str], marker: str, signum: int) -> str:
             proc.kill()
             proc.wait()
     return rest
+
+
+def as_data(root: Path) -> dict[str, list]:
+    """Every YAML file and Kptfile as YAML 1.2 data; Kptfile status left out (kpt beta.56 writes none)."""
+    yaml = YAML(typ="safe", pure=True)
+    found = {}
+    for path in sorted(root.rglob("*")):
+        if path.is_file() and (path.suffix == ".yaml" or path.name == "Kptfile"):
+            docs = [d for d in yaml.load_all(io.StringIO(path.read_text())) if d is not None]
+            for doc in docs:
+                if isinstance(doc, dict) and doc.get("kind") == "Kptfile":
+                    doc.pop("status", None)
+            found[path.relative_to(root).as_posix()] = docs
+    return found
