@@ -69,11 +69,13 @@ def signals(work: Path, count: int, watchdog: float, mark: str) -> list[str]:
             stops.append(outcome.seconds)
             if outcome.code is None or outcome.seconds > STOP_WITHIN:
                 problems.append(f"{where}: stopped after {outcome.seconds:.2f}s")
-            if outcome.code not in (143, -signal.SIGTERM):
+            if outcome.code not in (0, 143, -signal.SIGTERM):  # 0: it was done as the signal came
                 problems.append(f"{where}: exit {outcome.code}")
         state = stress.files(tree)
         if state not in (before, after):
             problems.append(f"{where}: the package was left half rendered")
+        elif outcome.code == 0 and state != after:
+            problems.append(f"{where}: exit 0 but the package is not rendered")
         elif outcome.code == 143 and state == after:
             if "after the package was written" not in outcome.stderr:
                 problems.append(f"{where}: the package was written but the line says otherwise")
