@@ -1,8 +1,9 @@
 """Does any line move between files? Real repositories, each one package, through `fnrun source |
-fnrun sink` and three functions that treat text the way users' functions do, counting per file
+fnrun sink` and four functions that treat text the way users' functions do, counting per file
 the lines lost, gained and moved between files beyond what the function itself changes.
 
     python bench/corpus_check.py REPO_DIR...      # checkouts you cloned; nothing is downloaded
+    python bench/corpus_check.py --only "ts sdk" REPO_DIR...   # one mode
 
 Each repository's YAML files (hidden directories left out, as fnrun's reader does) are copied
 into a scratch package, run, and compared line by line with the copy as it was. A file fnrun's
@@ -15,6 +16,11 @@ out of the package and counted as `left out`; with `--keep-odd` it stays in (and
 - `reorder`: fnrun-test/reorder (ruamel round trip, items in reverse order): no file may change;
 - `drop comments`: fnrun-test/dropcomments (PyYAML loads and dumps it: every comment, quote and
   key order gone; adds a label).
+- `ts sdk`: tests/functions_ts/label.js, written with kpt's TypeScript SDK (npm `kpt-functions`,
+  js-yaml: YAML 1.2, so `0400` comes back as `256` and the key `404` as `'404'`), run with
+  `--exec node`; adds a label. The SDK keeps one resource per apiVersion, kind, namespace and name
+  (the last) and leaves the others out of its output, which the run deletes: those resources'
+  lines are its change, and a file all of whose resources it left out is counted as deleted.
 
 What a labelling function itself changes is the label it adds: lines `labels:` and the label's
 `KEY: VALUE` (and a `labels: {}` or flow-style labels line it replaces). Every other line a file
@@ -37,10 +43,19 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 LABEL_KEY, LABEL_VALUE = "fnrun-corpus", "checked"
+TS_LABEL = REPO / "tests" / "functions_ts" / "label.js"
+
+
+def _image(name: str) -> tuple[str, ...]:
+    return ("--image", name, "--image-pull-policy", "never")
+
+
+# Each function: its name, how `fnrun run` is told to run it, and whether it adds the label.
 FUNCTIONS = (
-    ("round trip", "fnrun-test/label:v1", True),
-    ("reorder", "fnrun-test/reorder:v1", False),
-    ("drop comments", "fnrun-test/dropcomments:v1", True),
+    ("round trip", _image("fnrun-test/label:v1"), True),
+    ("reorder", _image("fnrun-test/reorder:v1"), False),
+    ("drop comments", _image("fnrun-test/dropcomments:v1"), True),
+    ("ts sdk", ("--exec", f"node {TS_LABEL}", "--enable-exec"), True),
 )
 
 
@@ -52,11 +67,12 @@ class Counts:
     gained: int = 0
     moved: int = 0
     left_out: int = 0
+    deleted: int = 0  # files whose every resource the function left out of its output
     refused: list[str] = field(default_factory=list)
     worst: list[str] = field(default_factory=list)  # a few examples, for the report
 
     def add(self, other: "Counts") -> None:
-        for name in ("files", "changed", "lost", "gained", "moved", "left_out"):
+        for name in ("files", "changed", "lost", "gained", "moved", "left_out", "deleted"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.refused += other.refused
         self.worst += other.worst[: max(0, 8 - len(self.worst))]
@@ -105,12 +121,17 @@ def fnrun(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess
     return subprocess.run([sys.executable, "-m", "orchestrator", *args], input=stdin, capture_output=True, env=env, timeout=1800)
 
 
-def run_mode(mode: str, image: str | None, package: Path) -> str | None:
-    """Run one mode over the package in place; the first error line when it failed."""
-    if image is None:
+Dropped = dict[str, tuple[list[str], bool]]  # file: the left-out resources' texts, and whether all were
+
+
+def run_mode(mode: str, function: tuple[str, ...] | None, package: Path) -> tuple[str | None, Dropped]:
+    """Run one mode over the package in place: the first error line when it failed, and the
+    resources the function left out of its output (which the run deletes, as the spec says)."""
+    dropped: Dropped = {}
+    if function is None:
         source = fnrun("source", str(package))
         if source.returncode != 0:
-            return _first_error(source)
+            return _first_error(source), dropped
         result = fnrun("sink", str(package), stdin=source.stdout)
     else:
         # `run --image` refuses YAML that is not KRM, as kpt fn eval does: the user's remedy, a
@@ -118,10 +139,32 @@ def run_mode(mode: str, image: str | None, package: Path) -> str | None:
         ignore = package / ".krmignore"
         ignore.write_text("".join(f"/{rel}\n" for rel in not_krm(package)))
         try:
-            result = fnrun("run", str(package), "--image", image, "--image-pull-policy", "never", "--", f"{LABEL_KEY}={LABEL_VALUE}")
+            args = (str(package), *function, "--", f"{LABEL_KEY}={LABEL_VALUE}")
+            dropped = left_out_by(fnrun("run", "-o", "stdout", *args), package)
+            result = fnrun("run", *args)
         finally:
             ignore.unlink()
-    return None if result.returncode == 0 else _first_error(result)
+    return (None if result.returncode == 0 else _first_error(result)), dropped
+
+
+def left_out_by(output: subprocess.CompletedProcess[bytes], package: Path) -> Dropped:
+    """The package's resources missing from a function's output (`run -o stdout`), by file."""
+    from ruamel.yaml import YAML
+
+    from orchestrator.annotations import INDEX, PATH
+    from orchestrator.read.package import read_package
+
+    if output.returncode != 0:
+        return {}
+    items = YAML(typ="safe", pure=True).load(output.stdout.decode()).get("items") or []
+    notes = [(item.get("metadata") or {}).get("annotations") or {} for item in items]
+    kept = {(note.get(PATH), str(note.get(INDEX, "0"))) for note in notes}
+    by_file: dict[str, list[tuple[bool, str]]] = {}
+    for resource in read_package(package).resources:
+        gone = (resource.path, str(resource.index)) not in kept
+        by_file.setdefault(str(resource.path), []).append((gone, resource.body or ""))
+    return {path: ([body for gone, body in entries if gone], all(gone for gone, _ in entries))
+            for path, entries in by_file.items() if any(gone for gone, _ in entries)}
 
 
 def not_krm(package: Path) -> list[str]:
@@ -149,8 +192,10 @@ def _labelling(line: str, gained: bool = False) -> bool:
     return stripped.startswith("labels:") or stripped.replace('"', "").replace("'", "") == f"{LABEL_KEY}: {LABEL_VALUE}"
 
 
-def compare(before: dict[Path, bytes], after_root: Path, labels: bool, repo: str) -> Counts:
-    """Per file: lines lost, gained from nowhere, gained from another file."""
+def compare(before: dict[Path, bytes], after_root: Path, labels: bool, repo: str, dropped: Dropped | None = None) -> Counts:
+    """Per file: lines lost, gained from nowhere, gained from another file. The lines of resources
+    the function left out (`dropped`) are its change; a file all of whose resources it left out
+    is deleted, and counted as such."""
     counts = Counts(files=len(before))
     everywhere: Counter[str] = Counter()
     for data in before.values():
@@ -160,9 +205,21 @@ def compare(before: dict[Path, bytes], after_root: Path, labels: bool, repo: str
         new = path.read_bytes() if path.exists() else b""
         if new == old:
             continue
+        gone, all_gone = (dropped or {}).get(rel.as_posix(), ([], False))
+        if all_gone and not path.exists():
+            counts.deleted += 1
+            continue
         counts.changed += 1
         old_lines, new_lines = Counter(_lines(old)), Counter(_lines(new))
-        lost = [line for line in (old_lines - new_lines).elements() if not (labels and _labelling(line))]
+        removed = Counter(line.strip() for body in gone for line in body.splitlines()) + Counter({"---": len(gone)})
+        lost = []
+        for line in (old_lines - new_lines).elements():
+            if labels and _labelling(line):
+                continue
+            if removed[line.strip()] > 0:
+                removed[line.strip()] -= 1
+                continue
+            lost.append(line)
         gained = [line for line in (new_lines - old_lines).elements() if not (labels and _labelling(line, gained=True))]
         own = Counter(line.strip() for line in _lines(old))
         moved = [line for line in gained if everywhere[line.strip()] > own[line.strip()]]
@@ -175,23 +232,24 @@ def compare(before: dict[Path, bytes], after_root: Path, labels: bool, repo: str
     return counts
 
 
-def check(repos: list[Path], scratch: Path, keep_odd: bool) -> dict[str, Counts]:
-    totals = {mode: Counts() for mode in ("source | sink", *(name for name, _, _ in FUNCTIONS))}
+def check(repos: list[Path], scratch: Path, keep_odd: bool, only: list[str] | None = None) -> dict[str, Counts]:
+    modes = [m for m in (("source | sink", None, False), *FUNCTIONS) if not only or m[0] in only]
+    totals = {mode: Counts() for mode, _, _ in modes}
     for repo in repos:
         files = yaml_files(repo)
         left_out: list[str] = []
         if not keep_odd:
             files, left_out = readable(repo, files)
         before = {rel: (repo / rel).read_bytes() for rel in files}
-        for mode, image, labels in (("source | sink", None, False), *FUNCTIONS):
+        for mode, function, labels in modes:
             package = scratch / repo.name
             copy_package(repo, files, package)
-            error = run_mode(mode, image, package)
-            counts = compare(before, package, labels, repo.name) if error is None else Counts(files=len(files), refused=[f"{repo.name}: {error}"])
+            error, dropped = run_mode(mode, function, package)
+            counts = compare(before, package, labels, repo.name, dropped) if error is None else Counts(files=len(files), refused=[f"{repo.name}: {error}"])
             counts.left_out = len(left_out)
             totals[mode].add(counts)
             print(f"{repo.name:28} {mode:14} files {counts.files:5}  changed {counts.changed:5}  lost {counts.lost:4}  "
-                  f"gained {counts.gained:4}  moved {counts.moved:4}  left out {counts.left_out:3}" + ("  REFUSED: " + counts.refused[0] if counts.refused else ""),
+                  f"gained {counts.gained:4}  moved {counts.moved:4}  left out {counts.left_out:3}  deleted {counts.deleted:3}" + ("  REFUSED: " + counts.refused[0] if counts.refused else ""),
                   flush=True)
     return totals
 
@@ -200,15 +258,18 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("repos", nargs="+", type=Path, help="checkouts of public repositories (each one package)")
     parser.add_argument("--keep-odd", action="store_true", help="keep the files fnrun's reader refuses in their packages")
+    parser.add_argument("--only", action="append", choices=["source | sink", *(name for name, _, _ in FUNCTIONS)],
+                        help="run only this mode (repeatable); every mode by default")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(REPO))
     with tempfile.TemporaryDirectory(prefix="fnrun-corpus-") as scratch:
-        totals = check(args.repos, Path(scratch), args.keep_odd)
+        totals = check(args.repos, Path(scratch), args.keep_odd, args.only)
     print()
-    print("| mode | files | files changed | lines lost | lines gained | lines moved between files | repositories refused | files left out |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("| mode | files | files changed | files deleted | lines lost | lines gained | lines moved between files | repositories refused | files left out |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for mode, counts in totals.items():
-        print(f"| `{mode}` | {counts.files} | {counts.changed} | {counts.lost} | {counts.gained} | {counts.moved} | {len(counts.refused)} | {counts.left_out} |")
+        cell = mode.replace("|", "\\|")
+        print(f"| `{cell}` | {counts.files} | {counts.changed} | {counts.deleted} | {counts.lost} | {counts.gained} | {counts.moved} | {len(counts.refused)} | {counts.left_out} |")
     for mode, counts in totals.items():
         for line in counts.refused + counts.worst:
             print(f"{mode}: {line}")

@@ -22,6 +22,7 @@ from ..read.krmignore import KrmIgnore
 from ..read.package import Package, SourceFile
 from ..resource import Resource
 from .body import resolve_body
+from .fileends import finish
 from .staging import Stager, stager_for
 from ..yamlio import fast, text, textedit
 
@@ -191,7 +192,7 @@ def _remains(before: list[Resource], source: SourceFile) -> bytes | None:
     documents = [s.text for s in text.split_documents(content) if not s.separator]
     if not any(fast.load(document, source.path) is not None for document in documents):
         return None
-    return _finish(content, source)
+    return finish(content, source)
 
 
 def _render_file(path: str, resources: list[Resource], original: Package | None, source: SourceFile | None) -> bytes:
@@ -249,7 +250,7 @@ def _rendered(path: str, ordered: list[Resource], original: Package | None, sour
         parts.append(layout.carried(before, indexes, previous, indexes[-1] + 1, kept) + before[-1].suffix)
     else:
         parts.append(layout.tail(before, ordered))
-    return _finish("".join(parts), source, ordered)
+    return finish("".join(parts), source, ordered)
 
 
 def _package_comments(original: Package) -> frozenset[str]:
@@ -267,33 +268,6 @@ def _package_comments(original: Package) -> frozenset[str]:
 def _declares_function(resource: Resource) -> bool:
     found = ann.annotations_of(resource.data)
     return any(key in found for key in (ann.FUNCTION, ann.LEGACY_FUNCTION, ann.LEGACY_CONTAINER))
-
-
-def _finish(content: str, source: SourceFile | None, resources: list[Resource] = []) -> bytes:  # noqa: B006 - read only
-    """The file's bytes with its line ends: CRLF or LF as it had them (each line its own in a file
-    that mixes them), no final newline where it had none, and its byte order mark if it had one."""
-    if source is not None:
-        crlf, final_newline, lf, bom = source.crlf, source.final_newline, None, source.raw.startswith(ann.BOM_BYTES)
-    else:
-        crlf, final_newline, lf, bom = _file_format(resources)
-    mark = ann.BOM_BYTES if bom else b""
-    if not final_newline and content.endswith("\n"):
-        content = content[:-1]
-    if crlf and source is not None and source.raw.count(b"\n") != source.raw.count(b"\r\n"):
-        return mark + text.with_line_ends(content, fast.decode(source.raw, source.path)).encode("utf-8")
-    if crlf and lf:
-        return mark + text.with_ends_at(content, lf).encode("utf-8")
-    if crlf:
-        content = content.replace("\n", "\r\n")
-    return mark + content.encode("utf-8")
-
-
-def _file_format(resources: list[Resource]) -> tuple[bool, bool, set[int] | None, bool]:
-    """(crlf, final newline, the lines of a mixed file that end in LF, byte order mark) of a file
-    that does not exist yet, from its resources' layout note."""
-    noted = next((r.file_format for r in reversed(resources) if r.file_format), "").split(",")
-    lf = next((set(map(int, n[len(ann.LF_LINES) :].split())) for n in noted if n.startswith(ann.LF_LINES)), None)
-    return ann.CRLF in noted, ann.NO_FINAL_NEWLINE not in noted, lf, ann.BOM in noted
 
 
 def apply(plan_: WritePlan) -> None:

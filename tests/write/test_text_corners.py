@@ -181,3 +181,19 @@ def test_a_keep_chomped_block_scalar_ends_a_document_stamped_by_the_round_trip(t
     out = run_exec(tmp_path, {"a.yaml": original}, script(style))
     assert out.error is None
     assert out.files["a.yaml"] == original.encode()
+
+
+@pytest.mark.parametrize("chomp", ["|", ">"])
+def test_a_file_without_a_final_newline_whose_new_last_line_ends_a_block_scalar(tmp_path: Path, chomp: str) -> None:
+    """Found by kpt's TypeScript SDK over tektoncd/pipeline: it leaves out a PipelineRun that has
+    only a generateName, the last document of a file without a final newline; the document now
+    last ends in a block scalar whose line break is its value's, so the file keeps its newline."""
+    first = f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  script: {chomp}\n    echo hi\n"
+    original = first + "---\n" + CM.format("b").rstrip("\n")
+    out = run_exec(tmp_path, {"a.yaml": original}, script("pyyaml", "del items[1]"))
+    assert out.error is None, out.error
+    assert out.files["a.yaml"] == first.encode()
+    plain = first.replace(f"script: {chomp}\n    echo hi\n", "script: echo\n")
+    kept = run_exec(tmp_path / "x", {"a.yaml": plain + "---\n" + CM.format("b").rstrip("\n")}, script("pyyaml", "del items[1]"))
+    assert kept.error is None, kept.error
+    assert kept.files["a.yaml"] == plain.rstrip("\n").encode()
