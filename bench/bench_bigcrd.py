@@ -8,6 +8,7 @@ with long description lines):
     git clone <a kube-prometheus checkout> /tmp/kube-prometheus
     mkdir /tmp/kp && cp -r /tmp/kube-prometheus/manifests /tmp/kube-prometheus/examples /tmp/kp/
     rm /tmp/kp/examples/alertmanager-config-with-template.yaml   # not YAML (a broken template)
+    rm /tmp/kp/examples/alertmanager-config.yaml /tmp/kp/examples/existingrule.yaml   # not KRM: run --image refuses them, as kpt fn eval does
     python bench/bench_bigcrd.py /tmp/kp --runs 3
 
 In each round, rotating which goes first, on a fresh copy each time:
