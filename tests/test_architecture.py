@@ -118,7 +118,8 @@ def test_the_code_map_names_only_what_exists() -> None:
 
 
 def test_code_says_why_in_its_own_terms() -> None:
-    """No docstring or comment explains itself by a tracker's number ("issue 14 §6")."""
+    """No docstring or comment explains itself by a tracker's number: the reason is written in the
+    code's own words or cites a page of docs/ (CONTRIBUTING.md, Documentation)."""
     cited = [f"{p.relative_to(REPO)}:{i}" for root in (PACKAGE, REPO / "functions")
              for p in root.rglob("*.py")
              for i, line in enumerate(p.read_text().splitlines(), 1) if re.search(r"\b[Ii]ssue #?\d", line)]
