@@ -11,6 +11,9 @@ Exit codes a CI step can act on (the README's table):
 
 from __future__ import annotations
 
+import signal
+import sys
+
 EXIT_FUNCTION = 1
 EXIT_INPUT = 2
 EXIT_DRIFT = 3
@@ -57,9 +60,11 @@ class EnvironmentProblem(FnrunError):
     exit_code = EXIT_ENVIRONMENT
 
 
-def interrupted_outcome(err: BaseException) -> str:
-    """What an interrupt left: a signal that lands after the write-back committed (while the summary
+def report_interrupt(err: BaseException) -> int:
+    """The one line an interrupt ends with, and its exit code: 130 for Ctrl-C, 143 for SIGTERM (the
+    shell's 128 + signal). A signal that lands after the write-back committed (while the summary
     prints) must not claim that nothing was written."""
-    if getattr(err, "written", False):
-        return "it came after the package was written"
-    return "nothing was written"
+    terminated = getattr(err, "signum", None) == signal.SIGTERM
+    outcome = "it came after the package was written" if getattr(err, "written", False) else "nothing was written"
+    print(f"fnrun: interrupted{' (SIGTERM)' if terminated else ''}; {outcome}", file=sys.stderr)
+    return EXIT_SIGTERM if terminated else EXIT_SIGINT

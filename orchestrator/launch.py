@@ -32,6 +32,7 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING
 
+from orchestrator.errors import report_interrupt
 from orchestrator.runtimes.supervise import interrupts
 
 from orchestrator.runtimes.container import live
@@ -69,7 +70,7 @@ def main(argv: list[str] | None = None) -> None:
             early.begin()
         code = _cli(args)
     except KeyboardInterrupt as err:  # before the CLI's own handling: nothing was read or written yet
-        code = _interrupted(err)
+        code = report_interrupt(err)
     finally:
         for signum in previous:  # what follows must complete
             signal.signal(signum, signal.SIG_IGN)
@@ -102,16 +103,8 @@ def _cli(args: list[str]) -> int:
         print(done.code, file=sys.stderr)
         return 1
     except KeyboardInterrupt as err:
-        return _interrupted(err)
+        return report_interrupt(err)
 
-
-def _interrupted(err: KeyboardInterrupt) -> int:
-    """130 for Ctrl-C, 143 for SIGTERM (the shell's 128 + signal), with the line that says so."""
-    from orchestrator.errors import interrupted_outcome
-
-    terminated = getattr(err, "signum", None) == signal.SIGTERM
-    print(f"fnrun: interrupted{' (SIGTERM)' if terminated else ''}; {interrupted_outcome(err)}", file=sys.stderr)
-    return 143 if terminated else 130
 
 
 def _leave(code: int) -> None:

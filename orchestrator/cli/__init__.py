@@ -8,7 +8,6 @@ module adds its commands the same way: define them on `app` (cli/app.py) and imp
 
 from __future__ import annotations
 
-import signal
 import sys
 
 import typer
@@ -19,7 +18,7 @@ try:  # typer 0.28+ vendors click as typer._click and raises its exceptions, eve
 except ImportError:  # pragma: no cover - older typer runs on click itself
     from click.exceptions import Abort, ClickException, Exit  # type: ignore[assignment]
 
-from ..errors import EXIT_INPUT, EXIT_SIGINT, EXIT_SIGTERM, FnrunError, interrupted_outcome
+from ..errors import EXIT_INPUT, EXIT_SIGINT, FnrunError, report_interrupt
 from .app import app
 
 from . import runs, package, engine, shell  # noqa: F401 - each registers its commands on `app`
@@ -54,9 +53,7 @@ def run_app(args: list[str]) -> int:
         err.show()
         return EXIT_INPUT
     except KeyboardInterrupt as err:
-        terminated = getattr(err, "signum", None) == signal.SIGTERM
-        print(f"fnrun: interrupted{' (SIGTERM)' if terminated else ''}; {interrupted_outcome(err)}", file=sys.stderr)
-        return EXIT_SIGTERM if terminated else EXIT_SIGINT
+        return report_interrupt(err)
     except BrokenPipeError:
         return 1
     return result if isinstance(result, int) else 0
