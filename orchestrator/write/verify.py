@@ -93,11 +93,3 @@ def checked(path: str, render: Callable[[bool], bytes], resources: list[Resource
 
 def _text(content: bytes) -> str:
     return content.decode("utf-8-sig").replace("\r\n", "\n")
-
-
-def means(body: str, value: Any) -> bool:
-    """Whether one resource's text, alone, reads back as its value."""
-    try:
-        return roundtrip.same(fast.load(body, "check"), value)
-    except InputError:
-        return False

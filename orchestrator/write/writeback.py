@@ -24,7 +24,7 @@ from ..resource import Resource
 from .body import resolve_body
 from .fileends import finish
 from .staging import Stager, stager_for
-from ..yamlio import fast, text, textedit
+from ..yamlio import fast, roundtrip, text, textedit
 
 
 @dataclass(frozen=True)
@@ -202,7 +202,7 @@ def _render_file(path: str, resources: list[Resource], original: Package | None,
     with fast.gc_paused():
         before = original.in_file(path) if original else []
         ordered = numbering.aligned(resources, before)  # in index order
-        render = partial(_rendered, path, ordered, original, source)
+        render = partial(_rendered, path, ordered, before, original, source)
         if _same_layout(ordered, before):
             return render(False)
         return verify.checked(path, render, ordered, source.raw if source is not None else None)
@@ -218,10 +218,10 @@ def _same_layout(ordered: list[Resource], before: list[Resource]) -> bool:
     )
 
 
-def _rendered(path: str, ordered: list[Resource], original: Package | None, source: SourceFile | None, plain: bool = False) -> bytes:
+def _rendered(path: str, ordered: list[Resource], before: list[Resource], original: Package | None, source: SourceFile | None, plain: bool = False) -> bytes:
     """The file's bytes from its resources in index order; `plain`: a changed resource whose text
-    does not read back alone as its value is written as a plain dump of it (verify's fallback)."""
-    before = original.in_file(path) if original else []
+    does not read back alone as its value is written as a plain dump of it (verify's fallback);
+    `before`: the file's resources as read."""
     indexes = [r.index for r in before]
     kept = {r.index for r in ordered}
     parts = []
@@ -242,7 +242,7 @@ def _rendered(path: str, ordered: list[Resource], original: Package | None, sour
         if position == 0 and "..." in head:
             head = text.without_stray_ends(head)
         body = resolve_body(resource, base, seen)
-        if plain and (base is None or body != base.body) and not verify.means(body, resource.value):
+        if plain and (base is None or body != base.body) and not roundtrip.means(body, resource.value):
             body = fast.dump(resource.value)
         parts.append(head + body)
         previous = resource.index

@@ -383,7 +383,14 @@ _Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 def dump(data: Any) -> str:
     """Plain block YAML, for resources that have no text of their own yet."""
     text = yaml.dump(data, Dumper=_Dumper, default_flow_style=False, sort_keys=False, allow_unicode=True, width=4096)
-    return text[:-4] if text.endswith("\n...\n") else text  # a `|+` scalar's end marker: see roundtrip.without_end_marker
+    return without_end_marker(text)
+
+
+def without_end_marker(text: str) -> str:
+    """A dumped document without the `...` a YAML library ends it with after a keep-chomped block
+    scalar (`|+`): the document's text goes into a file or a ResourceList item, where the marker
+    would end the whole stream; its trailing blank lines are the scalar's either way."""
+    return text[:-4] if text.endswith("\n...\n") else text
 
 
 def decode(raw: bytes, source: str) -> str:

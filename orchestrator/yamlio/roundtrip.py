@@ -108,14 +108,8 @@ def _keep_anchors(node: Any, seen: set[int]) -> None:
 def dump(tree: Any, style: Style) -> str:
     out = io.StringIO()
     _yaml(style).dump(tree, out)
-    return without_end_marker(out.getvalue())
+    return fast.without_end_marker(out.getvalue())
 
-
-def without_end_marker(text: str) -> str:
-    """A dumped document without the `...` a YAML library ends it with after a keep-chomped block
-    scalar (`|+`): the document's text goes into a file or a ResourceList item, where the marker
-    would end the whole stream; its trailing blank lines are the scalar's either way."""
-    return text[:-4] if text.endswith("\n...\n") else text
 
 
 #: kyaml's `wide` sequence style: dashes two columns in from their key, content four.
@@ -130,7 +124,7 @@ def reindent(text: str, style: Style) -> str:
     except InputError:
         return text
     out = dump(load(text), style)
-    return out if _means(out, meaning) else text
+    return out if means(out, meaning) else text
 
 
 def same(a: Any, b: Any) -> bool:
@@ -370,7 +364,7 @@ def edit(original: str, new_text: str | None, data: Any) -> str:
     lines = original.splitlines(keepends=True)
     try:
         for candidate in _commented_merges(original, lines, new_text, data, style):
-            if _means(candidate, data):
+            if means(candidate, data):
                 return candidate
     except Exception:  # noqa: BLE001 - ruamel's own faults (its emitter fails on some comments of aliased nodes)
         pass
@@ -408,7 +402,7 @@ def _plain_merge(original: str, lines: list[str], data: Any, style: Style) -> st
         return new
     for fine in (True, False):
         merged = "".join(merge_lines(lines, base.splitlines(keepends=True), new.splitlines(keepends=True), frozenset(comments(original)), fine))
-        if _means(merged, data):
+        if means(merged, data):
             return merged
     return new
 
@@ -420,8 +414,8 @@ def _aliased(tree: Any) -> bool:
     return any(count > 1 for count in counts.values())
 
 
-def _means(text: str, data: Any) -> bool:
-    """Whether `text` is valid YAML whose value is `data`."""
+def means(text: str, data: Any) -> bool:
+    """Whether `text`, alone, is valid YAML whose value is `data`."""
     try:
         return same(fast.load(text, "merge"), data)
     except FnrunError:
