@@ -41,21 +41,14 @@ def _ends_in_tab(line: str) -> bool:
 
 
 def _block_scalar_lines(root: Node | None, lines: list[str]) -> set[int]:
-    return scalar_lines(root, lines, block_only=True)
-
-
-def scalar_lines(root: Node | None, lines: list[str], block_only: bool = False) -> set[int]:
-    """The lines inside a multi-line scalar: the content lines of a literal or folded block scalar
-    (its end mark stands at the next token's indentation, on a line of its own), and unless
-    `block_only` the lines after the first of a plain or quoted scalar that spans several."""
+    """The content lines of every literal or folded block scalar (its end mark stands at the next
+    token's indentation, on a line of its own)."""
     found: set[int] = set()
     for node in scalars(root):
-        end = node.end_mark
         if node.style in ("|", ">"):
+            end = node.end_mark
             after = end.line < len(lines) and not lines[end.line][: end.column].strip()
             found.update(range(node.start_mark.line + 1, end.line + (0 if after else 1)))
-        elif not block_only and end.line > node.start_mark.line:
-            found.update(range(node.start_mark.line + 1, end.line + 1))
     return found
 
 
