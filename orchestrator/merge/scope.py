@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import posixpath
 from collections import Counter
+from dataclasses import replace
 
 from .. import annotations as ann
 from ..errors import FunctionError
 from ..select.functions import FunctionSpec, in_scope
 from ..read.package import stamped
 from ..select.selectors import selected
-from ..resource import Resource
+from ..resource import Resource, set_annotations
 from ..yamlio import fast, roundtrip
 from ..yamlio.text import quote
 
@@ -69,6 +70,18 @@ def merge_back(resources: list[Resource], positions: list[int], output: list[Res
     merged = resources[: positions[0]] + output
     merged += [r for p, r in enumerate(resources) if p > positions[0] and p not in taken]
     return merged
+
+
+def as_handed(spec: FunctionSpec, items: list[Resource], package_paths: bool) -> tuple[FunctionSpec, list[Resource]]:
+    """The spec and items as the function receives them: with `package_paths` (render), the
+    paths of the items and of the config are relative to the step's package, as kpt hands them.
+    The run and the start-up's cache probe both build the input through it, so they agree."""
+    if not package_paths or not spec.directory:
+        return spec, items
+    config = spec.config
+    if config is not None and config.path is not None:
+        spec = replace(spec, config=package_relative(spec, [config])[0])
+    return spec, package_relative(spec, items)
 
 
 def package_relative(spec: FunctionSpec, resources: list[Resource]) -> list[Resource]:
@@ -209,6 +222,6 @@ def _repathed(item: Resource, fixes: dict[str, str]) -> Resource | None:
         if text.count(line) != 1:
             return None
         text = text.replace(line, f" {key}: {quote(new)}\n")
-    meta = dict(item.data["metadata"])
-    meta["annotations"] = {**annotations, ann.PATH: new, ann.INTERNAL_PATH: new}
-    return Resource({**item.data, "metadata": meta}, text, item.body)
+    data = dict(item.data)
+    set_annotations(data, [(ann.PATH, new), (ann.INTERNAL_PATH, new)])
+    return Resource(data, text, item.body)

@@ -183,7 +183,7 @@ def run_scoped(
         try:
             call = invocation(spec, options, root)
             runtime = choose_runtime(spec, call, options, runtime_for)
-            handed, sent = _as_handed(spec, items, options.package_paths)
+            handed, sent = scope.as_handed(spec, items, options.package_paths)
             output = _run(runtime, call, handed, sent, lambda line: events.stderr(spec, line), options.handover, early.feed)
         except EnvironmentProblem as err:  # a missing image, the engine: named with the file that asks for it
             from orchestrator.runtimes.host.kpt_catalog import offer
@@ -217,16 +217,6 @@ def run_scoped(
         events.finished(spec, report)
         return new_items, report, None
 
-
-def _as_handed(spec: FunctionSpec, items: list[Resource], package_paths: bool) -> tuple[FunctionSpec, list[Resource]]:
-    """The spec and items as the function receives them: with `package_paths` (render), the
-    paths of the items and of the config are relative to the step's package, as kpt hands them."""
-    if not package_paths or not spec.directory:
-        return spec, items
-    config = spec.config
-    if config is not None and config.path is not None:
-        spec = _replace(spec, config=scope.package_relative(spec, [config])[0])
-    return spec, scope.package_relative(spec, items)
 
 
 def _run(runtime: Runtime, call: Invocation, spec: FunctionSpec, items: list[Resource], on_stderr: Callable[[str], None],

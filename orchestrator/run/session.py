@@ -163,7 +163,7 @@ def _warm_ahead(warm: Warmth, options: "RunOptions", root: Path, first: tuple[in
 
         def probe() -> None:
             try:
-                if _misses_cache(first[1], invocation(first[1], options, root), resources):
+                if _misses_cache(first[1], invocation(first[1], options, root), resources, options.package_paths):
                     warm.pool.resume()
                     warm.spawner.kick()
                     if prestarter is not None:
@@ -225,7 +225,7 @@ def _prestarter(containers: list[tuple[int, FunctionSpec]], options: "RunOptions
             continue  # reported when the function's turn comes, as ever
     probe = None
     if options.cache and upcoming and upcoming[0][0] == 0:
-        probe = partial(_misses_cache, first, upcoming[0][1], resources)
+        probe = partial(_misses_cache, first, upcoming[0][1], resources, options.package_paths)
     prestarter = Prestarter(options.jobs, paused=options.cache, in_process=_builtin_answers if options.builtin else None, probe=probe)
     prestarter.plan(upcoming)
     return prestarter
@@ -238,12 +238,15 @@ def _builtin_answers(call: "Invocation") -> bool:
     return builtin_module(call) is not None
 
 
-def _misses_cache(spec: FunctionSpec, call: "Invocation", resources: list[Resource]) -> bool:
+def _misses_cache(spec: FunctionSpec, call: "Invocation", resources: list[Resource], package_paths: bool) -> bool:
+    """Whether the first function misses the result cache: asked with the very input its run will
+    send (a subpackage's step in render sees package-relative paths), else it always misses."""
     from . import resourcelist
     from ..merge import scope
     from .invocations import caching
 
     items, _ = scope.split(spec, resources)
+    spec, items = scope.as_handed(spec, items, package_paths)
     stdin = resourcelist.encode(items, spec.config).encode("utf-8")
     return caching(get_runtime("container")).would_run(call, stdin)  # type: ignore[attr-defined]
 
