@@ -146,9 +146,7 @@ class WarmPool:
         try:
             return self._start(plan)
         finally:
-            with self._cond:
-                self._pending[plan.key] -= 1
-                self._cond.notify_all()
+            self._started(plan.key)
 
     def background(self, work: Callable[[], None]) -> None:
         """Run `work` in the pool's thread (after the starts ahead asked before it)."""
