@@ -45,7 +45,7 @@ def renders(work: Path, count: int, watchdog: float, mark: str) -> list[str]:
             problems.append(f"render {number}: left {outcome.left}")
         shutil.rmtree(tree)
     print(f"renders: {count} in {time.monotonic() - started:.0f}s, hangs {sum('hung' in p for p in problems)}, "
-          f"failures {len(problems)}, slowest {max(times):.2f}s, median {sorted(times)[len(times) // 2]:.2f}s")
+          f"failures {len(problems)}, slowest {max(times, default=0):.2f}s, median {sorted(times)[len(times) // 2] if times else 0:.2f}s")
     return problems
 
 
@@ -73,7 +73,7 @@ def signals(work: Path, count: int, watchdog: float, mark: str) -> list[str]:
                 problems.append(f"{where}: exit {outcome.code}")
         state = stress.files(tree)
         if state not in (before, after):
-            problems.append(f"{where}: the package was left half rendered")
+            problems.append(f"{where}: the package was left half rendered (exit {outcome.code}): {stress.differences(state, before, after)}")
         elif outcome.code == 0 and state != after:
             problems.append(f"{where}: exit 0 but the package is not rendered")
         elif outcome.code == 143 and state == after:

@@ -33,6 +33,8 @@ class Stager:
         self.made: list[Path] = []
         self._known: set[Path] = set()
         self._fresh: set[Path] = set()  # directories made here: nothing in them exists yet
+        self._unclaimed: set[Path] = set()  # temps named but not yet in `temps`: an interrupt
+        # between a temp's creation and its record must not leave it behind
         umask = os.umask(0)
         os.umask(umask)
         self._new_mode = 0o666 & ~umask
@@ -45,7 +47,8 @@ class Stager:
             if old is not None:
                 old.unlink(missing_ok=True)
             if content is not None:
-                self.temps[path] = self._stage(self.root / path, content)
+                self.temps[path] = temp = self._stage(self.root / path, content)
+                self._unclaimed.discard(temp)
         except OSError as err:
             self.rollback()
             raise InputError(f"cannot write {err.filename or self.root}: {err.strerror}") from None
@@ -64,10 +67,12 @@ class Stager:
         while True:
             self._serial += 1
             temp = parent / f".{target.name}.{os.getpid()}-{self._serial}{journal.TEMP_SUFFIX}"
+            self._unclaimed.add(temp)
             try:
                 fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, self._new_mode if mode is None else 0o600)
                 break
-            except FileExistsError:
+            except FileExistsError:  # not ours: it must not be removed
+                self._unclaimed.discard(temp)
                 continue
         try:
             if mode is not None:
@@ -101,9 +106,10 @@ class Stager:
 
     def discard(self) -> None:
         """Forget every staged file (the caller starts over); directories stay until rollback."""
-        for temp in self.temps.values():
+        for temp in [*self.temps.values(), *self._unclaimed]:
             temp.unlink(missing_ok=True)
         self.temps.clear()
+        self._unclaimed.clear()
 
     def rollback(self) -> None:
         """Remove every staged file and every directory made for them."""

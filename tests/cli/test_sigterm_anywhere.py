@@ -39,7 +39,11 @@ def test_sigterm_at_random_moments_ends_everything_and_keeps_the_package_whole(t
         where = f"SIGTERM {delay:.2f}s into the render"
         assert outcome.code is not None, f"{where}: still running {WATCHDOG:g}s later\n{outcome.stderr}"
         assert outcome.left == [], (where, outcome.left)
-        assert stress.files(tree) in (before, after), f"{where}: the package is neither as it was nor rendered"
+        got = stress.files(tree)
+        assert got in (before, after), (
+            f"{where}: the package is neither as it was nor rendered (exit {outcome.code}):\n"
+            f"{stress.differences(got, before, after)}\n{outcome.stderr}"
+        )
         if not outcome.signalled or outcome.code == 0:  # done before the signal, or as it came
             assert outcome.code == 0, outcome.stderr
             assert stress.files(tree) == after, f"{where}: exit 0 but the package is not rendered"

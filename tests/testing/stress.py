@@ -193,3 +193,18 @@ def files(root: Path) -> dict[str, bytes]:
     copies of one tree compare equal."""
     own = str(root.resolve()).encode()
     return {p.relative_to(root).as_posix(): p.read_bytes().replace(own, b"ROOT") for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def differences(got: dict[str, bytes], before: dict[str, bytes], after: dict[str, bytes]) -> str:
+    """Which files make a package neither as it was nor rendered, for an assertion's message."""
+    lines = []
+    for path in sorted(set(got) | set(before) | set(after)):
+        if path not in got:
+            lines.append(f"{path}: missing")
+        elif path not in before and path not in after:
+            lines.append(f"{path}: appeared")
+        elif got[path] not in (before.get(path), after.get(path)):
+            lines.append(f"{path}: neither as it was nor rendered: {got[path][-300:]!r}")
+        elif before.get(path) != after.get(path):
+            lines.append(f"{path}: {'as it was' if got[path] == before.get(path) else 'rendered'}")
+    return "\n".join(lines)

@@ -137,12 +137,25 @@ def test_temp_files_of_a_write_killed_while_staging_are_removed(tmp_path: Path) 
 
 def slow_label(tmp_path: Path, name: str, seconds: float) -> Path:
     """An exec function that sleeps, then sets `data.<name>` on every item."""
+    return _label_function(tmp_path, name, f"time.sleep({seconds})")
+
+
+def gated_label(tmp_path: Path, name: str) -> tuple[Path, Path, Path]:
+    """An exec function that says it has its input (fnrun has read the package) by creating
+    `started`, waits until the test creates `go`, then sets `data.<name>` on every item: the
+    test edits the package between the two, whatever the machine's load."""
+    started, go = tmp_path / f"{name}.started", tmp_path / f"{name}.go"
+    wait = f"open({str(started)!r}, 'w').close()\nwhile not os.path.exists({str(go)!r}): time.sleep(0.02)"
+    return _label_function(tmp_path, name, wait), started, go
+
+
+def _label_function(tmp_path: Path, name: str, pause: str) -> Path:
     path = tmp_path / f"{name}.py"
     path.write_text(
         "#!/usr/bin/env python3\n"
-        "import sys, time, yaml\n"
+        "import os, sys, time, yaml\n"
         "rl = yaml.safe_load(sys.stdin)\n"
-        f"time.sleep({seconds})\n"
+        f"{pause}\n"
         f"for item in rl['items']: item.setdefault('data', {{}})['{name}'] = 'set'\n"
         "yaml.safe_dump(rl, sys.stdout)\n"
     )
@@ -150,9 +163,18 @@ def slow_label(tmp_path: Path, name: str, seconds: float) -> Path:
     return path
 
 
+def _wait_for(path: Path, process: subprocess.Popen[str]) -> None:
+    """Until `path` exists (the function has its input); a run that ended first fails the test."""
+    deadline = time.monotonic() + 120
+    while not path.exists():
+        assert process.poll() is None, process.communicate()[1]
+        assert time.monotonic() < deadline, f"{path.name} never appeared"
+        time.sleep(0.02)
+
+
 def test_two_concurrent_runs_never_lose_an_update(tmp_path: Path) -> None:
     package = make_package(tmp_path / "pkg", files=40)
-    slow, fast_ = slow_label(tmp_path, "slow", 3.0), slow_label(tmp_path, "fast", 0.2)
+    (slow, slow_started, slow_go), fast_ = gated_label(tmp_path, "slow"), slow_label(tmp_path, "fast", 0.2)
 
     def start(fn: Path) -> subprocess.Popen[str]:
         return subprocess.Popen(
@@ -161,9 +183,10 @@ def test_two_concurrent_runs_never_lose_an_update(tmp_path: Path) -> None:
         )
 
     first = start(slow)
-    time.sleep(1.0)  # both have read the package before either writes
+    _wait_for(slow_started, first)  # both have read the package before either writes
     second = start(fast_)
     second_out, second_err = second.communicate(timeout=120)
+    slow_go.touch()
     first_out, first_err = first.communicate(timeout=120)
 
     assert second.returncode == 0, second_err
@@ -176,15 +199,16 @@ def test_two_concurrent_runs_never_lose_an_update(tmp_path: Path) -> None:
 
 def test_a_file_edited_during_the_run_is_not_overwritten(tmp_path: Path) -> None:
     package = make_package(tmp_path / "pkg", files=3)
-    fn = slow_label(tmp_path, "slow", 2.0)
+    fn, started, go = gated_label(tmp_path, "slow")
     run = subprocess.Popen(
         [sys.executable, "-m", "orchestrator", "run", str(package), "--exec", str(fn), "--enable-exec"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
     )
-    time.sleep(1.0)
+    _wait_for(started, run)
     edited = package / "d1" / "cm-1.yaml"
     edited.write_text(edited.read_text() + "# my edit\n")
     (package / "d0" / "new.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: n\n")
+    go.touch()
     _, err = run.communicate(timeout=60)
     assert run.returncode == 1, err
     assert "d1/cm-1.yaml changed on disk" in err

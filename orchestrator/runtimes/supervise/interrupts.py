@@ -55,8 +55,8 @@ class SignalGuard:
         for signum, previous in self._previous.items():
             signal.signal(signum, previous)
         self._previous.clear()
-        if exc_type is None:
-            self._raise_pending()
+        if exc_type is None or not issubclass(exc_type, KeyboardInterrupt):
+            self._raise_pending()  # a stop asked for wins over an error: it must not be lost
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:
         if self._armed:
@@ -83,7 +83,9 @@ class SignalGuard:
     @contextmanager
     def held(self) -> Iterator[None]:
         """Signals wait until this block is done; a held one raises at the next `armed()` or when
-        the guard exits normally (an exception already unwinding wins over it)."""
+        the guard exits. It replaces an error already unwinding (a function that failed because
+        the stop cut it short must not read as a failed run, whose render writes a status); only
+        an interrupt already unwinding wins over it."""
         was_armed, self._armed = self._armed, False
         try:
             yield
