@@ -51,15 +51,13 @@ import sys
 import time
 from pathlib import Path
 
-import docker
 import docker.errors
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))  # this checkout's orchestrator, whatever the venv has installed
-from orchestrator.imagebuild.base import BASE_TAG, ensure_base  # noqa: E402
-from orchestrator.imagebuild.engine import (  # noqa: E402
-    HASH_LABEL, BuildFailure, Builder, Target, catalog_targets, image_id, order, report, select,
-)
+from orchestrator.imagebuild.base import BASE_TAG  # noqa: E402
+from orchestrator.imagebuild.engine import HASH_LABEL, BuildFailure, Target, catalog_targets, image_id, report  # noqa: E402
+from orchestrator.imagebuild.flow import Build, build, choose, connect  # noqa: E402
 
 __all__ = ["BASE_TAG", "HASH_LABEL", "Target", "discover", "image_id", "main"]
 STAGE_FILES = "stage-files"
@@ -112,26 +110,22 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     started = time.monotonic()
     try:
-        client = docker.from_env(timeout=900)
-        client.ping()
+        client = connect()
     except docker.errors.DockerException as exc:
         print(f"build_images: no Docker engine answers ({exc}); run .ci/setup", file=sys.stderr)
         return 1
-    targets = discover()
-    planned_base = os.environ.get("BASE_IMAGE") or BASE_TAG
+    wanted = Build(discover(), REPO / "functions", LOG_DIR, sys.stdout, tuple(args.only),
+                   os.environ.get("BASE_IMAGE") or None, args.rebuild, stage)
     try:
-        chosen = select(targets, args.only, planned_base) if args.only else order(targets, planned_base)
+        chosen = choose(wanted)
     except BuildFailure as exc:
         print(f"build_images: {exc}", file=sys.stderr)
         return 2
     try:
-        base = ensure_base(client, os.environ.get("BASE_IMAGE"), args.rebuild, report, LOG_DIR)
+        failures = build(client, wanted, chosen)
     except BuildFailure as exc:
         report(BASE_TAG, f"FAILED: {exc}")
         return 1
-    builder = Builder(client, base, REPO / "functions", LOG_DIR, sys.stdout, stage)
-    failures = builder.build_all(chosen, args.rebuild)
-    builder.prune()
     summary = f"{len(chosen) - failures} of {len(chosen)} images ready"
     print(f"build_images: {summary} in {time.monotonic() - started:.1f}s"
           + (f", {failures} FAILED" if failures else ""), flush=True)

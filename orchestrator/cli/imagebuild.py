@@ -29,33 +29,28 @@ def build(
     """Build fnrun's catalog function images (fnrun/set-labels:v1, fnrun/nginx-template:v1, ...)
     from the Dockerfiles and sources installed with fnrun. An image whose inputs are unchanged is
     kept; one line per image goes to stderr."""
-    import docker
     import docker.errors
 
     from ..errors import EnvironmentProblem, InputError
-    from ..imagebuild import base, engine, sources
+    from ..imagebuild import engine, flow, sources
 
     try:
-        client = docker.from_env(timeout=900)
-        client.ping()
+        client = flow.connect()
     except docker.errors.DockerException as exc:
         raise EnvironmentProblem(f"no container engine answers ({exc}); start one or set DOCKER_HOST") from None
     with tempfile.TemporaryDirectory(prefix="fnrun-images-") as tmp:
         root = sources.assemble(Path(tmp) / "context", repository)
-        targets = engine.catalog_targets(root, repository)
-        planned = base_image or base.BASE_TAG
+        log_dir = Path(tempfile.gettempdir()) / "fnrun-image-logs"
+        wanted = flow.Build(engine.catalog_targets(root, repository), root / "functions", log_dir, sys.stderr,
+                            tuple(only or ()), base_image, rebuild, scope=repository)
         try:
-            chosen = engine.select(targets, list(only), planned) if only else engine.order(targets, planned)
+            chosen = flow.choose(wanted)
         except engine.BuildFailure as exc:
             raise InputError(f"--only: {exc}") from None
-        log_dir = Path(tempfile.gettempdir()) / "fnrun-image-logs"
         try:
-            given = base.ensure_base(client, base_image, rebuild, lambda tag, what, s: engine.report(tag, what, s, sys.stderr), log_dir)
+            failures = flow.build(client, wanted, chosen)
         except engine.BuildFailure as exc:
             raise EnvironmentProblem(f"base image: {exc}") from None
-        builder = engine.Builder(client, given, root / "functions", log_dir, sys.stderr, scope=repository)
-        failures = builder.build_all(chosen, rebuild)
-        builder.prune()
     if failures:
         raise EnvironmentProblem(f"{failures} of {len(chosen)} images failed to build (see above)")
     print(f"fnrun images: {len(chosen)} image{'s' if len(chosen) != 1 else ''} ready", file=sys.stderr)
