@@ -24,6 +24,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
+from . import procstat
 from .errors import FnrunError
 from .yamlio import fast
 
@@ -164,12 +165,8 @@ def _read_watched(pid: int, fd: int) -> bytes | None:
 
 def _cpu_and_state(pid: int) -> tuple[int, str]:
     """The child's CPU ticks so far and its state letter (R runs); (0, "?") when unknown."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            fields = handle.read().rsplit(b")", 1)[1].split()
-        return int(fields[11]) + int(fields[12]), fields[0].decode()
-    except (OSError, IndexError, ValueError):
-        return 0, "?"
+    stat = procstat.read(pid)
+    return (stat.cpu_ticks, stat.state) if stat is not None else (0, "?")
 
 
 def stop_all() -> None:

@@ -1,5 +1,5 @@
 """`fnrun images build`: fnrun's own function images from the installed package alone, on the
-engine DOCKER_HOST names, with no registry (orchestrator.imagebuild). Registers itself on the
+engine runs use (DOCKER_HOST, else KRM_FN_RUNTIME), with no registry (orchestrator.imagebuild). Registers itself on the
 `images` group when imported."""
 
 from __future__ import annotations

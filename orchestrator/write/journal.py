@@ -30,6 +30,7 @@ import threading
 from pathlib import Path
 from typing import Iterable, Iterator
 
+from .. import procstat
 from ..errors import FnrunError
 
 JOURNAL = ".fnrun-journal"
@@ -176,10 +177,8 @@ def _alive(pid: int) -> bool:
         return False
     except PermissionError:
         return True
-    with contextlib.suppress(OSError, IndexError):
-        stat = Path(f"/proc/{pid}/stat").read_text()
-        return stat[stat.rindex(")") + 2] != "Z"
-    return True
+    stat = procstat.read(pid)
+    return stat is None or procstat.running(stat)  # None: no /proc to ask; kill(0) found it
 
 
 def syncfs(root: Path) -> bool:

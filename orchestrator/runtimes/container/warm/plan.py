@@ -26,6 +26,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from orchestrator import procstat
 from orchestrator.errors import FnrunError
 from orchestrator.runtimes.container.inspect import inspect_image
 from orchestrator.runtimes.container.remote import uploads
@@ -117,11 +118,5 @@ def process_started(pid: int) -> str | None:
     """When process `pid` started (clock ticks since boot, /proc), so a reused pid is not taken
     for the process that created a container; None when there is no such process (or only its
     zombie) or no /proc."""
-    try:
-        text = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    fields = text[text.rindex(")") + 2:].split()  # the state first, then the other numbers
-    if len(fields) <= 19 or fields[0] == "Z":  # a zombie has ended: only its exit status is left
-        return None
-    return fields[19]
+    stat = procstat.read(pid)
+    return stat.started if stat is not None and procstat.running(stat) else None
