@@ -136,7 +136,8 @@ _INNER = re.compile(r"^\[ok\] \S+ \((\d+(?:\.\d+)?)s\b", re.MULTILINE)  # "[ok] 
 # The same run through the library API in a fresh interpreter: fnrun without its command line.
 LIBRARY_RUN = (
     "import sys\nfrom orchestrator import api\n"
-    "api.run(api.RunRequest(directory=sys.argv[1], image=sys.argv[2], image_pull_policy='never', cache=False))"
+    "api.run(api.RunRequest(directory=sys.argv[1], functions=api.Functions(image=sys.argv[2]),\n"
+    "    sandbox=api.SandboxSettings(image_pull_policy='never'), speed=api.Speed(cache=False)))"
 )
 
 
@@ -226,7 +227,11 @@ def in_process_step(template: Path, work: Path, image: str) -> Callable[[Series]
     def step(series: Series) -> None:
         target = fresh_copy(template, work)
         before = time.perf_counter()
-        api.run(api.RunRequest(directory=str(target), image=image, image_pull_policy="never", quiet=True, cache=False), stdout=open(os.devnull, "w"))
+        request = api.RunRequest(
+            directory=str(target), functions=api.Functions(image=image), sandbox=api.SandboxSettings(image_pull_policy="never"),
+            output=api.Output(quiet=True), speed=api.Speed(cache=False),
+        )
+        api.run(request, stdout=open(os.devnull, "w"))
         series.times.append(time.perf_counter() - before)
         different = same_tree(template, target)
         if different:

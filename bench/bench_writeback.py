@@ -75,7 +75,11 @@ def edit_counts(template: Path, work: Path, image: str, args: list[str], memory:
     textedit.counts.clear()
     package = fresh_copy(template, work)
     with open(os.devnull, "w") as devnull:
-        api.run(api.RunRequest(directory=str(package), image=image, image_pull_policy="never", quiet=True, arguments=tuple(args), memory=memory), stdout=devnull)
+        request = api.RunRequest(
+            directory=str(package), functions=api.Functions(image=image, arguments=tuple(args)),
+            sandbox=api.SandboxSettings(image_pull_policy="never", memory=memory), output=api.Output(quiet=True),
+        )
+        api.run(request, stdout=devnull)
     return dict(textedit.counts)
 
 

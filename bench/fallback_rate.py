@@ -23,7 +23,10 @@ def counted(package: Path, image: str | None = None, arguments: tuple[str, ...] 
     from orchestrator.yamlio import textedit
 
     textedit.counts.clear()
-    request = api.RunRequest(directory=str(package), image=image, arguments=arguments, image_pull_policy="never", quiet=True)
+    request = api.RunRequest(
+        directory=str(package), functions=api.Functions(image=image, arguments=arguments),
+        sandbox=api.SandboxSettings(image_pull_policy="never"), output=api.Output(quiet=True),
+    )
     with open(os.devnull, "w") as devnull:
         api.run(request, stdout=devnull)
     return dict(textedit.counts)

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import sys
 import time
+from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Callable
 
 from . import annotations as ann
 from .run import pipes, resourcelist
@@ -17,7 +19,10 @@ from .read import notices
 from .read.package import Package, read_package
 from .write.writeback import WritePlan
 from .errors import FnrunError, InputError
-from .requests import RenderRequest, RunRequest, full_image, pipeline_inputs, selections, shard_of, validate
+from .requests import (
+    CI, Functions, Images, Output, RenderRequest, Request, RunRequest, SandboxSettings, Speed,
+    full_image, given_functions, pipeline_options, selections, shard_of, validate,
+)
 from .yamlio import fast
 
 if TYPE_CHECKING:
@@ -73,79 +78,93 @@ def read_stdin() -> str:
 
 
 def run(request: RunRequest, events: "Events | None" = None, stdout: IO[str] | None = None) -> "RunSummary":
-    """Run functions over a package (or stdin). stdout gets data only: the rendered ResourceList
-    (`--output -`, stdin), the diff (`--check`, `--diff`) or the results document; the display
-    (`events`, by default the one for stderr) gets the progress. Raises FnrunError on failure,
-    `Drift` (exit 1) when `--check` finds files that would change."""
+    """`fnrun run`: the functions a package (or stdin) declares, or the one `request.functions`
+    names. stdout gets data only: the rendered ResourceList (`--output -`, stdin), the diff
+    (`--check`, `--diff`) or the results document; the display (`events`, by default the one for
+    stderr) gets the progress. Raises FnrunError on failure, `Drift` when `--check` finds files
+    that would change."""
+    validate(request, save=request.functions.save)
+    return _carry_out(request, partial(_run_functions, request), events, stdout)
+
+
+def render(request: RenderRequest, events: "Events | None" = None, stdout: IO[str] | None = None) -> "RunSummary":
+    """`fnrun render`: a kpt package's Kptfile pipelines, subpackages first; stdout, the display
+    and the errors as for `run`."""
+    validate(request)
+    return _carry_out(request, partial(_render, request), events, stdout)
+
+
+@dataclass
+class _Produced:
+    """What a command's own step hands the shared path: the resources, the plan to write (None:
+    nothing to write), whether Kptfiles go last on stdout (as kpt prints them), what --save records."""
+
+    resources: list
+    plan: WritePlan | None
+    kptfiles_last: bool
+    saving: "save.SaveRequest | None" = None
+
+
+Produce = Callable[["RunOptions", "Path | None", "Events", "RunSummary"], _Produced]
+
+
+def _carry_out(request: Request, produce: Produce, events: "Events | None", stdout: IO[str] | None) -> "RunSummary":
+    """What run and render share around their own step: the display, the annotations, the diff,
+    the write, stdout and the results document."""
     from .write import diff
     from .merge import origin
-    from .run.pipeline import run_package, run_stream
     from .report import RunSummary, choose, formats
     from .report.base import Recorder
 
-    validate(request)
+    output, ci = request.output, request.ci
     out = stdout or sys.stdout
     from_stdin = request.directory == "-"
     root = None if from_stdin else Path(request.directory)
-    display = events if events is not None else choose(sys.stderr, request.quiet, request.verbose, root)
-    summary = RunSummary(check=request.check, root=root, command="render" if isinstance(request, RenderRequest) else "run")
-    annotating = request.origin_annotations or request.transformer_annotations
+    display = events if events is not None else choose(sys.stderr, output.quiet, output.verbose, root)
+    summary = RunSummary(check=ci.check, root=root, command=request.command.name)
+    annotating = output.origin_annotations or output.transformer_annotations
     tracker = origin.Tracker() if annotating else None
     recorder = Recorder(display, summary, tracker)  # type: ignore[arg-type]
     started = time.monotonic()
-    document = request.results_format  # written last, also for a failed run
+    document = ci.results_format  # written last, also for a failed run
     error: FnrunError | None = None
     diff_text: str | None = None
     try:
-        options, functions = pipeline_inputs(request, root)
-        saving = _save_request(request, root)
-        if isinstance(request, RenderRequest):
-            assert root is not None
-            outcome = _render(request, root, options, recorder)
-            summary.plan = outcome.plan
-        elif from_stdin:
-            _, outcome = run_stream(read_stdin(), functions, options, recorder)
-        else:
-            assert root is not None
-            outcome = run_package(root, functions, options, recorder, write=False, shard=shard_of(request), meta_resources=functions is not None)
-            _kptfile_pipelines_not_run(request, summary)
-            summary.plan = None if request.to_stdout else outcome.plan
-            if request.output_dir is not None:
-                summary.plan = out_of_place(request.output_dir, outcome.resources)
-        resources = outcome.resources
+        produced = produce(pipeline_options(request, root), root, recorder, summary)  # type: ignore[arg-type]
+        summary.plan, resources, saving = produced.plan, produced.resources, produced.saving
         if tracker is not None:
-            resources = origin.annotate(resources, tracker, request.origin_annotations, request.transformer_annotations)
+            resources = origin.annotate(resources, tracker, output.origin_annotations, output.transformer_annotations)
         if saving is not None and saving.skipped is None and summary.plan is not None:
             from .render.save import add_to_plan  # only for --save: not loaded by every run
 
             saved_note = saving.describe(add_to_plan(summary.plan, saving))
         elif saving is not None:
             saved_note = saving.skipped
-        if summary.plan is not None and (request.check or request.diff):
+        if summary.plan is not None and (ci.check or output.diff):
             from .report.paths import repo_prefix
 
             diff_text = diff.unified(summary.plan, prefix=repo_prefix(root))
-        if summary.plan is not None and not (request.check or request.to_stdout):
+        if summary.plan is not None and not (ci.check or output.to_stdout):
             writeback.apply(summary.plan)
             summary.written = True
             if saving is not None and saving.skipped is not None:
                 print(f"fnrun: warning: {saved_note}", file=sys.stderr)
-            elif saving is not None and not request.quiet:
+            elif saving is not None and not output.quiet:
                 print(f"fnrun: {saved_note}", file=sys.stderr)
         summary.elapsed = time.monotonic() - started
         _call(display, "summary", summary)
         if document is None and diff_text is not None:
             out.write(diff_text)
-        elif document is None and (from_stdin or request.to_stdout):
-            if request.exclude_local_config:
+        elif document is None and (from_stdin or output.to_stdout):
+            if output.exclude_local_config:
                 resources = for_cluster(resources)
             from .render import output as render_output  # stdout only: not loaded by every run
 
-            if isinstance(request, RenderRequest) or functions is not None:  # kpt's render and fn eval print Kptfiles last
+            if produced.kptfiles_last:  # kpt's render and fn eval print Kptfiles last
                 resources = render_output.kptfiles_last(resources)
-            out.write(render_output.unwrapped(resources) if request.unwrap else resourcelist.encode(resources))
-        if request.check and summary.plan is not None and summary.plan.changes:
-            raise diff.Drift(diff.drift_message(request.directory, summary.plan, summary.command, request.rerun))
+            out.write(render_output.unwrapped(resources) if output.unwrap else resourcelist.encode(resources))
+        if ci.check and summary.plan is not None and summary.plan.changes:
+            raise diff.Drift(diff.drift_message(request.directory, summary.plan, summary.command, ci.rerun))
     except FnrunError as err:
         error = err
         _call(display, "failed", err)
@@ -164,38 +183,58 @@ def run(request: RunRequest, events: "Events | None" = None, stdout: IO[str] | N
     return summary
 
 
+def _run_functions(request: RunRequest, options: "RunOptions", root: Path | None, events: "Events", summary: "RunSummary") -> _Produced:
+    """run's own step: the package's functions (or the one given), over stdin or the directory."""
+    from .run.pipeline import run_package, run_stream
+
+    functions = given_functions(request, root)
+    saving = _save_request(request, root)
+    if root is None:
+        _, outcome = run_stream(read_stdin(), functions, options, events)
+        return _Produced(outcome.resources, None, functions is not None, saving)
+    outcome = run_package(root, functions, options, events, write=False, shard=shard_of(request.ci), meta_resources=functions is not None)
+    _kptfile_pipelines_not_run(request, summary)
+    plan = None if request.output.to_stdout else outcome.plan
+    if request.output.output_dir is not None:
+        plan = out_of_place(request.output.output_dir, outcome.resources)
+    return _Produced(outcome.resources, plan, functions is not None, saving)
+
+
 def _save_request(request: RunRequest, root: Path | None) -> "save.SaveRequest | None":
     """What --save will record, checked before anything runs."""
-    if not request.save:
+    functions = request.functions
+    if not functions.save:
         return None
-    if root is None or request.to_stdout or request.check:
+    if root is None or request.output.to_stdout or request.ci.check:
         raise InputError("--save edits the package's Kptfile; it does not go with a package on stdin, --output - or --check")
-    selectors, exclude = selections(request)
+    selectors, exclude = selections(functions)
     from .render.save import prepare
 
-    function = (full_image(request.image, request.image_prefix), request.tag, request.exec_path)
-    return prepare(root, request.function_type, function, request.fn_config, request.arguments, selectors, exclude)
+    function = (full_image(functions.image, request.images.prefix), functions.tag, functions.exec_path)
+    return prepare(root, functions.function_type, function, functions.fn_config, functions.arguments, selectors, exclude)
 
 
-def _render(request: RenderRequest, root: Path, options: "RunOptions", events: "Events") -> "Outcome":
-    """Render in memory; a failed in-place render still writes the root Kptfile's status (and,
-    with kpt.dev/save-on-render-failure, what rendered) before its error is raised."""
+def _render(request: RenderRequest, options: "RunOptions", root: Path | None, events: "Events", summary: "RunSummary") -> _Produced:
+    """render's own step, in memory; a failed in-place render still writes the root Kptfile's
+    status (and, with kpt.dev/save-on-render-failure, what rendered) before its error is raised."""
     from .render.runner import RenderOptions, render_package
 
     from .render.output import check_output_dir
 
-    in_place = not (request.to_stdout or request.output_dir is not None)
-    if request.output_dir is not None:
-        check_output_dir(request.output_dir)
-    record = request.record_status and in_place and not request.check
-    outcome = render_package(root, RenderOptions(options, request.image_prefix, record, shard_of(request)), events, in_place=in_place)
+    assert root is not None
+    output = request.output
+    in_place = not (output.to_stdout or output.output_dir is not None)
+    if output.output_dir is not None:
+        check_output_dir(output.output_dir)
+    record = request.record_status and in_place and not request.ci.check
+    outcome = render_package(root, RenderOptions(options, request.images.prefix, record, shard_of(request.ci)), events, in_place=in_place)
     if outcome.failure is not None:
-        if outcome.plan is not None and not request.check:
+        if outcome.plan is not None and not request.ci.check:
             writeback.apply(outcome.plan)
         raise outcome.failure
-    if request.output_dir is not None:
-        outcome.plan = out_of_place(request.output_dir, outcome.resources)
-    return outcome
+    if output.output_dir is not None:
+        outcome.plan = out_of_place(output.output_dir, outcome.resources)
+    return _Produced(outcome.resources, outcome.plan, kptfiles_last=True)
 
 
 def out_of_place(target: Path, resources: list) -> WritePlan:
@@ -222,13 +261,13 @@ def _kptfile_pipelines_not_run(request: RunRequest, summary: "RunSummary") -> No
     from .read.package import package_files, read_path
     from .render.kptfile import pipeline_step_count
 
-    if summary.reports or request.image or request.exec_path or request.shard:
+    if summary.reports or request.functions.image or request.functions.exec_path or request.ci.shard:
         return
     root = Path(request.directory)
     kptfiles = [rel for rel in package_files(root, ("Kptfile",)) if rel.rpartition("/")[2] == "Kptfile"]
     steps = pipeline_step_count([r for rel in kptfiles for r in read_path(root, rel)[1]])
     if steps:
-        flags = " --check" if request.check else ""
+        flags = " --check" if request.ci.check else ""
         raise InputError(
             f"{request.directory}: no function annotations, but its Kptfile pipelines have {steps} step{'s' if steps != 1 else ''}; "
             f"`fnrun run` does not run them: use `fnrun render {request.directory}{flags}`"
@@ -253,10 +292,10 @@ def explain(request: RunRequest, selector: str, events: "Events | None" = None) 
 
     wanted = parse_selector(selector)
     root = Path(request.directory)
-    display = events if events is not None else choose(sys.stderr, request.quiet, request.verbose, root)
+    display = events if events is not None else choose(sys.stderr, request.output.quiet, request.output.verbose, root)
     tracker = origin.Tracker()
     try:
-        options, functions = pipeline_inputs(request, root)
+        options, functions = pipeline_options(request, root), given_functions(request, root)
         outcome = run_package(root, functions, options, Recorder(display, RunSummary(root=root), tracker), write=False)  # type: ignore[arg-type]
     finally:
         _call(display, "close")
@@ -277,7 +316,10 @@ def merge3(ancestor: Path | str, updated: Path | str, destination: Path | str) -
     return merge3_packages(ancestor, updated, destination)
 
 
-__all__ = ["Package", "RunRequest", "WritePlan", "explain", "list_functions", "merge", "merge3", "read_package", "read_stdin", "run", "sink", "source"]
+__all__ = [
+    "CI", "Functions", "Images", "Output", "Package", "RenderRequest", "RunRequest", "SandboxSettings", "Speed", "WritePlan",
+    "explain", "list_functions", "merge", "merge3", "read_package", "read_stdin", "render", "run", "sink", "source",
+]
 
 
 def list_functions(root: Path | str, global_scope: bool = False) -> list["FunctionSpec"]:

@@ -11,9 +11,10 @@ adopts the container only if the create request it would send itself is identica
 container is never a different sandbox; in every other case it is removed unused.
 
 No early start (the ordinary path, unchanged) when anything is not simple: another command, a flag
-this module does not know, --mount/--fn-config/--exec/--save, a remote engine or podman, the
-`always` pull policy, a catalog image that may run in-process (builtin), or a result cache that
-could hit (a hit must start no container: only with --no-cache, FNRUN_CACHE=0 or an empty cache).
+that orchestrator.option_schema does not know or marks as not foreseen (--mount, --fn-config,
+--exec, --save...), a remote engine or podman, the `always` pull policy, a catalog image that may
+run in-process (builtin), or a result cache that could hit (a hit must start no container: only
+with --no-cache, FNRUN_CACHE=0 or an empty cache).
 FNRUN_EARLY_START=0 turns it off; FNRUN_DEBUG_LAUNCH=1 says on stderr what became of the container.
 
 The container is removed on every path: the run removes what it adopted; `finish` removes it
@@ -33,26 +34,15 @@ from types import FrameType
 from typing import TYPE_CHECKING
 
 from orchestrator.errors import report_interrupt
+from orchestrator.option_schema import BY_SPELLING
 from orchestrator.runtimes.supervise import interrupts
-
 from orchestrator.runtimes.container import live
+
 if TYPE_CHECKING:
     from orchestrator.runtimes.protocol import Invocation
     from orchestrator.runtimes.container.early import EarlyContainer
 
 OFF = ("0", "false", "no", "off")
-# `run` flags the launcher understands. Those that shape the container are read; the others only
-# need their value skipped. Anything else (or a flag's other spelling) means no early start.
-VALUE_FLAGS = {
-    "--image", "-i", "--env", "-e", "--image-pull-policy", "--memory", "--pids-limit", "--cpus", "--tmpfs-size", "--runtime",
-    "--mounts", "--timeout", "--max-output", "--results-format", "--results-dir", "--jobs", "-j", "--output", "-o",
-    *(f"--{which}-{what}" for which in ("match", "exclude") for what in ("api-version", "kind", "name", "namespace", "labels", "annotations")),
-}
-SWITCHES = {
-    "--network", "--as-current-user", "--writable-root", "--keep-capabilities", "--no-cache", "--no-builtin", "--no-warm",
-    "--quiet", "-q", "--verbose", "-v", "--check", "--diff", "--exclude-local-config", "--origin-annotations",
-    "--transformer-annotations", "--global-scope", "--no-lock",
-}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -162,7 +152,8 @@ def _locked(args: list[str]) -> bool:
 
 
 def _run_flags(args: list[str]) -> dict[str, list[str]] | None:
-    """`run`'s flags as {flag: [values]} (switches get [""]); None when one is not understood.
+    """`run`'s flags as {first spelling: [values]} (switches get [""]); None when one is not in
+    the option schema (orchestrator.option_schema) or is one that rules out an early start.
     Positionals (the directory, key=value arguments) do not shape the container."""
     found: dict[str, list[str]] = {}
     position = 0
@@ -174,16 +165,14 @@ def _run_flags(args: list[str]) -> dict[str, list[str]] | None:
         if not arg.startswith("-") or arg == "-":
             continue
         flag, equals, value = arg.partition("=")
-        if flag in SWITCHES and not equals:
-            found.setdefault(flag, []).append("")
-        elif flag in VALUE_FLAGS:
-            if not equals:
-                if position >= len(args):
-                    return None
-                value, position = args[position], position + 1
-            found.setdefault({"-e": "--env", "-i": "--image"}.get(flag, flag), []).append(value)
-        else:
+        option = BY_SPELLING.get(flag)
+        if option is None or not option.early or (equals and not option.takes_value):
             return None
+        if option.takes_value and not equals:
+            if position >= len(args):
+                return None
+            value, position = args[position], position + 1
+        found.setdefault(option.spellings[0], []).append(value if option.takes_value else "")
     return found
 
 

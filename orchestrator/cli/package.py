@@ -108,12 +108,10 @@ def explain(
 
     request = api.RunRequest(
         directory=directory,
-        enable_exec=allow_exec,
-        global_scope=global_scope,
-        network=network,
-        env=tuple(env or ()),
-        image_pull_policy=image_pull_policy,
-        timeout=timeout,
-        quiet=quiet,
+        functions=api.Functions(global_scope=global_scope),
+        sandbox=api.SandboxSettings(
+            enable_exec=allow_exec, network=network, env=tuple(env or ()), image_pull_policy=image_pull_policy, timeout=timeout,
+        ),
+        output=api.Output(quiet=quiet),
     )
     sys.stdout.write(api.explain(request, resource))

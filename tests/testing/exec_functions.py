@@ -12,7 +12,7 @@ from pathlib import Path
 
 from orchestrator import api
 from orchestrator.errors import FnrunError
-from orchestrator.requests import RunRequest
+from orchestrator.requests import Functions, Output, RunRequest, SandboxSettings, Speed
 
 _HEADS = {
     "ruamel": "from ruamel.yaml import YAML\ny = YAML()\n",
@@ -49,7 +49,10 @@ def run_exec(root: Path, files: dict[str, bytes | str], function: str) -> Outcom
     fn = root / "fn.py"
     fn.write_text(function)
     fn.chmod(0o755)
-    request = RunRequest(directory=str(package), exec_path=str(fn), enable_exec=True, quiet=True, cache=False)
+    request = RunRequest(
+        directory=str(package), functions=Functions(exec_path=str(fn)), sandbox=SandboxSettings(enable_exec=True),
+        output=Output(quiet=True), speed=Speed(cache=False),
+    )
     error = None
     try:
         api.run(request, stdout=io.StringIO())

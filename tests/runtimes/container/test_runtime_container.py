@@ -218,11 +218,11 @@ def test_unreachable_engine_is_one_line(tmp_path: Path) -> None:
 
 def test_bad_sandbox_setting_is_input_error(image: str) -> None:
     """A size is parsed where it enters (the request); what reaches a runtime unchecked is refused there."""
-    from orchestrator.api import RunRequest
-    from orchestrator.requests import pipeline_inputs
+    from orchestrator.api import RunRequest, SandboxSettings
+    from orchestrator.requests import pipeline_options
 
     with pytest.raises(InputError, match="--memory 'lots': use a size such as 512m or 1g"):
-        pipeline_inputs(RunRequest(directory=".", memory="lots"), None)
+        pipeline_options(RunRequest(directory=".", sandbox=SandboxSettings(memory="lots")), None)
     with pytest.raises(InputError, match="unknown image pull policy"):
         run(image, IDENTITY, sandbox=replace(Sandbox(), image_pull_policy="sometimes"))
 
