@@ -1,6 +1,6 @@
 """What a FunctionSpec becomes before it runs: the policy checks (exec, network, writable
-mounts), the sandboxed invocation (environment, /local, mounts, limits), and the runtime that
-runs it (in-process where it cannot differ, else its own, maybe behind the result cache)."""
+mounts), the sandboxed invocation (environment, /local, mounts, limits), and what the user lets
+serve it, for the runtimes' registry to pick its runtime by (orchestrator.runtimes.choose)."""
 
 from __future__ import annotations
 
