@@ -216,7 +216,7 @@ class CachingRuntime(Bytes):
     def would_run(self, invocation: Invocation, stdin: bytes) -> bool:
         """Whether this run would start a container (no cached result): the pre-start asks."""
         key = self._key(invocation, stdin)
-        return key is None or not self.cache.path_of(key).is_file()
+        return key is None or not self.cache.has(key)
 
     def _key(self, inv: Invocation, stdin: bytes) -> str | None:
         """None when this run must not be cached (module docstring), or the image is not here."""
