@@ -153,7 +153,7 @@ def image_findings(images: dict[str, list[str]], package: Path | None = None) ->
 
 
 def _image(image: str, files: list[str], lock) -> Finding:
-    from orchestrator.lock.builtins import served_module
+    from orchestrator.runtimes import catalog_module
     from orchestrator.runtimes.container.imagestore import identity
 
     declared = f"declared in {files[0]}" + (f" and {len(files) - 1} more" if len(files) > 1 else "")
@@ -163,7 +163,7 @@ def _image(image: str, files: list[str], lock) -> Finding:
             return problem
     if identity(image) is not None:
         return Finding("image", f"{image} present")
-    if served_module(image, builtin_catalog=False) is not None:
+    if catalog_module(image, kpt_catalog=False) is not None:
         return Finding("image", f"{image} not present; fnrun runs its own code for it in-process ({declared})")
     return Finding("image", f"{image} is not present ({declared})",
                    f"`docker pull {image}` (fnrun pulls it on the first run under --image-pull-policy ifNotPresent)")

@@ -60,6 +60,11 @@ class EnvironmentProblem(FnrunError):
     exit_code = EXIT_ENVIRONMENT
 
 
+class ImageUnavailable(EnvironmentProblem):
+    """A function's image is not here and could not be had: absent under the `never` pull policy,
+    or its pull failed (exit 4). fnrun may have a builtin to offer in its place."""
+
+
 def report_interrupt(err: BaseException) -> int:
     """The one line an interrupt ends with, and its exit code: 130 for Ctrl-C, 143 for SIGTERM (the
     shell's 128 + signal). A signal that lands after the write-back committed (while the summary

@@ -7,7 +7,7 @@ a contiguous share of the units and sends back only its results. Shares keep the
 results, and the first error, are what one process gives. Small jobs stay in-process: a fork and
 the pickling back cost more than they save below a few thousand resources' worth of work.
 
-A fork while other threads run (the early decoder calls this from its thread) can give a child a
+A fork while other threads run (the streamed decoder calls this from its thread) can give a child a
 lock one of them held; the children run only fnrun's own parsing code, imported before the fork,
 but a lock no one will release would hang the child for good. So a child that makes no progress
 (no CPU time for `STUCK_AFTER` seconds while asleep) is killed and its share done here instead;

@@ -9,17 +9,7 @@ from __future__ import annotations
 
 import hashlib
 
-from ..runtimes.host import kpt_catalog
 from ..runtimes.host.builtin import CATALOG, FUNCTIONS_DIR, SOURCE_HASH_LABEL, source_hash
-
-
-def served_module(image: str, builtin_catalog: bool = True) -> str | None:
-    """The module fnrun runs in place of `image`, if it has one: its own catalog image, or (when
-    kpt's catalog may be run by fnrun's code) one of kpt's catalog functions."""
-    if image in CATALOG:
-        return CATALOG[image]
-    name = kpt_catalog.catalog_name(image) if builtin_catalog else None
-    return kpt_catalog.FUNCTIONS[name] if name else None
 
 
 def code_digest(module: str) -> str:

@@ -12,12 +12,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import FnrunError, InputError
+from ..runtimes import catalog_module
 from ..runtimes.container import imagestore
 from . import builtins
 from .lockfile import Entry, Lock, decode, find
 
 if TYPE_CHECKING:
-    from ..runtimes import Invocation, Runtime
+    from ..runtimes import Invocation
     from ..select.functions import FunctionSpec
 
 FIX = "run `fnrun lock` to lock what is there now, or pass --no-lock"
@@ -46,7 +47,7 @@ class LockedImages:
                 self.references[spec.image] = self._reference(entry, where, pull_policy)
 
     def _served(self, spec: "FunctionSpec", entry: Entry, where: str) -> str:
-        module = builtins.served_module(entry.image)
+        module = catalog_module(entry.image)
         if module is None or builtins.code_digest(module) != entry.source:
             raise FnrunError(f"{where}: {self.lock.path} has {entry.image} served by fnrun's code {entry.source}, "
                              f"which this fnrun does not have; {FIX}", exit_code=imagestore.ENVIRONMENT)
@@ -74,19 +75,16 @@ class LockedImages:
         """What the engine is asked to run for `image`: its locked content (checked by `check`)."""
         return self.references.get(image, image)
 
-    def in_process(self, spec: "FunctionSpec", call: "Invocation", builtin: bool, pull_policy: str) -> "Runtime | None":
-        """The builtin that may answer for a locked image: one the lock marks as served by fnrun,
-        or fnrun's catalog code when the locked image was built from this very code."""
-        from ..runtimes.host.builtin import BuiltinRuntime
-
+    def builtin_for(self, spec: "FunctionSpec", call: "Invocation", builtin: bool, pull_policy: str) -> str | None:
+        """The builtin module that may answer for a locked image: one the lock marks as served by
+        fnrun, or fnrun's catalog code when the locked image was built from this very code."""
         assert spec.image is not None
         if spec.image in self.served:
-            return BuiltinRuntime(self.served[spec.image])
+            return self.served[spec.image]
         if not builtin or call.mounts or call.network or pull_policy == "always":
             return None
         found = imagestore.identity(call.image or "")
-        module = builtins.built_from_this_code(spec.image, found.labels if found else None)
-        return BuiltinRuntime(module) if module else None
+        return builtins.built_from_this_code(spec.image, found.labels if found else None)
 
 
 def _repository(image: str) -> str:

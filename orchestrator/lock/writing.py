@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import FnrunError
+from ..runtimes import catalog_module
 from ..runtimes.container import imagestore
 from .inventory import inventory
 from . import builtins, lockfile
@@ -49,7 +50,7 @@ def _entry(image: str, declared: tuple[str, ...], request: LockRequest) -> Entry
         repository = image.partition("@")[0] if "@" in image else _repository(image)
         digest = image.partition("@")[2] if "@" in image else found.digest_for(repository)
         return Entry(image, declared, id=found.id, digest=digest)
-    module = builtins.served_module(image, request.builtin_catalog)
+    module = catalog_module(image, request.builtin_catalog)
     if module is not None:
         return Entry(image, declared, served_by=lockfile.SERVED_BY_FNRUN, source=builtins.code_digest(module))
     raise FnrunError(f"{declared[0]}: image {image} is not present in the engine; pull or build it "

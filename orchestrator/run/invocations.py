@@ -1,14 +1,14 @@
 """What a FunctionSpec becomes before it runs: the policy checks (exec, network, writable
-mounts), the sandboxed invocation (environment, /local, mounts, limits), and the runtime that
-runs it (in-process where it cannot differ, else its own, maybe behind the result cache)."""
+mounts), the sandboxed invocation (environment, /local, mounts, limits), and what the user lets
+serve it, for the runtimes' registry to pick its runtime by (orchestrator.runtimes.choose)."""
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import InputError
+from .. import runtimes
 from ..runtimes import Invocation, Mount, Runtime
 from ..runtimes.container.access import check_readable
 from ..runtimes.container.settings import function_env
@@ -88,46 +88,13 @@ def invocation(spec: FunctionSpec, options: RunOptions, root: Path) -> Invocatio
 
 
 def choose_runtime(spec: FunctionSpec, call: Invocation, options: RunOptions, runtime_for: RuntimeFor) -> Runtime:
-    """Where a function runs: in-process where it can (not cached: that costs less than a cache
-    lookup's hashing), else its runtime, maybe cached."""
-    found = in_process_runtime(spec, call, options)
-    if found is not None:
-        return found
-    runtime = runtime_for(spec.kind)
-    return caching(runtime) if options.cache and spec.kind == "container" else runtime
+    """Where a function runs, as the runtimes' registry decides it from what the user allowed."""
+    return runtimes.choose(spec.kind, call, serving(spec, call, options), runtime_for)
 
 
-def in_process_runtime(spec: FunctionSpec, call: Invocation, options: RunOptions) -> Runtime | None:
-    """The builtin runtime for a function that starts no container: a Starlark file, kpt's catalog
-    functions when asked, a catalog image's own code when that cannot differ from the image; under
-    a lock, only what the lock lets answer."""
-    if options.lock is not None and spec.kind == "container":
-        return options.lock.in_process(spec, call, options.builtin, options.sandbox.image_pull_policy)
-    if spec.kind == "starlark" or (options.builtin_catalog and spec.kind == "container"):
-        from orchestrator.runtimes.host.kpt_catalog import StarlarkFileRuntime, runtime_for_image
-
-        found = StarlarkFileRuntime(call.exec_path, call.mount_root) if spec.kind == "starlark" else runtime_for_image(call.image)
-        if found is not None:
-            return found
-    if options.builtin and spec.kind == "container":
-        from ..runtimes.host.builtin import BuiltinRuntime, builtin_module
-
-        module = builtin_module(call)
-        if module is not None:
-            return BuiltinRuntime(module)
-    return None
-
-
-def caching(runtime: Runtime) -> Runtime:
-    from ..runtimes.cache import CachingRuntime, ResultCache
-
-    global _cache
-    with _cache_lock:
-        if _cache is None:
-            _cache = ResultCache()
-    return CachingRuntime(runtime, _cache)
-
-
-_cache_lock = threading.Lock()
-
-_cache = None
+def serving(spec: FunctionSpec, call: Invocation, options: RunOptions) -> runtimes.Serving:
+    """What the user lets serve a function other than its image; under a lock, only what the lock
+    allows for it (the lock decides, the registry obeys)."""
+    locked = options.lock is not None and spec.kind == "container"
+    allows = options.lock.builtin_for(spec, call, options.builtin, options.sandbox.image_pull_policy) if locked else None  # type: ignore[union-attr]
+    return runtimes.Serving(options.builtin, options.builtin_catalog, options.cache, locked, allows)

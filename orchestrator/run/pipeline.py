@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Callable
 
 from . import resourcelist, results
-from .early import EarlyDecode
+from .output import OutputDecoder
 from ..merge import scope
 from ..write import writeback
-from ..errors import EnvironmentProblem, FunctionError, InputError
+from ..errors import EnvironmentProblem, FunctionError, ImageUnavailable, InputError
 from ..select.functions import FunctionSpec, declaration, discover
 from ..merge.origin import Changes, compare
 from ..read import notices
@@ -25,7 +25,6 @@ from ..runtimes import Invocation, Runtime, RunOutput, get_runtime
 from .invocations import check_policy, choose_runtime, invocation
 from .pipes import META_FILES
 from .options import RunOptions, RuntimeFor
-from ..yamlio import fast
 
 __all__ = ["Events", "FunctionReport", "Outcome", "RunOptions", "RuntimeFor", "run_package", "run_stream", "run_functions", "run_one", "run_scoped"]
 
@@ -176,7 +175,7 @@ def run_scoped(
     runtime_for: RuntimeFor,
 ) -> tuple[list[Resource] | None, FunctionReport, FunctionError | None]:
     """Run one function over the items in its scope; its output (None on failure) replaces them."""
-    with EarlyDecode(f"output of {spec.name}") as early:
+    with OutputDecoder(spec.name) as decoder:
         report = FunctionReport(spec.name, spec.kind, spec.declared_in)
         events.started(spec)
         started = time.monotonic()
@@ -184,12 +183,13 @@ def run_scoped(
             call = invocation(spec, options, root)
             runtime = choose_runtime(spec, call, options, runtime_for)
             handed, sent = scope.as_handed(spec, items, options.package_paths)
-            output = _run(runtime, call, handed, sent, lambda line: events.stderr(spec, line), options.handover, early.feed)
+            output = _run(runtime, call, handed, sent, lambda line: events.stderr(spec, line), options.handover, decoder.sink(runtime))
         except EnvironmentProblem as err:  # a missing image, the engine: named with the file that asks for it
             from orchestrator.runtimes.host.kpt_catalog import offer
 
             where = f"{spec.declared_in}: " if spec.declared_in and not str(err).startswith(spec.declared_in) else ""
-            raise EnvironmentProblem(f"{where}{err}{offer(spec.image) if 'pull' in str(err) else ''}") from None
+            instead = offer(spec.image) if isinstance(err, ImageUnavailable) else ""
+            raise type(err)(f"{where}{err}{instead}") from None
         except FunctionError as err:
             report.duration, report.exit_code, report.error = time.monotonic() - started, -1, str(err)
             events.finished(spec, report)
@@ -197,7 +197,7 @@ def run_scoped(
         report.duration, report.exit_code, report.cached = output.duration, output.exit_code, output.cached
         report.builtin = output.builtin
         try:
-            decoded = _handed_back(output) or early.result() or _decode(spec, output.stdout, output.exit_code)
+            decoded = decoder.decode(output)
             report.results = results.normalise(decoded.results, spec.name) if decoded else []
             if output.exit_code != 0:
                 raise FunctionError(f"function {spec.name} failed with exit code {output.exit_code}")
@@ -224,32 +224,11 @@ def _run(runtime: Runtime, call: Invocation, spec: FunctionSpec, items: list[Res
     """A runtime that takes the items as fnrun holds them (a catalog function in a forked child,
     orchestrator.runtimes.host.handover) skips the ResourceList's text both ways, where files are the
     result (the write-back edits their text to the values handed back); the others get it."""
-    run_items = getattr(runtime, "run_items", None) if handover else None
-    if run_items is not None:
-        output = run_items(call, items, spec.config.data if spec.config is not None else None, on_stderr)
+    if handover and runtime.takes_items:
+        output = runtime.run_items(call, items, spec.config.data if spec.config is not None else None, on_stderr)
         if output is not None:
             return output
     return runtime.run(call, resourcelist.encode(items, spec.config).encode("utf-8"), on_stderr, on_stdout)
-
-
-def _handed_back(output: RunOutput) -> resourcelist.Decoded | None:
-    if output.handed_back is None:
-        return None
-    items, function_results = output.handed_back
-    return resourcelist.Decoded(items, results=function_results)
-
-
-def _decode(spec: FunctionSpec, stdout: bytes, exit_code: int) -> resourcelist.Decoded | None:
-    if not stdout.strip():
-        if exit_code != 0:
-            return None
-        raise FunctionError(f"function {spec.name} wrote nothing on stdout (expected a ResourceList)")
-    try:
-        return resourcelist.decode(fast.decode(stdout, f"output of {spec.name}"), f"output of {spec.name}")
-    except InputError as err:
-        if exit_code != 0:
-            return None
-        raise FunctionError(f"function {spec.name} returned invalid output: {err}") from None
 
 
 def _check_item_paths(spec: FunctionSpec, root: Path, items: list[Resource]) -> None:

@@ -180,10 +180,12 @@ def _in_process(spec: FunctionSpec, options: "RunOptions", root: Path) -> Runtim
     if not (options.builtin or options.builtin_catalog):
         return None
     from ..errors import FnrunError
-    from .invocations import in_process_runtime, invocation
+    from ..runtimes import in_process
+    from .invocations import invocation, serving
 
     try:
-        return in_process_runtime(spec, invocation(spec, options, root), options)
+        call = invocation(spec, options, root)
+        return in_process(spec.kind, call, serving(spec, call, options))
     except FnrunError:
         return None  # reported when the function's turn comes, as ever
 
@@ -243,7 +245,7 @@ def _misses_cache(spec: FunctionSpec, call: "Invocation", resources: list[Resour
     send (a subpackage's step in render sees package-relative paths), else it always misses."""
     from . import resourcelist
     from ..merge import scope
-    from .invocations import caching
+    from ..runtimes import caching
 
     items, _ = scope.split(spec, resources)
     spec, items = scope.as_handed(spec, items, package_paths)

@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from orchestrator.errors import InputError
-from orchestrator.runtimes.protocol import Invocation, Runtime, RunOutput, StderrSink, StdoutSink
+from orchestrator.runtimes.protocol import Bytes, Invocation, Runtime, RunOutput, StderrSink, StdoutSink
 
 DEFAULT_MAX_BYTES = 512 * 1024 * 1024
 LABEL_CACHEABLE = "dev.fnrun.cacheable"
@@ -188,13 +188,14 @@ def _tree_digest(directory: Path) -> str:
     return digest.hexdigest()
 
 
-class CachingRuntime:
+class CachingRuntime(Bytes):
     """A container runtime with the cache in front: a hit replays the stored stderr and output
-    without starting a container; a successful miss is stored."""
+    without starting a container (nor calls `on_stdout`); a successful miss is stored."""
 
     def __init__(self, inner: Runtime, cache: ResultCache) -> None:
         self.inner = inner
         self.cache = cache
+        self.streams_stdout = inner.streams_stdout  # a miss streams as the inner runtime does
 
     def run(self, invocation: Invocation, stdin: bytes, on_stderr: StderrSink | None = None,
             on_stdout: StdoutSink | None = None) -> RunOutput:
@@ -215,7 +216,7 @@ class CachingRuntime:
     def would_run(self, invocation: Invocation, stdin: bytes) -> bool:
         """Whether this run would start a container (no cached result): the pre-start asks."""
         key = self._key(invocation, stdin)
-        return key is None or not self.cache.path_of(key).is_file()
+        return key is None or not self.cache.has(key)
 
     def _key(self, inv: Invocation, stdin: bytes) -> str | None:
         """None when this run must not be cached (module docstring), or the image is not here."""

@@ -2,6 +2,8 @@
 
 A runtime only builds and runs the sandboxed invocation: bytes in on stdin, bytes out on stdout.
 Scoping, annotation reconciliation and write-back live in the pipeline, shared by all runtimes.
+Every runtime has every member of `Runtime`: what it cannot do it declares so (`Bytes` holds the
+declarations of a runtime that only takes and gives bytes), and nobody probes for a member.
 """
 
 from __future__ import annotations
@@ -75,9 +77,17 @@ class RunOutput:
     duration: float
     cached: bool = False  # replayed from the result cache (orchestrator.runtimes.cache)
     builtin: bool = False  # a catalog image's code ran in-process (orchestrator.runtimes.host.builtin)
-    # the function's items and results, when it took them as fnrun holds them instead of as text
-    # (orchestrator.runtimes.host.handover); stdout is then not a ResourceList
-    handed_back: tuple[list[Any], list[dict]] | None = None
+
+
+@dataclass(frozen=True)
+class ItemsOutput(RunOutput):
+    """What `Runtime.run_items` gives back: the run, whose stdout is the child's own note of what
+    changed (not a ResourceList), and the function's items and results as fnrun holds them
+    (orchestrator.runtimes.host.handover). `items` is None when it handed nothing back (it failed
+    before writing: its exit code says so)."""
+
+    items: list[Any] | None = None
+    results: list[dict] = field(default_factory=list)
 
 
 StderrSink = Callable[[str], None]
@@ -88,7 +98,34 @@ StdoutSink = Callable[[bytes], None]
 
 class Runtime(Protocol):
     """Run one invocation to completion. Raise FnrunError for what stops the run before or outside
-    the function (missing image, timeout, engine unreachable); return a non-zero exit_code as is."""
+    the function (missing image, timeout, engine unreachable); return a non-zero exit_code as is.
+
+    Beside bytes in and out, two capabilities, each declared by every runtime:
+    `takes_items`: `run_items` may run the function over the items as fnrun holds them, with no
+    ResourceList text either way (a catalog function in a fork); else it always answers None.
+    `streams_stdout`: `run` hands stdout to `on_stdout` while it arrives, so fnrun can decode it
+    while the function still writes; else it never calls `on_stdout`."""
+
+    takes_items: bool
+    streams_stdout: bool
 
     def run(self, invocation: Invocation, stdin: bytes, on_stderr: StderrSink | None = None,
             on_stdout: StdoutSink | None = None) -> RunOutput: ...
+
+    def run_items(self, invocation: Invocation, items: list[Any], function_config: dict | None,
+                  on_stderr: StderrSink | None = None) -> ItemsOutput | None:
+        """The function over `items` (resources as fnrun holds them); None where that does not
+        apply to this call: the caller then sends the ResourceList as text to `run`."""
+        ...
+
+
+class Bytes:
+    """The declarations of a runtime that takes a ResourceList's bytes and gives bytes back, and
+    nothing more; a runtime with a capability overrides its declaration."""
+
+    takes_items: bool = False
+    streams_stdout: bool = False
+
+    def run_items(self, invocation: Invocation, items: list[Any], function_config: dict | None,
+                  on_stderr: StderrSink | None = None) -> ItemsOutput | None:
+        return None

@@ -129,3 +129,19 @@ def test_images_are_inspected_alike_on_the_socket_and_through_the_sdk(monkeypatc
     assert inspect.inspect_image("fnrun-test/no-such-image:v1") is None
     monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
     assert inspect.inspect_image("fnrun-test/identity:v1") is None  # no engine: no such image here
+
+
+def test_the_pre_start_s_question_is_answered_by_the_entries(tmp_path: Path, test_images: None) -> None:
+    """`would_run` (the session's probe of the first function) says a stored run needs no container."""
+    from orchestrator.runtimes import Invocation, RunOutput, get_runtime
+    from orchestrator.runtimes.cache import CachingRuntime
+
+    cache = ResultCache(tmp_path / "cache")
+    runtime = CachingRuntime(get_runtime("container"), cache)
+    call, stdin = Invocation(name=LABEL, image=LABEL), b"apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\n"
+    assert runtime.would_run(call, stdin)
+    key = runtime._key(call, stdin)
+    assert key is not None
+    cache.put(key, RunOutput(stdin, "", 0, 0.1))
+    assert not runtime.would_run(call, stdin)
+    assert runtime.would_run(call, stdin + b"# another input\n")

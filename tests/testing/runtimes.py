@@ -147,15 +147,12 @@ def close_warm_pools() -> None:
 def starlark_subject() -> Subject:
     from orchestrator.runtimes.host.kpt_catalog import StarlarkFileRuntime
 
-    scripts: dict[str, Path] = {}
-
     def invocation(behaviour: str, scratch: Path) -> Invocation:
         path = scratch / f"{behaviour}.star"
         path.write_text(STARLARK[behaviour])
-        scripts["last"] = path
         return Invocation(name=f"starlark {path.name}", exec_path=path, mount_root=scratch, sandbox=Sandbox())
 
-    return Subject("starlark", lambda: StarlarkFileRuntime(scripts["last"], scripts["last"].parent), invocation,
+    return Subject("starlark", StarlarkFileRuntime, invocation,
                    ("passes", "fails", "hangs"))
 
 

@@ -34,7 +34,7 @@ from orchestrator.runtimes.container import runtime as container
 from orchestrator.runtimes.container import early
 
 from orchestrator.runtimes.container import live
-from orchestrator.runtimes.protocol import Invocation, Runtime, RunOutput, StderrSink, StdoutSink
+from orchestrator.runtimes.protocol import Bytes, Invocation, Runtime, RunOutput, StderrSink, StdoutSink
 from orchestrator.runtimes.supervise.interrupts import SignalGuard
 from orchestrator.runtimes.container.settings import LABEL_PRESTARTED
 
@@ -217,9 +217,11 @@ def _startable(inv: Invocation, in_process: Callable[[Invocation], bool] | None)
     return in_process is None or not in_process(inv)
 
 
-class PrestartedRuntime:
+class PrestartedRuntime(Bytes):
     """The container runtime for one planned function: its pre-started container if there is one,
     else the ordinary path."""
+
+    streams_stdout = True
 
     def __init__(self, prestarter: Prestarter, key: int, ordinary: Runtime) -> None:
         self.prestarter = prestarter

@@ -21,10 +21,10 @@ import requests.exceptions
 from docker.constants import DEFAULT_DOCKER_API_VERSION, DEFAULT_TIMEOUT_SECONDS, MINIMUM_DOCKER_API_VERSION
 from docker.utils import kwargs_from_env, parse_repository_tag, version_lt
 
-from orchestrator.errors import EnvironmentProblem, FnrunError, FunctionError, InputError
+from orchestrator.errors import EnvironmentProblem, FnrunError, FunctionError, ImageUnavailable, InputError
 from orchestrator.runtimes.container import engine_choice, live
 from orchestrator.runtimes.container.access import NOBODY_GID, NOBODY_UID, blocked_by, check_readable
-from orchestrator.runtimes.protocol import Invocation, Mount, RunOutput, StderrSink, StdoutSink
+from orchestrator.runtimes.protocol import Bytes, Invocation, Mount, RunOutput, StderrSink, StdoutSink
 from orchestrator.runtimes.container.hijack import duplex
 from orchestrator.runtimes.supervise.interrupts import SignalGuard
 from orchestrator.runtimes.container.remote import uploads
@@ -79,8 +79,10 @@ def _connect(host: str | None = None) -> docker.APIClient:
     return api
 
 
-class ContainerRuntime:
+class ContainerRuntime(Bytes):
     """Runtime for `container:` functions."""
+
+    streams_stdout = True
 
     def run(self, invocation: Invocation, stdin: bytes, on_stderr: StderrSink | None = None,
             on_stdout: StdoutSink | None = None) -> RunOutput:
@@ -175,13 +177,13 @@ def _create(api: docker.APIClient, inv: Invocation, config: dict[str, Any], guar
         if not isinstance(err, docker.errors.ImageNotFound):
             raise _unknown_runtime(api, inv) if _names_runtime(err, inv) else err
         if inv.sandbox.image_pull_policy == "never":
-            raise EnvironmentProblem(f"image {inv.image} is not present (image pull policy: never)") from None
+            raise ImageUnavailable(f"image {inv.image} is not present (image pull policy: never)") from None
     with guard.armed():  # a pull can take long: let Ctrl-C through, no container exists yet
         pull(api, str(inv.image), "image {image} is not present and cannot be pulled")
     try:
         return create(api, config)
     except docker.errors.ImageNotFound:
-        raise EnvironmentProblem(f"image {inv.image} is not present after pulling it") from None
+        raise ImageUnavailable(f"image {inv.image} is not present after pulling it") from None
 
 
 def _names_runtime(err: docker.errors.APIError, inv: Invocation) -> bool:
@@ -203,9 +205,9 @@ def pull(api: docker.APIClient, image: str, failure: str = "cannot pull image {i
     try:
         for event in api.pull(repository, tag=tag or "latest", stream=True, decode=True):
             if isinstance(event, dict) and event.get("error"):
-                raise EnvironmentProblem(f"{failure.format(image=image)}: {_brief(event['error'])}")
+                raise ImageUnavailable(f"{failure.format(image=image)}: {_brief(event['error'])}")
     except (docker.errors.APIError, requests.exceptions.RequestException) as err:
-        raise EnvironmentProblem(f"{failure.format(image=image)}: {_brief(err)}") from None
+        raise ImageUnavailable(f"{failure.format(image=image)}: {_brief(err)}") from None
 
 
 class Attached:

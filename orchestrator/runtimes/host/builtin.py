@@ -9,8 +9,8 @@ set by scripts/build_images.py through source_hash below) equals the installed c
 same stdin/stdout protocol, --max-output cap, timeout and process-group kill; it gets only the
 environment the container would get, an empty temporary working directory, no /local, and the
 confinement of orchestrator.runtimes.host.confine (memory limit, no network, read-only file system).
-Catalog functions in HANDOVER skip the ResourceList's text as well (`run_items`,
-orchestrator.runtimes.host.handover).
+Catalog functions in HANDOVER take the items as fnrun holds them (`run_items`, the protocol's
+`takes_items`: orchestrator.runtimes.host.handover) and skip the ResourceList's text as well.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from pathlib import Path
 from orchestrator.resource import Resource
 from orchestrator.runtimes.host import forked
 from orchestrator.runtimes.host import handover
-from orchestrator.runtimes.protocol import Invocation, RunOutput, StderrSink, StdoutSink
+from orchestrator.runtimes.protocol import Bytes, Invocation, ItemsOutput, RunOutput, StderrSink, StdoutSink
 from orchestrator.runtimes.host.confine import confinement
 from orchestrator.runtimes.host.exec import run_process
 
@@ -122,11 +122,14 @@ HANDOVER = frozenset({
 })
 
 
-class BuiltinRuntime:
+class BuiltinRuntime(Bytes):
     """Runtime for a catalog image run as `python -m functions.<module>`, as its ENTRYPOINT does."""
+
+    streams_stdout = True
 
     def __init__(self, module: str) -> None:
         self.module = module
+        self.takes_items = module in HANDOVER
 
     def run(self, invocation: Invocation, stdin: bytes, on_stderr: StderrSink | None = None,
             on_stdout: StdoutSink | None = None) -> RunOutput:
@@ -142,11 +145,11 @@ class BuiltinRuntime:
         return RunOutput(output.stdout, output.stderr, output.exit_code, output.duration, builtin=True)
 
     def run_items(self, invocation: Invocation, items: list[Resource], function_config: dict | None,
-                  on_stderr: StderrSink | None = None) -> RunOutput | None:
+                  on_stderr: StderrSink | None = None) -> ItemsOutput | None:
         """The function over the items as fnrun holds them, in a fork, under the same runner
         (timeout, output cap, kill) and confinement as `run`; None where that does not apply
         (the caller then sends the ResourceList as text to `run`)."""
-        if self.module not in HANDOVER or os.environ.get("FNRUN_BUILTIN_HANDOVER", "1") == "0":
+        if not self.takes_items or os.environ.get("FNRUN_BUILTIN_HANDOVER", "1") == "0":
             return None
         if not forked.can_fork(self.module, FUNCTIONS_DIR):
             return None
@@ -173,7 +176,8 @@ class BuiltinRuntime:
         finally:
             if not went_back:
                 lines.release()  # also before a timeout's or the cap's error, as the text way shows them
-        return RunOutput(output.stdout, output.stderr, output.exit_code, output.duration, builtin=True, handed_back=back)
+        items, results = back if back is not None else (None, [])
+        return ItemsOutput(output.stdout, output.stderr, output.exit_code, output.duration, builtin=True, items=items, results=results)
 
     def _argv(self, invocation: Invocation) -> list[str]:
         return [sys.executable, "-s", "-m", self.module, *invocation.args]  # -s: no user site-packages

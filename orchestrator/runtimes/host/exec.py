@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from orchestrator.errors import FunctionError, InputError
-from orchestrator.runtimes.protocol import Invocation, RunOutput, StderrSink, StdoutSink
+from orchestrator.runtimes.protocol import Bytes, Invocation, RunOutput, StderrSink, StdoutSink
 from orchestrator.runtimes.supervise.interrupts import SignalGuard
 from orchestrator.runtimes.supervise.streams import BoundedOutput, LineSplitter, OutputTooLarge, pump, too_large
 
@@ -24,8 +24,10 @@ if TYPE_CHECKING:
     from orchestrator.runtimes.host.forked import ForkedProcess
 
 
-class ExecRuntime:
+class ExecRuntime(Bytes):
     """Runtime for `exec:` functions."""
+
+    streams_stdout = True
 
     def run(self, invocation: Invocation, stdin: bytes, on_stderr: StderrSink | None = None,
             on_stdout: StdoutSink | None = None) -> RunOutput:

@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 
 from orchestrator.errors import InputError
-from orchestrator.runtimes.protocol import Invocation, RunOutput, StderrSink, StdoutSink
+from orchestrator.runtimes.protocol import Bytes, Invocation, RunOutput, StderrSink, StdoutSink
 from orchestrator.runtimes.host.builtin import BuiltinRuntime
 
 ENV_VAR = "FNRUN_BUILTIN_CATALOG"
@@ -49,11 +49,6 @@ def catalog_name(image: str | None) -> str | None:
     return name if name in FUNCTIONS else None
 
 
-def runtime_for_image(image: str | None) -> BuiltinRuntime | None:
-    name = catalog_name(image)
-    return BuiltinRuntime(FUNCTIONS[name]) if name else None
-
-
 def offer(image: str | None) -> str:
     """What to add to an error about an image fnrun could have run in-process ('' if none)."""
     name = catalog_name(image)
@@ -65,27 +60,32 @@ def offer(image: str | None) -> str:
 MAX_SCRIPT = 100_000  # bytes: the script travels as one argument (Linux caps one at 128 KiB)
 
 
-class StarlarkFileRuntime:
-    """Kustomize's `starlark: {path: x.star}`: fnrun reads the script, inside the package, and hands
-    it to the child (which may not be able to read the user's files); the declaring resource is
-    its functionConfig."""
+class StarlarkFileRuntime(Bytes):
+    """Kustomize's `starlark: {path: x.star}` (the invocation's exec_path): fnrun reads the script,
+    inside the package (its mount_root), and hands it to the child (which may not be able to read
+    the user's files); the declaring resource is its functionConfig."""
 
-    def __init__(self, script: Path | None, root: Path | None) -> None:
-        assert script is not None and root is not None
-        real, real_root = script.resolve(), root.resolve()
-        if real_root not in real.parents:
-            raise InputError(f"starlark script {script} is outside the package")
-        try:
-            self.source = real.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as err:
-            raise InputError(f"starlark script {script}: cannot read it: {getattr(err, 'strerror', None) or err}") from None
-        if len(self.source.encode()) > MAX_SCRIPT or "\0" in self.source:
-            raise InputError(f"starlark script {script}: larger than {MAX_SCRIPT // 1000} kB or not text")
-        self.name = real.name
+    streams_stdout = True
 
     def run(self, invocation: Invocation, stdin: bytes, on_stderr: StderrSink | None = None,
             on_stdout: StdoutSink | None = None) -> RunOutput:
         from dataclasses import replace
 
-        call = replace(invocation, args=("--source", self.source, "--name", self.name))
+        source, name = _script(invocation.exec_path, invocation.mount_root)
+        call = replace(invocation, args=("--source", source, "--name", name))
         return BuiltinRuntime(STARLARK_MODULE).run(call, stdin, on_stderr, on_stdout)
+
+
+def _script(script: Path | None, root: Path | None) -> tuple[str, str]:
+    """The script's text and file name, refused when it is outside the package, unreadable or too big."""
+    assert script is not None and root is not None
+    real, real_root = script.resolve(), root.resolve()
+    if real_root not in real.parents:
+        raise InputError(f"starlark script {script} is outside the package")
+    try:
+        source = real.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise InputError(f"starlark script {script}: cannot read it: {getattr(err, 'strerror', None) or err}") from None
+    if len(source.encode()) > MAX_SCRIPT or "\0" in source:
+        raise InputError(f"starlark script {script}: larger than {MAX_SCRIPT // 1000} kB or not text")
+    return source, real.name

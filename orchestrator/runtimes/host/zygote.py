@@ -2,7 +2,7 @@
 single-threaded whenever it does.
 
 A fork copies only the thread that calls it, but every lock as it stands: forking fnrun itself
-while its other threads run (render workers, the early decoder, the pre-start pool) can give the
+while its other threads run (render workers, the streamed decoder, the pre-start pool) can give the
 child a lock that thread held (an import's module lock, a stream's, logging's), which no one in
 the child will ever release. So fnrun forks this server once, at a moment it has no other thread
 (orchestrator.runtimes.host.forked; else it starts it as a new interpreter), and the server, which

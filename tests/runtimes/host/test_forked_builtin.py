@@ -18,7 +18,7 @@ import pytest
 
 from orchestrator.errors import FunctionError
 from orchestrator.runtimes.host import forked
-from orchestrator.runtimes.protocol import Invocation, Sandbox
+from orchestrator.runtimes.protocol import Invocation, ItemsOutput, Sandbox
 from orchestrator.runtimes.host.builtin import FUNCTIONS_DIR
 from testing.stress import descendants
 from orchestrator.runtimes.host.exec import run_process
@@ -174,10 +174,10 @@ def test_handover_gives_the_values_the_text_way_gives() -> None:
     items, config = sample()
     output, lines = handover(items, config)
     assert output is not None and output.exit_code == 0 and lines == []
-    back, results = output.handed_back
+    back, results = output.items, output.results
     text_way = BuiltinRuntime("functions.set_labels").run(
         Invocation(name="fnrun/set-labels:v1"), resourcelist.encode(items, config).encode())
-    assert text_way.handed_back is None
+    assert not isinstance(text_way, ItemsOutput)  # the text way hands back bytes only
     assert [r.data for r in back] == [r.data for r in resourcelist.decode(text_way.stdout.decode(), "out").items]
     assert results == []
     for sent, returned in zip(items, back):  # every sample resource gets the labels
@@ -188,13 +188,13 @@ def test_unchanged_items_come_back_as_they_went() -> None:
     items, config = sample()
     output, _ = handover(items, {**config, "data": {"app": "payments-api"}})  # the api's own label
     assert output is not None and output.exit_code == 0
-    assert output.handed_back[0][0] is items[0]
+    assert output.items[0] is items[0]
 
 
 def test_errors_and_results_come_back_as_the_text_way_s(monkeypatch: pytest.MonkeyPatch) -> None:
     items, config = sample()
     output, lines = handover(items, {**config, "data": {"bad key!": "x"}})
-    assert output is not None and output.exit_code == 1 and output.handed_back is None
+    assert output is not None and output.exit_code == 1 and output.items is None
     assert lines == ["set-labels: label key 'bad key!' is not a valid Kubernetes label key"]
 
     def report(resource_list, fn, config=None):  # noqa: ANN001, ANN202
@@ -204,7 +204,7 @@ def test_errors_and_results_come_back_as_the_text_way_s(monkeypatch: pytest.Monk
     patch_apply(monkeypatch, report)
     output, _ = handover(items, config)
     assert output is not None and output.exit_code == 1
-    assert output.handed_back[1] == [{
+    assert output.results == [{
         "message": "not allowed", "severity": "error",
         "resourceRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "payments-api"},
         "file": {"path": "api.yaml", "index": 0}, "field": {"path": "metadata.name"}}]
@@ -304,7 +304,7 @@ def test_a_crash_in_the_handover_is_a_traceback_and_exit_1(monkeypatch: pytest.M
 
     patch_apply(monkeypatch, crash)
     output, lines = handover(*sample())
-    assert output is not None and (output.exit_code, output.handed_back) == (1, None)
+    assert output is not None and (output.exit_code, output.items) == (1, None)
     assert lines[-1] == "RuntimeError: boom"
 
 
@@ -345,7 +345,7 @@ def test_an_edit_only_the_round_trip_can_write_goes_the_text_way(tmp_path: Path)
     config = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "fn"}, "data": {"team": "a"}}
     assert handover([flow], config)[0] is None
     output, _ = handover([block], config)  # block YAML: text edits; a `{` in a comment is tried and passes
-    assert output is not None and output.handed_back[0][0].data["metadata"]["labels"] == {"team": "a"}
+    assert output is not None and output.items[0].data["metadata"]["labels"] == {"team": "a"}
 
 
 CRD = """\
@@ -384,7 +384,7 @@ def test_edits_worked_out_on_every_core_are_the_write_back_s(workers: str, tmp_p
     textedit._recent.clear()
     output, _ = handover(items, config)
     assert output is not None and output.exit_code == 0
-    back = output.handed_back[0]
+    back = output.items
     assert [r.data["metadata"]["labels"] for r in back] == [{"team": "a"}] * 6
     for sent, returned in zip(items, back):
         remembered = textedit._recent.pop(sent.body)
@@ -431,7 +431,7 @@ def test_a_config_typed_with_module_names_loads_in_the_fork(tmp_path: Path) -> N
     output = BuiltinRuntime("functions.require_resource_limits").run_items(
         Invocation(name="fnrun/require-resource-limits:v1"), items, config, lines.append)
     assert output is not None and (output.exit_code, lines) == (0, [])
-    assert [r["severity"] for r in output.handed_back[1]] == ["warning", "warning"]
+    assert [r["severity"] for r in output.results] == ["warning", "warning"]
     config["data"] = {"severity": "fatal"}
     output = BuiltinRuntime("functions.require_resource_limits").run_items(
         Invocation(name="fnrun/require-resource-limits:v1"), items, config, lines.append)
@@ -540,4 +540,4 @@ def test_a_new_interpreter_serves_when_fnrun_must_not_fork(probe: str, monkeypat
     output, lines = run(probe, "echo", "a=b", stdin=b"kind: ConfigMap\n")
     assert (output.exit_code, output.stdout, lines) == (0, b"KIND: CONFIGMAP\n", ["args ['a=b']"])
     output, _ = handover(*sample())
-    assert output is not None and output.exit_code == 0 and output.handed_back is not None
+    assert output is not None and output.exit_code == 0 and output.items is not None

@@ -19,15 +19,17 @@ from orchestrator.runtimes.container.warm.calls import NotClean, Started, call, 
 from orchestrator.runtimes.container.warm.plan import Plan, plan
 from orchestrator.runtimes.container.warm.pool import WarmPool
 from orchestrator.runtimes.container.warm.spawn import Spawner
-from orchestrator.runtimes.protocol import Invocation, Runtime, RunOutput, StderrSink, StdoutSink
+from orchestrator.runtimes.protocol import Bytes, Invocation, Runtime, RunOutput, StderrSink, StdoutSink
 from orchestrator.runtimes.supervise.interrupts import SignalGuard
 
 
 ATTEMPTS = 2  # a container that ended on its own is replaced once; then the call runs cold
 
 
-class WarmRuntime:
+class WarmRuntime(Bytes):
     """Runs a call in a warm container of `pool`, else through `cold`."""
+
+    streams_stdout = True
 
     def __init__(self, pool: WarmPool, cold: Runtime, spawner: Spawner | None = None, step: int | None = None) -> None:
         self.pool = pool

@@ -1,4 +1,4 @@
-"""A function's output decoded while the function still writes it.
+"""A function's output decoded while the function still writes it (streamed decoding).
 
 A function that dumps a big ResourceList (ruamel, kyaml) writes it over seconds: parsing each
 item as it arrives, on a thread of its own, hides the decode in the function's own time, where
@@ -7,7 +7,7 @@ decoding after the exit would add it to fnrun's. The runtime hands every stdout 
 faster than it is parsed is kept and parsed on every core at the end, as `resourcelist.decode`
 does. Anything the fast layout does not cover, any error, or a runtime that never calls `feed`
 (a cache hit) leaves `result` None: the caller decodes the whole output the usual way, with the
-usual errors."""
+usual errors. `run/output.py` decides when this applies."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ _DONE = b""
 _BLOCK = 1 << 20  # what the decoder is fed at least at a time
 
 
-class EarlyDecode:
+class StreamedDecode:
     """One function run's stdout, decoded on a thread as it arrives (a context: closed on exit)."""
 
     def __init__(self, source: str) -> None:
@@ -41,7 +41,7 @@ class EarlyDecode:
         if not chunk:
             return
         if self._thread is None:
-            self._thread = threading.Thread(target=self._decode, name="fnrun-early-decode", daemon=True)
+            self._thread = threading.Thread(target=self._decode, name="fnrun-streamed-decode", daemon=True)
             self._thread.start()
         with self._lock:
             self._backlog += len(chunk)
@@ -60,7 +60,7 @@ class EarlyDecode:
         if self._thread is not None and self._thread.is_alive():
             self._chunks.put(_DONE)
 
-    def __enter__(self) -> "EarlyDecode":
+    def __enter__(self) -> "StreamedDecode":
         return self
 
     def __exit__(self, *_: object) -> None:
