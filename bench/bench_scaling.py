@@ -162,7 +162,7 @@ def best(runs: int, prepare: Callable[[], object], step: Callable[[object], obje
 
 
 def measure(shape: str, size: int, work: Path, runs: int, paths: list[str], sdk_function: bool = False) -> dict[str, float]:
-    from orchestrator import api
+    from orchestrator import api, collector
     from orchestrator.read.package import read_package
     from orchestrator.run import resourcelist
     from orchestrator.write import diff, writeback
@@ -184,8 +184,9 @@ def measure(shape: str, size: int, work: Path, runs: int, paths: list[str], sdk_
         return target
 
     def write_back(package: object) -> object:
-        plan = writeback.plan(package, resourcelist.decode(output, "fn").items, read_package(package))  # type: ignore[arg-type]
-        writeback.apply(plan)
+        with collector.paused():  # as a run holds it (the api entry points do)
+            plan = writeback.plan(package, resourcelist.decode(output, "fn").items, read_package(package))  # type: ignore[arg-type]
+            writeback.apply(plan)
         return plan
 
     plan = write_back(copy())

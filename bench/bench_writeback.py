@@ -30,6 +30,7 @@ from typing import Callable
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bare_run import BareRun, BareRunFailed  # noqa: E402  (sibling scripts, not a package)
 from bench_run import _INNER, BenchError, Series, check_setup, fnrun_command, fresh_copy, measure, row, timed  # noqa: E402
+from fallback_rate import tallied  # noqa: E402
 from gen_package import generate  # noqa: E402
 
 TARGET = 0.25  # (fnrun - function alone) / (kpt - function alone)
@@ -70,17 +71,15 @@ def tool_step(command: Callable[[Path], list[str]], template: Path, work: Path, 
 def edit_counts(template: Path, work: Path, image: str, args: list[str], memory: str) -> dict[str, int]:
     """How fnrun wrote the changed resources back: text edits or the round trip (in-process run)."""
     from orchestrator import api
-    from orchestrator.yamlio import textedit
 
-    textedit.counts.clear()
     package = fresh_copy(template, work)
-    with open(os.devnull, "w") as devnull:
+    with open(os.devnull, "w") as devnull, tallied() as counts:
         request = api.RunRequest(
             directory=str(package), functions=api.Functions(image=image, arguments=tuple(args)),
             sandbox=api.SandboxSettings(image_pull_policy="never", memory=memory), output=api.Output(quiet=True),
         )
         api.run(request, stdout=devnull)
-    return dict(textedit.counts)
+    return dict(counts)
 
 
 def run_case(name: str, template: Path, work: Path, runs: int, memory: str) -> tuple[list[str], bool]:

@@ -8,28 +8,58 @@ wrote back as text edits and those it left to the round trip.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import sys
 import tempfile
+from collections import Counter
 from pathlib import Path
+from typing import Any, Iterator
 
 REPO = Path(__file__).resolve().parent.parent
 LABEL = ("fnrun-test/label:v1", ("team=platform",))
 
 
+@contextlib.contextmanager
+def tallied() -> Iterator[Counter[str]]:
+    """How the write-backs run meanwhile in this process write each changed resource: `text`
+    edits or the `roundtrip`. The bench wraps the write-back's own choice from outside (nothing on
+    fnrun's path counts), and keeps the write-back in this process (`FNRUN_WORKERS=1`: the same
+    bytes and choices as on every core) so that it sees every one."""
+    from orchestrator.write import body
+
+    counts: Counter[str] = Counter()
+    chosen = body._text_edit
+
+    def counting(*args: Any) -> str | None:
+        edited = chosen(*args)
+        counts["text" if edited is not None else "roundtrip"] += 1
+        return edited
+
+    workers = os.environ.get("FNRUN_WORKERS")
+    os.environ["FNRUN_WORKERS"] = "1"
+    body._text_edit = counting  # type: ignore[assignment]
+    try:
+        yield counts
+    finally:
+        body._text_edit = chosen  # type: ignore[assignment]
+        if workers is None:
+            del os.environ["FNRUN_WORKERS"]
+        else:
+            os.environ["FNRUN_WORKERS"] = workers
+
+
 def counted(package: Path, image: str | None = None, arguments: tuple[str, ...] = ()) -> dict[str, int]:
     from orchestrator import api
-    from orchestrator.yamlio import textedit
 
-    textedit.counts.clear()
     request = api.RunRequest(
         directory=str(package), functions=api.Functions(image=image, arguments=arguments),
         sandbox=api.SandboxSettings(image_pull_policy="never"), output=api.Output(quiet=True),
     )
-    with open(os.devnull, "w") as devnull:
+    with open(os.devnull, "w") as devnull, tallied() as counts:
         api.run(request, stdout=devnull)
-    return dict(textedit.counts)
+    return dict(counts)
 
 
 def main(argv: list[str]) -> int:

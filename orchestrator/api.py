@@ -11,7 +11,7 @@ from functools import partial
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Callable
 
-from . import annotations as ann
+from . import annotations as ann, collector
 from .run import pipes, resourcelist
 from .write import writeback
 from .run.pipes import read_chunks, source_chunks
@@ -33,16 +33,19 @@ if TYPE_CHECKING:
     from .report import RunSummary
 
 
+@collector.paused()
 def source(root: Path | str) -> str:
     """The package as a config.kubernetes.io/v1 ResourceList, comments and origin annotations included."""
     return "".join(source_chunks(root))
 
 
+@collector.paused()
 def write_source(root: Path | str, out: IO[str]) -> None:
     """`source` written to `out` while the package is read (what `fnrun source` does)."""
     pipes.write_source(root, out)
 
 
+@collector.paused()
 def sink(root: Path | str, content: str | IO[bytes], source_name: str = "stdin") -> WritePlan:
     """Write a ResourceList, List or plain stream (text, or a binary stream read as it arrives)
     into root, created when missing.
@@ -77,6 +80,7 @@ def read_stdin() -> str:
     return fast.decode(sys.stdin.buffer.read(), "stdin")
 
 
+@collector.paused()
 def run(request: RunRequest, events: "Events | None" = None, stdout: IO[str] | None = None) -> "RunSummary":
     """`fnrun run`: the functions a package (or stdin) declares, or the one `request.functions`
     names. stdout gets data only: the rendered ResourceList (`--output -`, stdin), the diff
@@ -281,6 +285,7 @@ def _call(display: object, method: str, *args: object) -> None:
         handler(*args)
 
 
+@collector.paused()
 def explain(request: RunRequest, selector: str, events: "Events | None" = None) -> str:
     """`fnrun explain`: render the package in memory and tell where the selected resource came
     from and which functions changed it (or which one removed it)."""
@@ -302,6 +307,7 @@ def explain(request: RunRequest, selector: str, events: "Events | None" = None) 
     return explain_resource(wanted, outcome.resources, tracker)
 
 
+@collector.paused()
 def merge(sources: list[Path | str], destination: Path | str) -> WritePlan:
     """`fnrun merge`: two-way merge source packages onto a destination package, in place."""
     from .merge.packages import merge as merge_packages
@@ -309,6 +315,7 @@ def merge(sources: list[Path | str], destination: Path | str) -> WritePlan:
     return merge_packages(sources, destination)
 
 
+@collector.paused()
 def merge3(ancestor: Path | str, updated: Path | str, destination: Path | str) -> WritePlan:
     """`fnrun merge3`: apply the ancestor→updated changes to the destination, keeping its edits."""
     from .merge.packages import merge3 as merge3_packages
@@ -322,6 +329,7 @@ __all__ = [
 ]
 
 
+@collector.paused()
 def list_functions(root: Path | str, global_scope: bool = False) -> list["FunctionSpec"]:
     """The package's declared functions in the order `fnrun run` would run them."""
     from dataclasses import replace
@@ -332,6 +340,7 @@ def list_functions(root: Path | str, global_scope: bool = False) -> list["Functi
     return [replace(s, global_scope=True) for s in specs] if global_scope else specs
 
 
+@collector.paused()
 def list_pipeline(root: Path | str, image_prefix: str | None = None) -> list[tuple[str, "FunctionSpec"]]:
     """A kpt package's Kptfile steps in the order `fnrun render` runs them, each with where it is declared."""
     from .render.runner import KPTFILE_NAMES, pipeline_steps

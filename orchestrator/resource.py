@@ -11,10 +11,11 @@ from typing import Any
 
 from . import annotations as ann
 from .yamlio import fast, roundtrip
+from .yamlio.textedit import KnownEdit
 
 
 class Resource:
-    __slots__ = ("data", "_text", "_body", "fresh", "_synced")
+    __slots__ = ("data", "_text", "_body", "fresh", "_synced", "known_edit")
 
     def __init__(self, data: dict, text: str | None = None, body: str | None = None, fresh: bool = True) -> None:
         self.data = data
@@ -22,6 +23,9 @@ class Resource:
         self._body = body
         self.fresh = fresh
         self._synced: str | None = None
+        #: The text edit of its body into its value, where a step already worked it out (the
+        #: write-back takes it while both are still the same); it goes where the resource goes.
+        self.known_edit: KnownEdit | None = None
 
     @property
     def text(self) -> str:
@@ -81,11 +85,15 @@ class Resource:
         old ones, which is harmless for fnrun's own (stripped before anything is written)."""
         data = dict(self.data)
         set_annotations(data, entries)
-        return Resource(data, self._text, self._body, self.fresh)
+        annotated = Resource(data, self._text, self._body, self.fresh)
+        annotated.known_edit = self.known_edit
+        return annotated
 
-    def replaced(self, data: dict) -> "Resource":
+    def replaced(self, data: dict, known_edit: KnownEdit | None = None) -> "Resource":
         """The same resource with a new value (API edits, merges): keeps the old text as a base."""
-        return Resource(data, self._text, self._body, fresh=False)
+        replaced = Resource(data, self._text, self._body, fresh=False)
+        replaced.known_edit = known_edit
+        return replaced
 
     def __repr__(self) -> str:
         meta = self.data.get("metadata") or {}

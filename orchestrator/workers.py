@@ -26,7 +26,6 @@ from typing import TypeVar
 
 from . import procstat
 from .errors import FnrunError
-from .yamlio import fast
 
 MAX_WORKERS = 4
 #: Below this many bytes of YAML to parse (~1,500 resources), one process is faster than forking.
@@ -44,8 +43,8 @@ _children: set[int] = set()  # every worker child alive, for stop_all
 def count(weight: int, threshold: int) -> int:
     """How many processes to share `weight` units of work among: 1 below `threshold`, when fork
     does not exist or the machine has one core; `FNRUN_WORKERS` overrides (1 keeps everything
-    in-process, e.g. to profile). `FNRUN_WRITE_WORKERS`, its first name, is still read."""
-    chosen = os.environ.get("FNRUN_WORKERS") or os.environ.get("FNRUN_WRITE_WORKERS")
+    in-process, e.g. to profile)."""
+    chosen = os.environ.get("FNRUN_WORKERS")
     if chosen and chosen.isdigit():
         return max(1, int(chosen))
     if weight < threshold:
@@ -60,14 +59,13 @@ def fork_map(job: Job[T], weights: Sequence[int], workers: int) -> list[T]:
     """`job` over contiguous shares of the units (about equal total weight each): the first share
     here, each other in a forked child; the results in share order. With one worker (or one unit)
     it is just `[job(0, len(weights))]`. The first user-facing error in share order is raised
-    here as the same error; the cyclic GC is paused while shares run and results are unpickled
-    (they are many small acyclic objects). Children are bare forks writing one pickle to a pipe:
+    here as the same error. Children are bare forks writing one pickle to a pipe:
     a process pool's queues, threads and extra fork cost ~30 ms a call, and this process would
     sit idle while it worked."""
     if workers <= 1 or len(weights) < 2:
         return [job(0, len(weights))]
     shares = shares_of(weights, workers)
-    with _one_fork, fast.gc_paused():
+    with _one_fork:
         children: list[tuple[int, int]] = []
         try:
             for share in shares[1:]:

@@ -8,12 +8,14 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from .. import collector
 from ..read.package import read_package
 from ..select.functions import discover
 
 COMMAND_LINE = "--image"  # the declaring "file" of an image given with --image
 
 
+@collector.paused()
 def inventory(directories: list[Path], image_prefix: str | None = None, extra: tuple[str, ...] = (),
               relative_to: Path | None = None) -> dict[str, list[str]]:
     """image reference -> the sorted files declaring it (relative to `relative_to`, else to the

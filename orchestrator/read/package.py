@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
 
 from .. import annotations as ann, workers
 from ..write import journal
@@ -115,11 +114,10 @@ def read_package(root: Path | str, names: tuple[str, ...] = (), kustomizations: 
     def share(start: int, end: int) -> list[tuple[SourceFile, list[Resource]]]:
         return [read_path(root, rel, kustomizations) for rel in rels[start:end]]
 
-    with fast.gc_paused():
-        for part in workers.fork_map(share, sizes, workers.count(sum(sizes), workers.MIN_BYTES_TO_SHARE)):
-            for source, resources in part:
-                package.files[source.path] = source
-                package.resources.extend(resources)
+    for part in workers.fork_map(share, sizes, workers.count(sum(sizes), workers.MIN_BYTES_TO_SHARE)):
+        for source, resources in part:
+            package.files[source.path] = source
+            package.resources.extend(resources)
     return package
 
 
@@ -134,14 +132,6 @@ def _listed(root: Path, names: tuple[str, ...]) -> list[str]:
     if not root.is_dir():
         raise InputError(f"{root}: not a directory")
     return package_files(root, names)
-
-
-def iter_files(root: Path | str, names: tuple[str, ...] = ()) -> Iterator[tuple[SourceFile, list[Resource]]]:
-    """The package file by file, so `fnrun source` can send a file's items while it reads the
-    next. Callers pause the cyclic GC around the whole loop (`fast.gc_paused`)."""
-    root = Path(root)
-    for rel in _listed(root, names):
-        yield read_path(root, rel)
 
 
 def read_path(root: Path, rel: str, kustomizations: bool = False) -> tuple[SourceFile, list[Resource]]:

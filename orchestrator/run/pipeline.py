@@ -26,7 +26,7 @@ from .invocations import check_policy, choose_runtime, invocation
 from .pipes import META_FILES
 from .options import RunOptions, RuntimeFor
 
-__all__ = ["Events", "FunctionReport", "Outcome", "RunOptions", "RuntimeFor", "run_package", "run_stream", "run_functions", "run_one", "run_scoped"]
+__all__ = ["Events", "FunctionReport", "Outcome", "RunOptions", "RuntimeFor", "run_package", "run_stream", "run_functions", "run_scoped"]
 
 
 @dataclass
@@ -150,20 +150,6 @@ def run_functions(
         more = f" (and {len(deferred) - 1} more deferred failure(s))" if len(deferred) > 1 else ""
         raise FunctionError(f"{deferred[0]}{more}")
     return Outcome(resources, reports)
-
-
-def run_one(
-    spec: FunctionSpec,
-    resources: list[Resource],
-    options: RunOptions,
-    root: Path,
-    events: Events,
-    runtime_for: RuntimeFor,
-) -> tuple[list[Resource], FunctionReport, FunctionError | None]:
-    """Run one function; on failure, the resources come back as they went in."""
-    items, positions = scope.split(spec, resources)
-    output, report, failure = run_scoped(spec, items, options, root, events, runtime_for)
-    return (resources if output is None else scope.merge_back(resources, positions, output)), report, failure
 
 
 def run_scoped(

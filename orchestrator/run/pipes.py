@@ -25,7 +25,6 @@ from ..errors import FnrunError, InputError
 from .fastlist import FAILURE_NOTE
 from ..read.notices import Note, warn
 from ..read.package import package_files, read_path
-from ..yamlio import fast
 
 META_FILES = ("Kptfile",)  # read as YAML though not *.yaml: `kpt fn source` lists a package's Kptfiles too
 BATCH = 25  # files per batch handed out to a process
@@ -43,13 +42,12 @@ def source_chunks(root: Path | str, parallel: bool = True, notes: list[Note] | N
     files = package_files(root, META_FILES)
     batches = [files[i : i + BATCH] for i in range(0, len(files), BATCH)]
     started = False
-    with fast.gc_paused():
-        for encoded in _encoded(root, batches, parallel, notes):
-            if encoded:
-                if not started:
-                    yield resourcelist.HEADER + "items:\n"
-                    started = True
-                yield encoded
+    for encoded in _encoded(root, batches, parallel, notes):
+        if encoded:
+            if not started:
+                yield resourcelist.HEADER + "items:\n"
+                started = True
+            yield encoded
     if not started:
         yield resourcelist.HEADER + "items: []\n"
 

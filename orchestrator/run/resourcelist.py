@@ -58,13 +58,12 @@ def encode_items(items: list[Resource], used: set[str] | None = None) -> str:
         return [_encoded(item, frozenset()) for item in items[start:end]]
 
     parts = []
-    with fast.gc_paused():
-        shares = workers.fork_map(share, sizes, workers.count(sum(sizes), workers.MIN_BYTES_TO_SHARE))
-        for item, (encoded, names) in zip(items, (done for part in shares for done in part)):
-            if names & used:
-                encoded, names = _encoded(item, used)
-            used |= names
-            parts.append(encoded)
+    shares = workers.fork_map(share, sizes, workers.count(sum(sizes), workers.MIN_BYTES_TO_SHARE))
+    for item, (encoded, names) in zip(items, (done for part in shares for done in part)):
+        if names & used:
+            encoded, names = _encoded(item, used)
+        used |= names
+        parts.append(encoded)
     return "".join(parts)
 
 
@@ -120,20 +119,19 @@ def decode_stream(chunks: Iterable[str], source: str, sink: ItemSink | None = No
             seen.append(chunk)
             yield chunk
 
-    with fast.gc_paused():
-        try:
-            items, config, results = fastlist.decode_lines(remember(), source, sink.add if sink else None,
-                                                           share_among if share_among > 1 else 0)
-            return Decoded(items, config, results)
-        except fastlist.NotFast:
-            pass
-        if sink is not None:
-            sink.reset()
-        decoded = decode_whole("".join(seen) + "".join(chunks), source, other_documents)
-        if sink is not None:
-            for item in decoded.items:
-                sink.add(item)
-        return decoded
+    try:
+        items, config, results = fastlist.decode_lines(remember(), source, sink.add if sink else None,
+                                                       share_among if share_among > 1 else 0)
+        return Decoded(items, config, results)
+    except fastlist.NotFast:
+        pass
+    if sink is not None:
+        sink.reset()
+    decoded = decode_whole("".join(seen) + "".join(chunks), source, other_documents)
+    if sink is not None:
+        for item in decoded.items:
+            sink.add(item)
+    return decoded
 
 
 def decode_whole(content: str, source: str, other_documents: bool = False) -> Decoded:

@@ -16,7 +16,6 @@ import queue
 import threading
 
 from .. import workers
-from ..yamlio import fast
 from . import fastlist
 from .resourcelist import Decoded
 
@@ -67,10 +66,6 @@ class StreamedDecode:
         self.close()
 
     def _decode(self) -> None:
-        with fast.gc_paused():  # many small acyclic objects, as on every decode path
-            self._decode_all()
-
-    def _decode_all(self) -> None:
         decoder = fastlist.FastDecoder(self._source)
         utf8 = codecs.getincrementaldecoder("utf-8")()
         partial, pending, size = "", [], 0

@@ -94,11 +94,10 @@ def _text_edit(resource: Resource, original: str, value: dict, old: dict, own_co
     means `value` (unless a layout note says its metadata was read otherwise): an edit that comes
     out as that text is known good without parsing it."""
     known = resource.body if resource.fresh and resource.original_text is None else None
-    edited = textedit.edit(original, value, old, known) if original.endswith("\n") else None
+    edited = textedit.edit(original, value, old, known, resource.known_edit) if original.endswith("\n") else None
     if edited is not None and own_comments:
         if _function_comments(resource) != text.comments(edited):
             edited = None
-    textedit.counts["text" if edited is not None else "roundtrip"] += 1
     return edited
 
 

@@ -151,7 +151,7 @@ def _mode(path: Path) -> str:
 
 
 class Drift(DriftError):
-    """`--check` found files that are not what the functions render (exit 3: out of date, which
+    """`--check` found files that differ from what the functions make of them (exit 3: out of date, which
     a CI step tells apart from a function that failed)."""
 
 

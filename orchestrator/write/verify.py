@@ -76,14 +76,14 @@ def _documents(content: str) -> list[tuple[int, Any, slice, bool]] | tuple[int, 
     return found
 
 
-def checked(path: str, render: Callable[[bool], bytes], resources: list[Resource], old: bytes | None) -> bytes:
-    """The file's bytes as `render(False)` makes them when they are right (or the file's own,
-    unchanged); else as `render(True)` makes them, each changed resource that does not read back
+def checked(path: str, assemble: Callable[[bool], bytes], resources: list[Resource], old: bytes | None) -> bytes:
+    """The file's bytes as `assemble(False)` makes them when they are right (or the file's own,
+    unchanged); else as `assemble(True)` makes them, each changed resource that does not read back
     alone written as a plain dump of its value; else an error naming the line."""
-    new = render(False)
+    new = assemble(False)
     if new == old or problem(_text(new), resources) is None:
         return new
-    new = render(True)
+    new = assemble(True)
     wrong = problem(_text(new), resources)
     if wrong is None:
         return new

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import posixpath
-from collections import Counter
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path, PurePosixPath
@@ -24,7 +23,7 @@ from ..resource import Resource
 from .body import resolve_body
 from .fileends import finish
 from .staging import Stager, stager_for
-from ..yamlio import fast, roundtrip, text, textedit
+from ..yamlio import fast, roundtrip, text
 
 
 @dataclass(frozen=True)
@@ -109,13 +108,13 @@ def plan(root: Path | str, resources: list[Resource], original: Package | None =
     for path in paths:
         check(path)
 
-    def render(path: str) -> bytes:
-        return _render_file(path, by_path[path], original, original.files.get(path) if original else None)
+    def assemble(path: str) -> bytes:
+        return _assemble_file(path, by_path[path], original, original.files.get(path) if original else None)
 
-    rendered = _render_files(paths, [_weight(by_path[p], original.files.get(p) if original else None) for p in paths], render)
+    assembled = _assemble_files(paths, [_weight(by_path[p], original.files.get(p) if original else None) for p in paths], assemble)
     for path in paths:
         source = original.files.get(path) if original else None
-        new = rendered[path]
+        new = assembled[path]
         old = _on_disk(root, path, source)
         if old is not None and new == old:
             result.unchanged.append(path)
@@ -126,35 +125,27 @@ def plan(root: Path | str, resources: list[Resource], original: Package | None =
 
 
 #: What a resource weighs at least: below workers.MIN_BYTES_TO_SHARE in all (about 1,500 small
-#: resources), one process renders faster than forked workers.
+#: resources), one process assembles faster than forked workers.
 _RESOURCE_BYTES = 1300
 
 def _weight(resources: list[Resource], source: SourceFile | None) -> int:
-    """A file's share of the rendering: its bytes (a changed document is composed and its edit
+    """A file's share of the assembling: its bytes (a changed document is composed and its edit
     parsed again, a few big CRDs are as much work as thousands of small resources), or its
     resources' count where that says more."""
     return max(len(source.raw) if source is not None else 0, _RESOURCE_BYTES * len(resources))
 
 
-def _render_files(paths: list[str], weights: list[int], render: Callable[[str], bytes]) -> dict[str, bytes]:
+def _assemble_files(paths: list[str], weights: list[int], assemble: Callable[[str], bytes]) -> dict[str, bytes]:
     """Each path's new bytes; a big plan (thousands of resources, or megabytes of CRDs) is
-    rendered on every core, with the same bytes in the same order and the fallback counts added up."""
-    count = workers.count(sum(weights), workers.MIN_BYTES_TO_SHARE)
-    if count <= 1:
-        return {path: render(path) for path in paths}
+    assembled on every core, with the same bytes in the same order."""
 
-    def share(start: int, end: int) -> tuple[dict[str, bytes], Counter[str]]:
-        before = Counter(textedit.counts)  # a child's inherited counts, or this process's own
-        files = {path: render(path) for path in paths[start:end]}
-        return files, Counter(textedit.counts) - before
+    def share(start: int, end: int) -> dict[str, bytes]:
+        return {path: assemble(path) for path in paths[start:end]}
 
-    rendered: dict[str, bytes] = {}
-    shares = workers.fork_map(share, weights, count)
-    for number, (files, counts) in enumerate(shares):
-        rendered.update(files)
-        if number:  # the first share ran here: its counts are in already
-            textedit.counts.update(counts)
-    return rendered
+    assembled: dict[str, bytes] = {}
+    for files in workers.fork_map(share, weights, workers.count(sum(weights), workers.MIN_BYTES_TO_SHARE)):
+        assembled.update(files)
+    return assembled
 
 
 def _on_disk(root: Path, path: str, source: SourceFile | None) -> bytes | None:
@@ -195,17 +186,14 @@ def _remains(before: list[Resource], source: SourceFile) -> bytes | None:
     return finish(content, source)
 
 
-def _render_file(path: str, resources: list[Resource], original: Package | None, source: SourceFile | None) -> bytes:
-    """The file's new bytes. The cyclic GC waits meanwhile, as it does while a package is read:
-    composing a big changed document makes millions of small objects, and the full collections
-    they trigger cost more than the composing (a 150,000-key resource: 60% of its write-back)."""
-    with fast.gc_paused():
-        before = original.in_file(path) if original else []
-        ordered = numbering.aligned(resources, before)  # in index order
-        render = partial(_rendered, path, ordered, before, original, source)
-        if _same_layout(ordered, before):
-            return render(False)
-        return verify.checked(path, render, ordered, source.raw if source is not None else None)
+def _assemble_file(path: str, resources: list[Resource], original: Package | None, source: SourceFile | None) -> bytes:
+    """The file's new bytes."""
+    before = original.in_file(path) if original else []
+    ordered = numbering.aligned(resources, before)  # in index order
+    assemble = partial(_assembled, path, ordered, before, original, source)
+    if _same_layout(ordered, before):
+        return assemble(False)
+    return verify.checked(path, assemble, ordered, source.raw if source is not None else None)
 
 
 def _same_layout(ordered: list[Resource], before: list[Resource]) -> bool:
@@ -218,7 +206,7 @@ def _same_layout(ordered: list[Resource], before: list[Resource]) -> bool:
     )
 
 
-def _rendered(path: str, ordered: list[Resource], before: list[Resource], original: Package | None, source: SourceFile | None, plain: bool = False) -> bytes:
+def _assembled(path: str, ordered: list[Resource], before: list[Resource], original: Package | None, source: SourceFile | None, plain: bool = False) -> bytes:
     """The file's bytes from its resources in index order; `plain`: a changed resource whose text
     does not read back alone as its value is written as a plain dump of it (verify's fallback);
     `before`: the file's resources as read."""
@@ -288,10 +276,10 @@ def apply(plan_: WritePlan) -> None:
 
 
 class StreamWriter:
-    """`write` for resources that arrive one by one (a sink reading a pipe): a file is rendered
+    """`write` for resources that arrive one by one (a sink reading a pipe): a file is assembled
     and staged as soon as a resource for another path shows it complete, while the input is still
     being decoded; nothing lands before `finish`, which validated every path first. A file that
-    gets more resources after it was staged is rendered again. `abort` undoes all staging."""
+    gets more resources after it was staged is assembled again. `abort` undoes all staging."""
 
     def __init__(self, root: Path | str, original: Package | None) -> None:
         self.root = Path(root)
@@ -299,7 +287,7 @@ class StreamWriter:
         self._check = PathChecker(self.root)
         self._stager = stager_for(self.root, streaming=True)
         self._groups: dict[str, list[Resource]] = {}
-        self._done: dict[str, FileChange | None] = {}  # rendered paths: their change, None if unchanged
+        self._done: dict[str, FileChange | None] = {}  # assembled paths: their change, None if unchanged
         self._staged: set[str] = set()
         self._current: str | None = None
 
@@ -309,14 +297,14 @@ class StreamWriter:
             self._check(path)
             self._groups[path] = []
         if self._current is not None and path != self._current:
-            self._render(self._current)
+            self._assemble(self._current)
         self._current = path
         self._groups[path].append(resource)
         self._done.pop(path, None)
 
-    def _render(self, path: str) -> None:
+    def _assemble(self, path: str) -> None:
         source = self.original.files.get(path) if self.original else None
-        new = _render_file(path, self._groups[path], self.original, source)
+        new = _assemble_file(path, self._groups[path], self.original, source)
         old = _on_disk(self.root, path, source)
         if old is not None and new == old:
             if path in self._staged:  # staged before more of its resources came
@@ -339,7 +327,7 @@ class StreamWriter:
     def finish(self) -> WritePlan:
         for path in self._groups:
             if path not in self._done:
-                self._render(path)
+                self._assemble(path)
         result = WritePlan(self.root)
         for path in sorted(self._done):
             change = self._done[path]

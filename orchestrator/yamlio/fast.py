@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import re
 import sys
-from typing import Any, Iterator
+from typing import Any
 
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
@@ -402,16 +400,3 @@ def decode(raw: bytes, source: str) -> str:
     except UnicodeDecodeError as err:
         line = raw[: err.start].count(b"\n") + 1
         raise InputError(f"{source}:{line}: invalid UTF-8 (byte {err.start})") from None
-
-
-@contextlib.contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause the cyclic GC while building many small objects: plain YAML values hold no cycles,
-    and a full collection every few thousand allocations would triple a big package's parse time."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()

@@ -13,7 +13,7 @@ the caller knows to mean it (a function's own, which a ruamel-based function mos
 from __future__ import annotations
 
 import re
-from collections import Counter
+from dataclasses import dataclass
 from typing import Any
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
@@ -27,46 +27,40 @@ from .roundtrip import detect_style, same
 # text, such as a template's `<<.Series>>`, is not). Linear: the blanks after each `<<` once.
 _MERGE_KEY = re.compile(r"<<[ \t]*(?::|$)", re.M)
 
-#: How many changed documents the writer edited as text and how many it left to the round trip.
-counts: Counter[str] = Counter()
+@dataclass(frozen=True)
+class KnownEdit:
+    """An edit already worked out: `original` into the value whose repr is `wanted` gave `result`.
+    A builtin step's hand-over works out its changed items' edits to learn whether they edit as
+    text, and each item carries its own to the write-back, which asks for the same edit (each
+    costs parsing the document twice). repr tells apart what `==` does not (1, 1.0, True, "1")."""
+
+    original: str
+    wanted: str
+    result: str | None
 
 
-#: The latest edits by original text: (repr of the value asked for, the edit). A builtin step's
-#: handover asks whether an item edits as text, then the write-back asks for the same edit; each
-#: costs parsing the document twice. repr tells apart what `==` does not (1, 1.0, True, "1").
-_recent: dict[str, tuple[str, str | None]] = {}
-_RECENT_MAX = 256
+def known_edit(original: str, new: Any, result: str | None) -> KnownEdit | None:
+    """`result`, the edit of `original` into `new`, to hand on; None when `new` nests deeper than
+    repr goes."""
+    try:
+        return KnownEdit(original, repr(new), result)
+    except RecursionError:
+        return None
 
 
-def edit(original: str, new: Any, old: Any = None, known: str | None = None) -> str | None:
+def edit(original: str, new: Any, old: Any = None, known: str | None = None, done: KnownEdit | None = None) -> str | None:
     """`original` (one document, `\\n` line ends) changed into `new` as text edits; None when
     text edits cannot do it (the caller falls back to the round trip). `old`, the original's
     value when the caller has it, saves building it again; `known`, a text the caller knows to
-    mean `new` (a function's own), saves parsing an edit that comes out the same to check it."""
-    try:
-        wanted = repr(new)
-    except RecursionError:  # nesting deeper than repr goes: not remembered
-        return _edit(original, new, old, known)
-    hit = _recent.get(original)
-    if hit is not None and hit[0] == wanted:
-        return hit[1]
-    result = _edit(original, new, old, known)
-    _keep(original, wanted, result)
-    return result
-
-
-def remember(original: str, new: Any, result: str | None) -> None:
-    """Keep an edit worked out elsewhere (a forked worker) for the next `edit` of the same."""
-    try:
-        _keep(original, repr(new), result)
-    except RecursionError:
-        pass
-
-
-def _keep(original: str, wanted: str, result: str | None) -> None:
-    if len(_recent) >= _RECENT_MAX:
-        _recent.clear()
-    _recent[original] = (wanted, result)
+    mean `new` (a function's own), saves parsing an edit that comes out the same to check it;
+    `done`, this edit worked out before, is taken as it is when it is of the same text and value."""
+    if done is not None and done.original == original:
+        try:
+            if done.wanted == repr(new):
+                return done.result
+        except RecursionError:
+            pass
+    return _edit(original, new, old, known)
 
 
 def _edit(original: str, new: Any, old: Any, known: str | None = None) -> str | None:

@@ -72,7 +72,7 @@ def test_check_prints_the_diff_a_write_would_apply_writes_nothing_and_exits_3(tm
     assert b"team: web\r\n" in crlf and crlf.count(b"\r\n") == crlf.count(b"\n")
 
 
-def test_check_of_a_rendered_package_is_silent_and_exits_0(tmp_path: Path) -> None:
+def test_check_of_a_package_already_run_is_silent_and_exits_0(tmp_path: Path) -> None:
     write_package(tmp_path, {"app/deploy.yaml": deployment("web"), "app/fn.yaml": function_config("fnrun-test/label:v1", {"team": "web"})})
     assert fnrun("run", str(tmp_path), env=PLAIN).code == 0
     before = snapshot(tmp_path)

@@ -42,11 +42,11 @@ def test_a_wrong_text_falls_back_to_the_plain_one_then_is_refused() -> None:
     resources = [Resource(A), Resource(B)]
     tries: list[bool] = []
 
-    def render(plain: bool) -> bytes:
+    def assemble(plain: bool) -> bytes:
         tries.append(plain)
         return GOOD.encode() if plain else b"...\n" + GOOD.encode()
 
-    assert verify.checked("f.yaml", render, resources, None) == GOOD.encode()
+    assert verify.checked("f.yaml", assemble, resources, None) == GOOD.encode()
     assert tries == [False, True]
     with pytest.raises(InputError, match=r"^f\.yaml:1: fnrun cannot write this file as the functions returned it \(.*\); nothing was written$"):
         verify.checked("f.yaml", lambda plain: b"...\n" + GOOD.encode(), resources, None)

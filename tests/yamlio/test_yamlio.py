@@ -39,14 +39,6 @@ def test_invalid_utf8_names_the_line() -> None:
         fast.decode(b"a: 1\n\xff\n", "f.yaml")
 
 
-def test_gc_is_paused_and_restored() -> None:
-    import gc
-
-    with fast.gc_paused():
-        assert not gc.isenabled()
-    assert gc.isenabled()
-
-
 # --- text ------------------------------------------------------------------------------------
 
 def test_split_documents_keeps_separators_and_lines() -> None:

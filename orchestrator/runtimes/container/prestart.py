@@ -177,7 +177,7 @@ class Prestarter:
         try:
             api = container.api_client()
             copies = container.copies_of(inv)
-            config = container.container_config(api, inv, copies)
+            config = container.container_config(inv, copies)
             config["Labels"] = {**config["Labels"], LABEL_PRESTARTED: "1"}
             adopted = None if copies else early.adopt(config)
             if adopted is not None:

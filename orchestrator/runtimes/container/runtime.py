@@ -90,7 +90,7 @@ class ContainerRuntime(Bytes):
             raise InputError(f"function {invocation.name} has no image")
         api = api_client()
         copies = copies_of(invocation)
-        config = container_config(api, invocation, copies)
+        config = container_config(invocation, copies)
         started = time.monotonic()
         try:
             with SignalGuard() as guard:
@@ -164,7 +164,7 @@ def upload(api: docker.APIClient, container_id: str, inv: Invocation, copies: di
         api.put_archive(container_id, target, archive(source, target, inv.name, remedy=remedy))
 
 
-def container_config(api: docker.APIClient, inv: Invocation, copies: dict[str, Path]) -> dict[str, Any]:
+def container_config(inv: Invocation, copies: dict[str, Path]) -> dict[str, Any]:
     """The create request (orchestrator.runtimes.container.settings: the launcher builds the same one)."""
     return create_body(inv, copies)
 

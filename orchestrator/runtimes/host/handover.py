@@ -225,10 +225,11 @@ def handed_back(stdout: bytes, exit_code: int, sent: list[Resource], name: str) 
         if exit_code != 0:
             return None
         raise FunctionError(f"function {name} returned invalid output: {err}") from None
-    if not _edit_as_text([(item, value) for _, item, value in changed]):
+    known = _edit_as_text([(item, value) for _, item, value in changed])
+    if known is None:
         raise NeedsText
-    for place, item, value in changed:
-        items[place] = item.replaced(value)
+    for (place, item, value), edit in zip(changed, known):
+        items[place] = item.replaced(value, edit)
     return items, results
 
 
@@ -244,31 +245,33 @@ def _at(sent: list[Resource], position: Any) -> Resource:
 _ROUND_TRIP_SIGNS = re.compile(r"[{}\[\]&*!|>]|<<")
 
 
-def _edit_as_text(changed: list[tuple[Resource, Any]]) -> bool:
-    """Whether every changed item can be written over its text by minimal text edits, as the
-    write-back will (its body, the file's text, from the value read to the value now): then the
-    text a function returns plays no part in the bytes written. The handover functions only add
-    keys and change values (no removals or moves, which text edits refuse), so plain block YAML
-    always can; other text is tried, on every core when it is big (a repository of CRDs is
-    megabytes of it), and the edits are kept for the write-back, which asks for the same ones."""
-    tried: list[tuple[Resource, dict]] = []
-    for sent, value in changed:
+def _edit_as_text(changed: list[tuple[Resource, Any]]) -> list[textedit.KnownEdit | None] | None:
+    """Each changed item's edit where one was worked out (in `changed`'s order), when every changed
+    item can be written over its text by minimal text edits, as the write-back will (its body, the
+    file's text, from the value read to the value now): then the text a function returns plays no
+    part in the bytes written; None when one cannot. The handover
+    functions only add keys and change values (no removals or moves, which text edits refuse), so
+    plain block YAML always can; other text is tried, on every core when it is big (a repository
+    of CRDs is megabytes of it), and each edit goes on with its item for the write-back, which
+    asks for the same one."""
+    tried: list[tuple[int, Resource, dict]] = []
+    for number, (sent, value) in enumerate(changed):
         if not isinstance(value, dict) or sent.body is None:
-            return False  # no body: written as a function's own text, which only the text way has
+            return None  # no body: written as a function's own text, which only the text way has
         if _ROUND_TRIP_SIGNS.search(sent.body):
-            tried.append((sent, annotations.without_stripped(value)))
-    if not tried:
-        return True
-    weights = [len(sent.body or "") for sent, _ in tried]
+            tried.append((number, sent, annotations.without_stripped(value)))
+    known: list[textedit.KnownEdit | None] = [None] * len(changed)
+    weights = [len(sent.body or "") for _, sent, _ in tried]
 
     def share(start: int, end: int) -> list[str | None]:
-        return [_text_edit(sent, value) for sent, value in tried[start:end]]
+        return [_text_edit(sent, value) for _, sent, value in tried[start:end]]
 
-    with fast.gc_paused():
-        edits = [edit for part in workers.fork_map(share, weights, workers.count(sum(weights), workers.MIN_BYTES_TO_SHARE)) for edit in part]
-        for (sent, value), edit in zip(tried, edits):
-            textedit.remember(sent.body or "", value, edit)
-    return all(edit is not None for edit in edits)
+    edits = [edit for part in workers.fork_map(share, weights, workers.count(sum(weights), workers.MIN_BYTES_TO_SHARE)) for edit in part]
+    if any(edit is None for edit in edits):
+        return None
+    for (number, sent, value), edit in zip(tried, edits):
+        known[number] = textedit.known_edit(sent.body or "", value, edit)
+    return known
 
 
 def _text_edit(sent: Resource, value: dict) -> str | None:

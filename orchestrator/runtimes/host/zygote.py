@@ -81,6 +81,7 @@ def serve(control: socket.socket, parent: int, modules: list[str] | None = None)
     poller.register(control, select.POLLIN)
     poller.register(wake_read, select.POLLIN)
     gc.freeze()  # no collection in a child walks (and so copies) what the server holds
+    gc.enable()  # forked from a run that paused it: functions collect as in a fresh interpreter
     try:
         while True:
             for fd, _ in poller.poll():

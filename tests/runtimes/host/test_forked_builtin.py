@@ -371,8 +371,8 @@ spec:
 @pytest.mark.parametrize("workers", ["1", "2"])
 def test_edits_worked_out_on_every_core_are_the_write_back_s(workers: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Items whose text has what text edits may refuse are tried before the step stands, in
-    forked workers for a big package; the write-back then takes each edit as it was worked out,
-    and it is the one a fresh edit in this process gives."""
+    forked workers for a big package; each returned item carries its edit to the write-back, and
+    it is the one a fresh edit in this process gives."""
     from orchestrator.read.package import read_package
     from orchestrator.yamlio import textedit
 
@@ -381,15 +381,13 @@ def test_edits_worked_out_on_every_core_are_the_write_back_s(workers: str, tmp_p
         (tmp_path / f"crd{n}.yaml").write_text(CRD.format(n=n))
     items = read_package(tmp_path).resources
     config = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "fn"}, "data": {"team": "a"}}
-    textedit._recent.clear()
     output, _ = handover(items, config)
     assert output is not None and output.exit_code == 0
     back = output.items
     assert [r.data["metadata"]["labels"] for r in back] == [{"team": "a"}] * 6
     for sent, returned in zip(items, back):
-        remembered = textedit._recent.pop(sent.body)
         fresh = textedit.edit(sent.body, returned.value)
-        assert remembered == (repr(returned.value), fresh) and fresh is not None
+        assert returned.known_edit == textedit.KnownEdit(sent.body, repr(returned.value), fresh) and fresh is not None
         assert "  labels:\n    team: a\n" in fresh and fresh.replace("  labels:\n    team: a\n", "", 1) == sent.body
 
 
