@@ -91,6 +91,7 @@ def run(request: RunRequest, events: "Events | None" = None, stdout: IO[str] | N
     return _carry_out(request, partial(_run_functions, request), events, stdout)
 
 
+@collector.paused()
 def render(request: RenderRequest, events: "Events | None" = None, stdout: IO[str] | None = None) -> "RunSummary":
     """`fnrun render`: a kpt package's Kptfile pipelines, subpackages first; stdout, the display
     and the errors as for `run`."""
