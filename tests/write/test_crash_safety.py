@@ -64,6 +64,23 @@ def kill_group(process: subprocess.Popen[bytes]) -> None:
     except ProcessLookupError:
         pass
     process.wait()
+    deadline = time.monotonic() + 30  # a process in a system call (an fsync) dies when it returns
+    while _group_alive(process.pid) and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
+def _group_alive(pgid: int) -> bool:
+    """Whether a process of group `pgid` still runs (a zombie does not: it only waits to be reaped)."""
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as handle:
+                    fields = handle.read().rsplit(b")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[2]) == pgid and fields[0] != b"Z":
+                return True
+    return False
 
 
 def test_sigkill_at_random_instants_leaves_every_file_all_old_or_all_new_together(tmp_path: Path) -> None:
