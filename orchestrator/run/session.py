@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from .options import RunOptions, RuntimeFor
     from ..runtimes import Invocation
     from ..runtimes.container.prestart import Prestarter
-    from ..runtimes.container.warm.plan import Plan
+    from ..runtimes.container.warm.plan import Plan, Planned
     from ..runtimes.container.warm.pool import WarmPool
     from ..runtimes.container.warm.spawn import Spawner
 
@@ -50,7 +50,7 @@ class RunSession:
             if self.warm is not None and key in self.warm.keys:
                 from ..runtimes.container.warm.runtime import WarmRuntime
 
-                return WarmRuntime(self.warm.pool, ordinary, self.warm.spawner, key)
+                return WarmRuntime(self.warm.pool, ordinary, self.warm.spawner, key, self.warm.planned.get(key))
             from ..runtimes.container.prestart import PrestartedRuntime
 
             assert self.prestarter is not None
@@ -79,7 +79,8 @@ def session(
         from ..runtimes.host.builtin import forget_images
 
         forget_images()
-    in_process = {key: _in_process(spec, options, root) for key, spec in planned if spec.kind == "container"}
+    calls = _invocations(planned, options, root)  # once per step: what each container function's call will be
+    in_process = {key: _in_process(spec, calls.get(key), options) for key, spec in planned if spec.kind == "container"}
     _start_fork_server([runtime for runtime in in_process.values() if runtime is not None])
     containers = [(key, spec) for key, spec in planned if spec.kind == "container" and in_process[key] is None]
     if not containers or runtime_for is not get_runtime or threading.current_thread() is not threading.main_thread():
@@ -89,11 +90,11 @@ def session(
         prestarter = warm = None
         try:
             with guard.armed():
-                warm = warmth(containers, options, root) if options.warm else None
+                warm = warmth(containers, calls) if options.warm else None
                 cold = [(key, spec) for key, spec in containers if warm is None or key not in warm.keys]
-                prestarter = _prestarter(cold, options, root, planned[0][1], resources) if cold else None
+                prestarter = _prestarter(cold, calls, options, planned[0][1], resources) if cold else None
                 if warm is not None:
-                    _warm_ahead(warm, options, root, planned[0], resources, prestarter)
+                    _warm_ahead(warm, options, calls, planned[0], resources, prestarter)
                 yield RunSession(runtime_for, prestarter, warm)
         finally:
             with guard.held():
@@ -112,27 +113,51 @@ class Warmth:
     pool: "WarmPool"
     plans: list["Plan"]
     spawner: "Spawner"  # starts the next warm call's process before its turn
+    planned: dict[int, "Planned"]  # what each warm step's call was worked out to need, at the start
 
-def warmth(containers: list[tuple[int, FunctionSpec]], options: "RunOptions", root: Path) -> Warmth | None:
-    """The steps whose image (with the same sandbox) the run calls more than once; None when none."""
+
+def _invocations(planned: list[tuple[int, FunctionSpec]], options: "RunOptions", root: Path) -> dict[int, "Invocation"]:
+    """Each container step's invocation, by key; a step whose invocation fails is left out (its
+    own turn reports what is wrong, as ever)."""
     from ..errors import FnrunError
     from .invocations import invocation
-    from ..runtimes.container.warm.plan import plan
+
+    calls = {}
+    for key, spec in planned:
+        if spec.kind != "container":
+            continue
+        try:
+            calls[key] = invocation(spec, options, root)
+        except FnrunError:
+            continue
+    return calls
+
+
+def warmth(containers: list[tuple[int, FunctionSpec]], calls: dict[int, "Invocation"]) -> Warmth | None:
+    """The steps whose image (with the same sandbox) the run calls more than once; None when none."""
+    from ..errors import FnrunError
+    from ..runtimes.container.warm.calls import fits
+    from ..runtimes.container.warm.plan import Planned, plan
 
     by_key: dict[str, list[int]] = {}
     plans: dict[str, "Plan"] = {}
-    steps = []
-    for key, spec in containers:
+    planned: dict[int, Planned] = {}
+    fitting: dict[Path | None, bool] = {}  # one walk per function-config directory
+    for key, _ in containers:
+        call = calls.get(key)
+        if call is None:
+            continue
         try:
-            call = invocation(spec, options, root)
             found = plan(call)
         except FnrunError:
             continue  # reported when the function's turn comes, as ever
         if isinstance(found, str):
             continue
+        if call.local_dir not in fitting:
+            fitting[call.local_dir] = fits(call.local_dir)
         by_key.setdefault(found.key, []).append(key)
         plans.setdefault(found.key, found)
-        steps.append((key, call, found))
+        planned[key] = Planned(call, found, fitting[call.local_dir])
     shared = {k: keys for k, keys in by_key.items() if len(keys) > 1}
     if not shared:
         return None
@@ -141,7 +166,8 @@ def warmth(containers: list[tuple[int, FunctionSpec]], options: "RunOptions", ro
 
     pool = WarmPool(per_image=WARM_PER_IMAGE)
     keys = {key for keys in shared.values() for key in keys}
-    return Warmth(keys, pool, [plans[k] for k in shared], Spawner(pool, [step for step in steps if step[0] in keys]))
+    planned = {key: step for key, step in planned.items() if key in keys}
+    return Warmth(keys, pool, [plans[k] for k in shared], Spawner(pool, sorted(planned.items())), planned)
 
 
 # Containers of one image at most, whatever --jobs (a start costs more than a call): one serves
@@ -149,21 +175,19 @@ def warmth(containers: list[tuple[int, FunctionSpec]], options: "RunOptions", ro
 WARM_PER_IMAGE = 2
 
 
-def _warm_ahead(warm: Warmth, options: "RunOptions", root: Path, first: tuple[int, FunctionSpec], resources: list[Resource],
-                prestarter: "Prestarter | None") -> None:
+def _warm_ahead(warm: Warmth, options: "RunOptions", calls: dict[int, "Invocation"], first: tuple[int, FunctionSpec],
+                resources: list[Resource], prestarter: "Prestarter | None") -> None:
     """Start the warm containers now; with the result cache on, once a call misses it (the first
     step is asked at once, in the background, as for the pre-started ones)."""
     warm.pool.expect(warm.plans, paused=options.cache)
     if not options.cache:
         warm.spawner.kick()
     if options.cache and first[0] in warm.keys:
-        from .invocations import invocation
-
         import_module("orchestrator.runtimes.cache")  # before the thread: see _prestarter
 
         def probe() -> None:
             try:
-                if _misses_cache(first[1], invocation(first[1], options, root), resources, options.package_paths):
+                if _misses_cache(first[1], calls[first[0]], resources, options.package_paths):
                     warm.pool.resume()
                     warm.spawner.kick()
                     if prestarter is not None:
@@ -174,17 +198,16 @@ def _warm_ahead(warm: Warmth, options: "RunOptions", root: Path, first: tuple[in
         threading.Thread(target=probe, name="fnrun-warm-probe", daemon=True).start()
 
 
-def _in_process(spec: FunctionSpec, options: "RunOptions", root: Path) -> Runtime | None:
+def _in_process(spec: FunctionSpec, call: "Invocation | None", options: "RunOptions") -> Runtime | None:
     """The runtime of a container function that will run as a builtin: nothing to start ahead for
     it (and no docker SDK to import, which costs more than a builtin pipeline's whole run)."""
-    if not (options.builtin or options.builtin_catalog):
+    if call is None or not (options.builtin or options.builtin_catalog):
         return None
     from ..errors import FnrunError
     from ..runtimes import in_process
-    from .invocations import invocation, serving
+    from .invocations import serving
 
     try:
-        call = invocation(spec, options, root)
         return in_process(spec.kind, call, serving(spec, call, options))
     except FnrunError:
         return None  # reported when the function's turn comes, as ever
@@ -201,15 +224,15 @@ def _start_fork_server(runtimes: list[Runtime]) -> None:
     if modules:
         from ..runtimes.host import forked
 
-        if any(forked.can_fork(module, FUNCTIONS_DIR) for module in modules):
-            forked.start(module for module in modules if forked.can_fork(module, FUNCTIONS_DIR))
+        forkable = [module for module in modules if forked.can_fork(module, FUNCTIONS_DIR)]
+        if forkable:
+            forked.start(forkable)
 
 
-def _prestarter(containers: list[tuple[int, FunctionSpec]], options: "RunOptions", root: Path, first: FunctionSpec, resources: list[Resource]) -> "Prestarter":
+def _prestarter(containers: list[tuple[int, FunctionSpec]], calls: dict[int, "Invocation"], options: "RunOptions", first: FunctionSpec,
+                resources: list[Resource]) -> "Prestarter":
     """With the result cache on, nothing starts until a function misses it; whether the first one
     does is asked at once, in the background (an unchanged re-run then starts no container)."""
-    from ..errors import FnrunError
-    from .invocations import invocation
     from ..runtimes.container.prestart import Prestarter
 
     # What the background threads will import, imported here first: two threads importing the
@@ -219,12 +242,7 @@ def _prestarter(containers: list[tuple[int, FunctionSpec]], options: "RunOptions
     if options.cache:
         import_module("orchestrator.runtimes.cache")
 
-    upcoming = []
-    for key, spec in containers:
-        try:
-            upcoming.append((key, invocation(spec, options, root)))
-        except FnrunError:
-            continue  # reported when the function's turn comes, as ever
+    upcoming = [(key, calls[key]) for key, _ in containers if key in calls]
     probe = None
     if options.cache and upcoming and upcoming[0][0] == 0:
         probe = partial(_misses_cache, first, upcoming[0][1], resources, options.package_paths)

@@ -48,12 +48,14 @@ class Ready:
 
 
 class Remover:
-    """Removes containers in one background thread; `close()` returns once all are gone."""
+    """Removes containers in `workers` background threads (a removal mostly waits on the engine,
+    so two overlap); `close()` returns once all are gone."""
 
-    def __init__(self) -> None:
+    def __init__(self, workers: int = 1) -> None:
         self._queue: queue.Queue[str | None] = queue.Queue()
-        self._thread = threading.Thread(target=self._work, name="fnrun-remover", daemon=True)
-        self._thread.start()
+        self._threads = [threading.Thread(target=self._work, name="fnrun-remover", daemon=True) for _ in range(max(1, workers))]
+        for thread in self._threads:
+            thread.start()
 
     def put(self, container_id: str) -> None:
         self._queue.put(container_id)
@@ -65,8 +67,13 @@ class Remover:
     def close(self) -> None:
         """No more containers; returns once all are gone (or, under the launcher, leaves that wait
         to it: orchestrator.runtimes.container.live.wait_later)."""
-        self._queue.put(None)
-        live.wait_later(self._thread.join)
+        for _ in self._threads:
+            self._queue.put(None)
+        live.wait_later(self._join)
+
+    def _join(self) -> None:
+        for thread in self._threads:
+            thread.join()
 
 
 class Prestarter:

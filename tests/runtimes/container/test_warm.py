@@ -168,3 +168,30 @@ def test_a_call_that_runs_out_of_memory_costs_only_its_container(pool: WarmPool)
     after = warm.run(replace(hog, args=("python3", "-c", "print('fine')")), b"")
     assert after.exit_code == 0 and after.stdout == b"fine\n"
     assert pool.started == 2, "the container the kernel killed in was not used again"
+
+
+def test_a_step_s_plan_from_the_start_serves_only_that_very_call(pool: WarmPool) -> None:
+    from orchestrator.runtimes.container.warm.plan import Planned
+
+    base = require_base_image()
+    planned_call = Invocation(name="says", image=base, args=("python3", "-c", "print('planned')"), sandbox=SANDBOX)
+    found = plan(planned_call)
+    assert not isinstance(found, str)
+    other = replace(planned_call, args=("python3", "-c", "print('other')"))
+    assert WarmRuntime(pool, ContainerRuntime(), planned=Planned(planned_call, found, True)).run(other, b"").stdout == b"other\n"
+    assert WarmRuntime(pool, ContainerRuntime(), planned=Planned(planned_call, found, True)).run(planned_call, b"").stdout == b"planned\n"
+    assert pool.started == 1 and pool.served == 2
+    too_big = WarmRuntime(pool, ContainerRuntime(), planned=Planned(planned_call, found, False))  # its /local was too big to copy
+    assert too_big.run(planned_call, b"").stdout == b"planned\n"
+    assert pool.served == 2, "a step whose /local did not fit ran cold"
+
+
+def test_a_container_no_remaining_call_can_use_goes_and_a_later_call_still_runs(pool: WarmPool) -> None:
+    call = Invocation(name="says", image=require_base_image(), args=("python3", "-c", "print('fine')"), sandbox=SANDBOX)
+    found = plan(call)
+    assert not isinstance(found, str)
+    warm = WarmRuntime(pool, ContainerRuntime())
+    assert warm.run(call, b"").exit_code == 0
+    pool.trim(found.key, 0)  # no step of the run needs it any more: it goes now
+    assert warm.run(call, b"").stdout == b"fine\n"
+    assert pool.started == 2, "the trimmed container was not used again"

@@ -53,6 +53,21 @@ class Plan:
     local: str  # none | bind | upload: how /local reaches the container (warm.local)
 
 
+@dataclass(frozen=True)
+class Planned:
+    """A warm step's call as the run worked it out at its start, with its plan and whether its
+    /local is small enough to copy per call (warm.calls.fits): its turn reuses them when its call
+    is still this one, rather than inspect the image and walk /local again."""
+
+    invocation: Invocation
+    plan: Plan
+    fits: bool
+
+    def for_call(self, inv: Invocation) -> Plan | None:
+        """The plan, when `inv` is the call it was made for (else the caller plans anew)."""
+        return self.plan if inv == self.invocation else None
+
+
 def plan(inv: Invocation) -> Plan | str:
     """The plan for `inv`, or why it goes cold."""
     from orchestrator.runtimes.container.runtime import copies_of

@@ -48,7 +48,8 @@ class WarmPool:
         self._expected: list[Plan] = []
         self._pending: dict[str, int] = {}  # containers being started, by key
         self._waiting: dict[str, int] = {}  # calls waiting for one of those
-        self._remover = Remover()
+        self._needed: dict[str, int] = {}  # by key, how many calls may still come (trim), where known
+        self._remover = Remover(workers=self.per_image)
         self._ahead = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fnrun-warm")
         self._ahead.submit(sweep_once)  # what a killed fnrun left (warm.orphans), off the run's path
         self.started = 0  # containers started, for tests and reports
@@ -126,14 +127,15 @@ class WarmPool:
         return self._start_counted(plan)
 
     def take(self, plan: Plan) -> Warm | None:
-        """An idle container for `plan`, else a new one if the pool may start one and none is
-        being started; never waits for another call to give one back (warm.spawn asks)."""
+        """An idle container for `plan` no call is waiting for, else a new one if the pool may
+        start one and none is being started; never waits for another call to give one back
+        (warm.spawn asks)."""
         key = plan.key
         with self._cond:
             if self._closed:
                 return None
             idle = self._idle.get(key)
-            if idle:
+            if idle and not self._waiting.get(key, 0):  # a call waiting for it goes first: its turn has come
                 return idle.pop()
             if self._pending.get(key, 0) or self._count.get(key, 0) >= self.per_image:
                 return None
@@ -194,9 +196,10 @@ class WarmPool:
             remove_staging(staging)
 
     def release(self, warm: Warm) -> None:
-        """The call is done and left the container fit for the next one."""
+        """The call is done and left the container fit for the next one (kept while a call may
+        still come for it)."""
         with self._cond:
-            if not self._closed:
+            if not self._closed and self._count.get(warm.key, 0) <= self._needed.get(warm.key, self.per_image):
                 self._idle.setdefault(warm.key, []).append(warm)
                 self._cond.notify_all()
                 return
@@ -208,6 +211,19 @@ class WarmPool:
         with self._cond:
             late = self._removed
         self._remove(warm.container_id, warm.staging, now=late)  # after close: here, as nothing else will
+
+    def trim(self, key: str, needed: int) -> None:
+        """At most `needed` more calls will want `key`'s containers: idle ones beyond that go now,
+        and others as they are given back, so their removal overlaps the run's last calls and its
+        write rather than follow them. A call that comes after all still gets a container."""
+        with self._cond:
+            self._needed[key] = needed
+            idle = self._idle.get(key, [])
+            doomed = []
+            while idle and self._count.get(key, 0) - len(doomed) > needed:
+                doomed.append(idle.pop())
+        for warm in doomed:
+            self.discard(warm)
 
     def _drop_slot(self, key: str) -> None:
         with self._cond:

@@ -16,7 +16,7 @@ import requests.exceptions
 
 from orchestrator.runtimes.container import runtime as container
 from orchestrator.runtimes.container.warm.calls import NotClean, Started, call, finish, fits
-from orchestrator.runtimes.container.warm.plan import Plan, plan
+from orchestrator.runtimes.container.warm.plan import Plan, Planned, plan
 from orchestrator.runtimes.container.warm.pool import WarmPool
 from orchestrator.runtimes.container.warm.spawn import Spawner
 from orchestrator.runtimes.protocol import Bytes, Invocation, Runtime, RunOutput, StderrSink, StdoutSink
@@ -31,17 +31,19 @@ class WarmRuntime(Bytes):
 
     streams_stdout = True
 
-    def __init__(self, pool: WarmPool, cold: Runtime, spawner: Spawner | None = None, step: int | None = None) -> None:
+    def __init__(self, pool: WarmPool, cold: Runtime, spawner: Spawner | None = None, step: int | None = None,
+                 planned: Planned | None = None) -> None:
         self.pool = pool
         self.cold = cold
         self.spawner = spawner  # with `step`: this call may have been started before its turn
         self.step = step
+        self.planned = planned  # what the run worked out for this step at its start
 
     def run(self, invocation: Invocation, stdin: bytes, on_stderr: StderrSink | None = None,
             on_stdout: StdoutSink | None = None) -> RunOutput:
         self.pool.resume()  # this call missed the result cache: the run's warm containers are wanted
-        found = plan(invocation)
-        if isinstance(found, str) or not fits(invocation.local_dir):
+        found = self._plan(invocation)
+        if found is None:
             return self.cold.run(invocation, stdin, on_stderr, on_stdout)
         started = time.monotonic()
         ahead = self.spawner.claim(self.step, invocation) if self.spawner is not None and self.step is not None else None
@@ -54,6 +56,15 @@ class WarmRuntime(Bytes):
                 stdout, stderr, code = done
                 return RunOutput(stdout=stdout, stderr=stderr, exit_code=code, duration=time.monotonic() - started)
         return self.cold.run(invocation, stdin, on_stderr, on_stdout)
+
+    def _plan(self, invocation: Invocation) -> Plan | None:
+        """The warm container `invocation` needs, or None: it runs cold. The step's plan from the
+        run's start serves while the call is the same one (the same create request, /local of the
+        same directory, whose size was checked then)."""
+        if self.planned is not None and self.planned.for_call(invocation) is not None:
+            return self.planned.plan if self.planned.fits else None
+        found = plan(invocation)
+        return None if isinstance(found, str) or not fits(invocation.local_dir) else found
 
     def _attempt(self, found: Plan, invocation: Invocation, stdin: bytes, on_stderr: StderrSink | None,
                  on_stdout: StdoutSink | None, ahead: Started | None = None) -> tuple[bytes, str, int] | None:

@@ -19,8 +19,8 @@ import docker.errors
 import requests.exceptions
 
 from orchestrator.runtimes.container import runtime as container
-from orchestrator.runtimes.container.warm.calls import NotClean, Started, begin, fits
-from orchestrator.runtimes.container.warm.plan import Plan
+from orchestrator.runtimes.container.warm.calls import NotClean, Started, begin
+from orchestrator.runtimes.container.warm.plan import Planned
 from orchestrator.runtimes.container.warm.pool import WarmPool
 from orchestrator.runtimes.protocol import Invocation
 
@@ -28,9 +28,10 @@ from orchestrator.runtimes.protocol import Invocation
 class Spawner:
     """Starts the first upcoming warm call (by step key, in run order) that is not started yet."""
 
-    def __init__(self, pool: WarmPool, steps: list[tuple[int, Invocation, Plan]]) -> None:
+    def __init__(self, pool: WarmPool, steps: list[tuple[int, Planned]]) -> None:
         self.pool = pool
-        self._steps = [step for step in steps if fits(step[1].local_dir)]
+        self._steps = [(key, step.invocation, step.plan) for key, step in steps if step.fits]
+        self._undone = {key: step.plan.key for key, step in steps if step.fits}  # steps yet to end, and their containers' key
         self._started: dict[int, Started] = {}
         self._lock = threading.Condition()
         self._closed = False
@@ -50,12 +51,17 @@ class Spawner:
         return started
 
     def forget(self, key: int) -> None:
-        """Step `key` will not run here (done, cached or skipped)."""
+        """Step `key` will not run here (done, cached or skipped): the containers its image's
+        remaining steps cannot use go (WarmPool.trim)."""
         with self._lock:
             self._steps = [step for step in self._steps if step[0] != key]
             started = self._started.pop(key, None)
+            ended = self._undone.pop(key, None)
+            needed = sum(1 for other in self._undone.values() if other == ended)
         if started is not None:
             self._let_go(started)
+        if ended is not None:
+            self.pool.trim(ended, needed)
 
     def kick(self) -> None:
         """Start the next call in the background, if it is not started yet."""
