@@ -163,8 +163,10 @@ def patch_apply(monkeypatch: pytest.MonkeyPatch, fault: object) -> None:
     from functions.sdk import runner
 
     monkeypatch.setattr(runner, "apply", fault)
+    monkeypatch.setattr(forked, "FORK_BELOW", 1 << 62)  # however big earlier tests left this heap
     forked.stop()
     forked.start()  # a server forked now, which the fault is in
+    assert forked._server is not None and forked._server.process is None, "the server was not forked: the fault cannot reach it"
 
 
 def test_handover_gives_the_values_the_text_way_gives() -> None:
