@@ -119,9 +119,10 @@ def _take(control: socket.socket, poller: select.poll, replies: dict[int, socket
         entry = _prepare(request)
     except Exception:  # noqa: BLE001 - the module cannot be imported: its child says why, as `python -m` would
         entry = None
+    server = os.getpid()  # taken here: a child asking getppid() after the server died would get 1
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the child; what it does is checked through its output
-        _child(request, fds[:3], entry, os.getppid())
+        _child(request, fds[:3], entry, server)
     for fd in fds[:3]:
         os.close(fd)
     running.add(pid)
