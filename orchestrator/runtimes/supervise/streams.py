@@ -143,8 +143,11 @@ def pump(
     readers: dict[int, Callable[[bytes], None]],
     deadline: float | None,
     recv: dict[int, Callable[[int], bytes]] | None = None,
+    until: Callable[[], bool] | None = None,
 ) -> bool:
-    """Write `data` to `write_fd` (then `close_write`) while reading every fd in `readers` to EOF.
+    """Write `data` to `write_fd` (then `close_write`) while reading every fd in `readers` to EOF,
+    or (`until`) until all is written and `until()` says the exchange is over (a stream that
+    serves more than one exchange never ends between them).
 
     `write_fd` may also be a reader (a socket). An fd in `recv` is read through its function (a
     TLS socket: BlockingIOError when no whole record is there), any other with os.read. Returns
@@ -182,6 +185,8 @@ def pump(
 
         register()
         while open_readers:
+            if until is not None and not writing and until():
+                break
             timeout = None if deadline is None else deadline - time.monotonic()
             if timeout is not None and timeout <= 0:
                 return False

@@ -1,30 +1,39 @@
-/* fnrun-warm: PID 1 of a warm function container, and the start of every call in it.
+/* fnrun-warm: PID 1 of a warm function container; it starts every call in it as a fresh process.
  *
  * fnrun builds this file with `cc -static` (orchestrator/runtimes/container/warm/helper.py) and
  * carries the binary into the container read-only, so it works in images with no shell and no
- * libc of their own (static Go binaries on distroless). Three modes:
+ * libc of their own (static Go binaries on distroless). Two modes:
  *
- *   fnrun-warm init TTL         PID 1: reaps orphans; exits once no other process has been seen
- *                               for TTL seconds (a container whose fnrun died goes quiet, then
- *                               ends), or on SIGTERM.
- *   fnrun-warm call NONCE -- ARGV...
- *                               one function call: kill every process left by the last call,
- *                               empty the writable places (/tmp, /dev/shm, /dev/mqueue, System V
- *                               IPC), check they are empty and no process is left, then run ARGV
- *                               with this exec's stdin, stdout, stderr and environment; when it
- *                               exits, kill whatever it left behind and exit with its status.
- *                               When the container cannot be made clean (or ARGV cannot start),
- *                               it prints "fnrun-warm NONCE: WHY" on stderr and exits 213 before
- *                               running anything: fnrun then discards the container. The nonce is
- *                               in this process's argv only, never the function's, so no function
- *                               can forge the line.
- *   fnrun-warm clear DIR        empty DIR (as root: /local's copy, which only root may change).
+ *   fnrun-warm serve TTL   PID 1. Serves calls over its own stdin and stdout, which fnrun holds
+ *                          through the container's attach stream, so a call costs a fork and an
+ *                          exec here rather than an exec through the engine. Exits at the end of
+ *                          its stdin (fnrun went away: the engine closes it) or after TTL seconds
+ *                          without a call.
+ *   fnrun-warm clear DIR   empty DIR (run as root through the engine's exec: /local's copy on a
+ *                          remote engine, which only root may change).
+ *
+ * The protocol is framed both ways: a type byte, a big-endian 32-bit length, the payload.
+ *   fnrun -> here   'S' start a call: u32 argc, u32 envc, then argc + envc NUL-terminated strings
+ *                   'I' a piece of the call's stdin      'C' the call's stdin ends
+ *   here -> fnrun   'O' a piece of the function's stdout 'E' a piece of its stderr
+ *                   'X' it exited: u32 exit code (128 + signal when killed)
+ *                   'N' the call could not run (a reason); this process then exits
+ * Before every call the container is made as a cold one would be: every process of the last call
+ * killed, /tmp, /dev/shm, /dev/mqueue and System V IPC emptied, all checked. The function runs
+ * with this process's working directory and environment plus the call's, default signal
+ * handling, and only its three streams open. When it exits, whatever it left running is killed
+ * and its output ends with it, as in a cold container. This process makes itself non-dumpable,
+ * so a function running as the same user can neither trace it nor open its descriptors: no call
+ * can reach fnrun's stream or leave anything behind for the next. Its frames are its own, so no
+ * function can forge an exit or a refusal.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,17 +42,50 @@
 #include <sys/prctl.h>
 #include <sys/sem.h>
 #include <sys/shm.h>
+#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #define NOT_CLEAN 213
+#define CHUNK 65536
+#define MAX_START (1 << 20) /* argv and environment of one call */
 
-static const char *nonce = "";
+static int serving = 0;
+
+/* Writes all of `data` to fd 1; fnrun gone means nothing is left to serve. */
+static void write_all(const void *data, size_t size) {
+    const char *at = data;
+    while (size > 0) {
+        ssize_t n = write(1, at, size);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            kill(-1, SIGKILL);
+            _exit(0);
+        }
+        at += n;
+        size -= (size_t)n;
+    }
+}
+
+static void frame(char type, const void *data, uint32_t size) {
+    unsigned char head[5] = {(unsigned char)type, size >> 24, size >> 16, size >> 8, size};
+    write_all(head, sizeof head);
+    if (size) write_all(data, size);
+}
 
 static void fail(const char *what, const char *detail) {
-    fprintf(stderr, "fnrun-warm %s: %s%s%s\n", nonce, what, detail ? ": " : "", detail ? detail : "");
+    char line[1024];
+    int n = snprintf(line, sizeof line, "%s%s%s", what, detail ? ": " : "", detail ? detail : "");
+    if (n < 0) n = 0;
+    if ((size_t)n >= sizeof line) n = sizeof line - 1;
+    if (serving) {
+        frame('N', line, (uint32_t)n);
+        kill(-1, SIGKILL);
+    } else {
+        fprintf(stderr, "fnrun-warm: %s\n", line);
+    }
     exit(NOT_CLEAN);
 }
 
@@ -52,48 +94,36 @@ static void pause_ms(long ms) {
     nanosleep(&ts, NULL);
 }
 
-/* The pids in this pid namespace other than 1 and this process; *zombies counts those already dead. */
-static int others(int *zombies) {
+/* The pids in this pid namespace other than 1 and this process. */
+static int others(void) {
     DIR *proc = opendir("/proc");
     if (!proc) fail("cannot read /proc", strerror(errno));
     int count = 0;
-    *zombies = 0;
     pid_t self = getpid();
     struct dirent *entry;
     while ((entry = readdir(proc)) != NULL) {
         char *end;
         long pid = strtol(entry->d_name, &end, 10);
         if (*end != '\0' || pid <= 1 || pid == self) continue;
-        char path[64], stat[512];
-        snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-        int fd = open(path, O_RDONLY);
-        if (fd < 0) continue; /* gone meanwhile */
-        ssize_t n = read(fd, stat, sizeof stat - 1);
-        close(fd);
-        if (n <= 0) continue;
-        stat[n] = '\0';
-        char *paren = strrchr(stat, ')'); /* the name may hold anything; the state follows its last ')' */
         count++;
-        if (paren && paren[1] == ' ' && paren[2] == 'Z') (*zombies)++;
     }
     closedir(proc);
     return count;
 }
 
-/* Kill every process but PID 1 and this one, and wait until they are gone (reaped). */
+/* Kill every process but this one (PID 1) and wait until they are gone (reaped). */
 static void kill_others(void) {
     for (int tries = 0; tries < 400; tries++) { /* 400 x 5 ms: a loaded machine may take that long */
-        int zombies;
-        if (others(&zombies) == 0) return;
-        kill(-1, SIGKILL); /* every process this user may signal, but PID 1 and the caller */
         while (waitpid(-1, NULL, WNOHANG) > 0) {}
-        pause_ms(5);
+        if (others() == 0) return;
+        kill(-1, SIGKILL); /* every process this user may signal, but PID 1 and the caller */
+        pause_ms(tries ? 5 : 0);
     }
     fail("a process of an earlier call survives", NULL);
 }
 
 /* Remove everything inside the directory open as `dirfd`, making entries writable first. */
-static int empty_at(int dirfd, const char *where) {
+static int empty_at(int dirfd) {
     DIR *dir = fdopendir(dirfd);
     if (!dir) return -1;
     int failed = 0;
@@ -105,8 +135,8 @@ static int empty_at(int dirfd, const char *where) {
         if (fstatat(dirfd, name, &info, AT_SYMLINK_NOFOLLOW) != 0) { failed = 1; continue; }
         if (S_ISDIR(info.st_mode)) {
             fchmodat(dirfd, name, 0700, 0); /* an owner may always change its own modes */
-            int sub = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
-            if (sub < 0 || empty_at(sub, where) != 0) failed = 1;
+            int sub = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            if (sub < 0 || empty_at(sub) != 0) failed = 1;
             if (unlinkat(dirfd, name, AT_REMOVEDIR) != 0) failed = 1;
         } else if (unlinkat(dirfd, name, 0) != 0) {
             failed = 1;
@@ -118,13 +148,13 @@ static int empty_at(int dirfd, const char *where) {
 
 /* Empty `path`, if it exists; fail when anything is left in it. */
 static void empty(const char *path) {
-    int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) {
         if (errno == ENOENT) return;
         fail("cannot open", path);
     }
-    if (empty_at(fd, path) != 0) fail("cannot empty", path);
-    fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+    if (empty_at(fd) != 0) fail("cannot empty", path);
+    fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
     if (!dir) fail("cannot reopen", path);
     struct dirent *entry;
@@ -137,7 +167,7 @@ static void empty(const char *path) {
 static void remove_ipc(const char *kind) {
     char path[64];
     snprintf(path, sizeof path, "/proc/sysvipc/%s", kind);
-    FILE *list = fopen(path, "r");
+    FILE *list = fopen(path, "re");
     if (!list) return; /* no System V IPC in this kernel: nothing can be left there */
     char line[512];
     int header = 1, left = 0;
@@ -165,81 +195,235 @@ static void make_clean(void) {
     remove_ipc("sem");
 }
 
+static uint32_t be32(const unsigned char *at) {
+    return (uint32_t)at[0] << 24 | (uint32_t)at[1] << 16 | (uint32_t)at[2] << 8 | at[3];
+}
+
+/* fnrun's frames, read from fd 0 as they come: `fill` reads what is there, `next` hands out one
+ * whole frame at a time. */
+static unsigned char inbox[MAX_START + 5];
+static size_t inbox_used = 0, inbox_taken = 0;
+
+static int fill(void) {
+    if (inbox_taken) {
+        memmove(inbox, inbox + inbox_taken, inbox_used - inbox_taken);
+        inbox_used -= inbox_taken;
+        inbox_taken = 0;
+    }
+    if (inbox_used == sizeof inbox) fail("a frame from fnrun is too large", NULL);
+    ssize_t n;
+    do n = read(0, inbox + inbox_used, sizeof inbox - inbox_used); while (n < 0 && errno == EINTR);
+    if (n <= 0) { /* fnrun is gone */
+        kill(-1, SIGKILL);
+        _exit(0);
+    }
+    inbox_used += (size_t)n;
+    return 1;
+}
+
+static int next(char *type, unsigned char **payload, uint32_t *size) {
+    size_t have = inbox_used - inbox_taken;
+    if (have < 5) return 0;
+    uint32_t length = be32(inbox + inbox_taken + 1);
+    if (length > MAX_START) fail("a frame from fnrun is too large", NULL);
+    if (have < 5 + (size_t)length) return 0;
+    *type = (char)inbox[inbox_taken];
+    *payload = inbox + inbox_taken + 5;
+    *size = length;
+    inbox_taken += 5 + length;
+    return 1;
+}
+
 static int status_code(int status) {
     if (WIFEXITED(status)) return WEXITSTATUS(status);
     if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
     return 1;
 }
 
-static int call(char **argv) {
+/* The strings of an 'S' frame, as a NULL-terminated vector (pointing into a copy of the frame). */
+static char **strings(unsigned char *data, uint32_t size, uint32_t count, size_t *offset) {
+    char **list = calloc(count + 1, sizeof *list);
+    if (!list) fail("out of memory", NULL);
+    for (uint32_t i = 0; i < count; i++) {
+        char *start = (char *)data + *offset;
+        char *end = memchr(start, '\0', size - *offset);
+        if (!end) fail("a malformed call from fnrun", NULL);
+        list[i] = start;
+        *offset += (size_t)(end - start) + 1;
+    }
+    return list;
+}
+
+static void relay_output(int *fd, char type) {
+    char buf[CHUNK];
+    ssize_t n = read(*fd, buf, sizeof buf);
+    if (n > 0) {
+        frame(type, buf, (uint32_t)n);
+    } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+        close(*fd);
+        *fd = -1;
+    }
+}
+
+/* One call: clean up, start ARGV with the call's environment, relay its streams, report its exit. */
+static void call(unsigned char *start, uint32_t size, int signals) {
+    if (size < 8) fail("a malformed call from fnrun", NULL);
+    unsigned char *data = malloc(size);
+    if (!data) fail("out of memory", NULL);
+    memcpy(data, start, size); /* the inbox moves on while the call runs */
+    uint32_t argc = be32(data), envc = be32(data + 4);
+    size_t offset = 8;
+    if (argc == 0 || argc > size || envc > size) fail("a malformed call from fnrun", NULL);
+    char **argv = strings(data, size, argc, &offset);
+    char **env = strings(data, size, envc, &offset);
     make_clean();
-    /* Orphans of the function are reparented to this process, so they are waited for here. */
-    prctl(PR_SET_CHILD_SUBREAPER, 1);
-    int ready[2];
-    if (pipe2(ready, O_CLOEXEC) != 0) fail("cannot make a pipe", strerror(errno));
+
+    int in[2], out[2], err[2], ready[2];
+    if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC) || pipe2(ready, O_CLOEXEC))
+        fail("cannot make a pipe", strerror(errno));
     pid_t child = fork();
     if (child < 0) fail("cannot fork", strerror(errno));
     if (child == 0) {
-        close(ready[0]);
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
         signal(SIGPIPE, SIG_DFL);
+        dup2(in[0], 0);
+        dup2(out[1], 1);
+        dup2(err[1], 2);
+        for (uint32_t i = 0; i < envc; i++) putenv(env[i]);
         execvp(argv[0], argv);
-        int err = errno;
-        if (write(ready[1], &err, sizeof err) < 0) {}
+        int why = errno;
+        if (write(ready[1], &why, sizeof why) < 0) {}
         _exit(127);
     }
+    close(in[0]);
+    close(out[1]);
+    close(err[1]);
     close(ready[1]);
-    int err = 0;
-    ssize_t got = read(ready[0], &err, sizeof err); /* EOF: the exec succeeded (the pipe closed on exec) */
+    int why = 0;
+    ssize_t got = read(ready[0], &why, sizeof why); /* EOF: the exec succeeded (the pipe closed on exec) */
     close(ready[0]);
-    if (got == (ssize_t)sizeof err) {
+    if (got == (ssize_t)sizeof why) {
         waitpid(child, NULL, 0);
-        fail("cannot start the function", strerror(err));
+        fail("cannot start the function", strerror(why));
     }
-    /* This process must not hold the function's streams open once the function is done. */
-    int null = open("/dev/null", O_RDWR);
-    if (null >= 0) { dup2(null, 0); dup2(null, 1); dup2(null, 2); if (null > 2) close(null); }
-    int status = 0;
-    while (waitpid(child, &status, 0) < 0 && errno == EINTR) {}
+    free(argv);
+    free(env);
+    fcntl(in[1], F_SETFL, O_NONBLOCK);
+    fcntl(out[0], F_SETFL, O_NONBLOCK);
+    fcntl(err[0], F_SETFL, O_NONBLOCK);
+
+    int to_child = in[1], from_out = out[0], from_err = err[0], exited = 0, status = 0, input_ended = 0;
+    unsigned char *pending = NULL; /* a piece of stdin the function has not taken yet */
+    uint32_t pending_size = 0;
+    while (!exited) {
+        char type;
+        unsigned char *payload;
+        uint32_t length;
+        while (!pending_size && !input_ended && next(&type, &payload, &length)) {
+            if (type == 'C') {
+                input_ended = 1;
+            } else if (type == 'I' && length && to_child >= 0) {
+                pending = realloc(pending, length);
+                if (!pending) fail("out of memory", NULL);
+                memcpy(pending, payload, length);
+                pending_size = length;
+            }
+        }
+        if (input_ended && !pending_size && to_child >= 0) {
+            close(to_child);
+            to_child = -1;
+        }
+        struct pollfd fds[5];
+        int n = 0, at_in = -1, at_child = -1, at_out = -1, at_err = -1;
+        if (!pending_size && !input_ended) { at_in = n; fds[n++] = (struct pollfd){0, POLLIN, 0}; }
+        if (pending_size && to_child >= 0) { at_child = n; fds[n++] = (struct pollfd){to_child, POLLOUT, 0}; }
+        if (from_out >= 0) { at_out = n; fds[n++] = (struct pollfd){from_out, POLLIN, 0}; }
+        if (from_err >= 0) { at_err = n; fds[n++] = (struct pollfd){from_err, POLLIN, 0}; }
+        int at_sig = n;
+        fds[n++] = (struct pollfd){signals, POLLIN, 0};
+        if (poll(fds, (nfds_t)n, -1) < 0) {
+            if (errno == EINTR) continue;
+            fail("poll", strerror(errno));
+        }
+        if (at_in >= 0 && fds[at_in].revents) fill();
+        if (at_child >= 0 && fds[at_child].revents) {
+            ssize_t wrote = write(to_child, pending, pending_size);
+            if (wrote > 0) {
+                memmove(pending, pending + wrote, pending_size - (uint32_t)wrote);
+                pending_size -= (uint32_t)wrote;
+            } else if (wrote < 0 && errno != EAGAIN && errno != EINTR) { /* it closed its stdin */
+                close(to_child);
+                to_child = -1;
+                pending_size = 0;
+            }
+        }
+        if (at_out >= 0 && fds[at_out].revents) relay_output(&from_out, 'O');
+        if (at_err >= 0 && fds[at_err].revents) relay_output(&from_err, 'E');
+        if (fds[at_sig].revents) {
+            struct signalfd_siginfo info;
+            while (read(signals, &info, sizeof info) > 0) {}
+            pid_t pid;
+            int any;
+            while ((pid = waitpid(-1, &any, WNOHANG)) > 0)
+                if (pid == child) { exited = 1; status = any; }
+        }
+    }
     /* What the function left running goes now: its output ends with it, as in a cold container. */
     kill(-1, SIGKILL);
-    while (1) {
-        pid_t pid = waitpid(-1, NULL, 0);
-        if (pid < 0 && errno != EINTR) break;
-    }
-    return status_code(status);
+    while (waitpid(-1, NULL, 0) > 0 || errno == EINTR) {}
+    if (to_child >= 0) close(to_child);
+    free(pending);
+    if (from_out >= 0) fcntl(from_out, F_SETFL, 0);
+    if (from_err >= 0) fcntl(from_err, F_SETFL, 0);
+    while (from_out >= 0) relay_output(&from_out, 'O');
+    while (from_err >= 0) relay_output(&from_err, 'E');
+    int code = status_code(status);
+    unsigned char exit_frame[4] = {code >> 24, code >> 16, code >> 8, code};
+    frame('X', exit_frame, 4);
+    free(data);
 }
 
-/* Waits on signals rather than polling: a dead child is reaped at once, so a call that checks
- * that no process is left never waits on a zombie. */
-static int init(long ttl) {
+static int serve(long ttl) {
+    serving = 1;
+    prctl(PR_SET_DUMPABLE, 0); /* no function may trace this process or open its descriptors */
+    signal(SIGPIPE, SIG_IGN);
     sigset_t wanted;
     sigemptyset(&wanted);
     sigaddset(&wanted, SIGCHLD);
-    sigaddset(&wanted, SIGTERM);
-    sigaddset(&wanted, SIGINT);
     sigprocmask(SIG_BLOCK, &wanted, NULL);
-    time_t quiet_since = time(NULL);
-    struct timespec tick = {1, 0};
+    int signals = signalfd(-1, &wanted, SFD_NONBLOCK | SFD_CLOEXEC);
+    if (signals < 0) fail("cannot make a signalfd", strerror(errno));
+    fcntl(0, F_SETFD, FD_CLOEXEC);
+    fcntl(1, F_SETFD, FD_CLOEXEC);
     while (1) {
-        int sig = sigtimedwait(&wanted, NULL, &tick);
-        if (sig == SIGTERM || sig == SIGINT) return 0;
-        while (waitpid(-1, NULL, WNOHANG) > 0) {}
-        int zombies;
-        if (others(&zombies) > 0) quiet_since = time(NULL);
-        else if (time(NULL) - quiet_since >= ttl) return 0;
+        char type;
+        unsigned char *payload;
+        uint32_t length;
+        while (next(&type, &payload, &length)) {
+            if (type == 'S') call(payload, length, signals);
+            /* 'I' and 'C' between calls: the rest of the input of a function that did not read it */
+        }
+        struct pollfd fds[2] = {{0, POLLIN, 0}, {signals, POLLIN, 0}};
+        int ready = poll(fds, 2, (int)(ttl * 1000));
+        if (ready == 0) return 0; /* idle too long: fnrun is gone or has no more calls */
+        if (ready < 0) continue;
+        if (fds[1].revents) {
+            struct signalfd_siginfo info;
+            while (read(signals, &info, sizeof info) > 0) {}
+            while (waitpid(-1, NULL, WNOHANG) > 0) {}
+        }
+        if (fds[0].revents) fill();
     }
 }
 
 int main(int argc, char **argv) {
-    if (argc >= 3 && strcmp(argv[1], "init") == 0) return init(atol(argv[2]));
+    if (argc >= 3 && strcmp(argv[1], "serve") == 0) return serve(atol(argv[2]));
     if (argc >= 3 && strcmp(argv[1], "clear") == 0) {
         empty(argv[2]);
         return 0;
     }
-    if (argc >= 5 && strcmp(argv[1], "call") == 0 && strcmp(argv[3], "--") == 0) {
-        nonce = argv[2];
-        return call(argv + 4);
-    }
-    fprintf(stderr, "usage: fnrun-warm init TTL | call NONCE -- ARGV... | clear DIR\n");
+    fprintf(stderr, "usage: fnrun-warm serve TTL | clear DIR\n");
     return 2;
 }

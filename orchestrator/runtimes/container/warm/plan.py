@@ -37,7 +37,7 @@ from orchestrator.runtimes.protocol import Invocation, Mount
 LABEL_WARM = "fnrun.warm"
 LABEL_HOST = "fnrun.host"  # with fnrun.pid and fnrun.started: whose container it is (warm.orphans)
 LABEL_STARTED = "fnrun.started"
-IDLE_TTL = 600  # seconds without a call after which a warm container ends itself (its fnrun died)
+IDLE_TTL = 600  # seconds without a call after which a warm container ends itself (its stream should have ended first)
 HELPER = f"{TARGET}/{NAME}"
 
 
@@ -100,8 +100,8 @@ def plan(inv: Invocation) -> Plan | str:
         body = create_body(base, copies)
     except FnrunError:
         return "the cold path reports the invocation's problem"
-    body.update({"Entrypoint": [HELPER, "init", str(IDLE_TTL)], "Cmd": None, "Env": [], "OpenStdin": False,
-                 "StdinOnce": False, "AttachStdin": False, "AttachStdout": False, "AttachStderr": False})
+    body.update({"Entrypoint": [HELPER, "serve", str(IDLE_TTL)], "Cmd": None, "Env": [], "OpenStdin": True,
+                 "StdinOnce": True, "AttachStdin": True, "AttachStdout": True, "AttachStderr": True})
     local = "none"
     if inv.local_dir is not None:
         local = "upload" if "/local" in copies_of(replace(inv, mounts=())) else "bind"

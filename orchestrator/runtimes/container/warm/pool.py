@@ -18,6 +18,7 @@ from typing import Callable
 
 from orchestrator.runtimes.container import runtime as container
 from orchestrator.runtimes.container.prestart import Remover
+from orchestrator.runtimes.container.warm.channel import Channel
 from orchestrator.runtimes.container.warm.local import make_staging, remove as remove_staging
 from orchestrator.runtimes.container.warm.orphans import sweep_once
 from orchestrator.runtimes.container.warm.plan import LABEL_STARTED, Plan, owner_labels
@@ -29,6 +30,7 @@ class Warm:
 
     container_id: str
     key: str
+    channel: Channel  # the stream its calls go through (warm.channel)
     local: Path | None = None  # whose function-config directory /local holds now
     calls: int = 0
     staging: Path | None = None  # what is bind-mounted at /local (warm.local)
@@ -175,19 +177,23 @@ class WarmPool:
             if isinstance(err, Exception):  # the call then runs cold, which reports what is wrong
                 return None
             raise
+        channel = None
         try:
+            channel = Channel(container.attach(api, container_id))  # before the start: the helper serves over it
             container.upload(api, container_id, plan.base, plan.copies)
             api.start(container_id)
         except BaseException as err:
             self._drop_slot(plan.key)
-            self._remove(container_id, staging)
+            self._remove(container_id, staging, channel)
             if isinstance(err, Exception):
                 return None
             raise
         self.started += 1
-        return Warm(container_id, plan.key, staging=staging)
+        return Warm(container_id, plan.key, channel, staging=staging)
 
-    def _remove(self, container_id: str, staging: Path | None, now: bool = False) -> None:
+    def _remove(self, container_id: str, staging: Path | None, channel: Channel | None, now: bool = False) -> None:
+        if channel is not None:
+            channel.close()  # the helper's stdin ends: it kills what runs and exits
         if now:
             container.remove_quietly(container_id)
         else:
@@ -210,7 +216,7 @@ class WarmPool:
         self._drop_slot(warm.key)
         with self._cond:
             late = self._removed
-        self._remove(warm.container_id, warm.staging, now=late)  # after close: here, as nothing else will
+        self._remove(warm.container_id, warm.staging, warm.channel, now=late)  # after close: here, as nothing else will
 
     def trim(self, key: str, needed: int) -> None:
         """At most `needed` more calls will want `key`'s containers: idle ones beyond that go now,
@@ -243,6 +249,6 @@ class WarmPool:
             self._idle.clear()
             self._removed = True
         for warm in idle:
-            self._remove(warm.container_id, warm.staging)
+            self._remove(warm.container_id, warm.staging, warm.channel)
         self._remover.close()
 

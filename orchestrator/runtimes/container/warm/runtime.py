@@ -84,7 +84,7 @@ class WarmRuntime(Bytes):
             try:
                 with guard.armed():
                     if ahead is not None:
-                        done = finish(api, ahead, stdin, on_stderr, on_stdout)
+                        done = finish(ahead, stdin, on_stderr, on_stdout)
                     else:
                         done = call(api, warm, found, invocation, stdin, on_stderr, on_stdout)
             except NotClean:

@@ -94,9 +94,7 @@ class Spawner:
                 self._let_go(started)
 
     def _let_go(self, started: Started) -> None:
-        """The container goes with it: the call's helper, still running once its stdin ends, kills
-        every process in the container when its function exits, a next call's included."""
-        started.close()
+        """The container goes with it: its helper is in that call, waiting for its stdin."""
         self.pool.discard(started.warm)
 
     def close(self) -> None:
@@ -104,5 +102,4 @@ class Spawner:
             self._closed = True
             leftover, self._started = list(self._started.values()), {}
         for started in leftover:
-            started.close()
             self.pool.discard(started.warm)
