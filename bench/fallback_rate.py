@@ -8,17 +8,21 @@ wrote back as text edits and those it left to the round trip.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
+import inspect
 import os
 import shutil
 import sys
 import tempfile
 from collections import Counter
 from pathlib import Path
-from typing import Any, Iterator
+from types import ModuleType
+from typing import Any, Callable, Iterator
 
 REPO = Path(__file__).resolve().parent.parent
 LABEL = ("fnrun-test/label:v1", ("team=platform",))
+CHOICE = "_text_edit"  # orchestrator.write.body's function: a text edit, or None for the round trip
 
 
 @contextlib.contextmanager
@@ -30,7 +34,7 @@ def tallied() -> Iterator[Counter[str]]:
     from orchestrator.write import body
 
     counts: Counter[str] = Counter()
-    chosen = body._text_edit
+    chosen = _choice(body)
 
     def counting(*args: Any) -> str | None:
         edited = chosen(*args)
@@ -39,15 +43,30 @@ def tallied() -> Iterator[Counter[str]]:
 
     workers = os.environ.get("FNRUN_WORKERS")
     os.environ["FNRUN_WORKERS"] = "1"
-    body._text_edit = counting  # type: ignore[assignment]
+    setattr(body, CHOICE, counting)
     try:
         yield counts
     finally:
-        body._text_edit = chosen  # type: ignore[assignment]
+        setattr(body, CHOICE, chosen)
         if workers is None:
             del os.environ["FNRUN_WORKERS"]
         else:
             os.environ["FNRUN_WORKERS"] = workers
+
+
+def _choice(body: ModuleType) -> Callable[..., str | None]:
+    """The write-back's choice, checked to be what the wrapper counts: a function of that name,
+    looked up by name in the module where the write-back calls it. A renamed or no longer called
+    function stops the bench with its name, where patching it would count zero and say nothing."""
+    chosen = getattr(body, CHOICE, None)
+    if not inspect.isfunction(chosen):
+        raise SystemExit(f"fallback_rate: orchestrator.write.body has no function {CHOICE} to count"
+                         " (renamed?): point CHOICE at the function that returns a text edit or None")
+    callers = [f for f in vars(body).values() if inspect.isfunction(f) and f.__module__ == body.__name__]
+    if not any(CHOICE in f.__code__.co_names for f in callers):
+        raise SystemExit(f"fallback_rate: nothing in orchestrator.write.body calls {CHOICE} by name any more,"
+                         " so counting its calls would count none: point CHOICE at the write-back's choice")
+    return chosen
 
 
 def counted(package: Path, image: str | None = None, arguments: tuple[str, ...] = ()) -> dict[str, int]:
@@ -63,8 +82,10 @@ def counted(package: Path, image: str | None = None, arguments: tuple[str, ...] 
 
 
 def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("packages", nargs="*", type=Path, metavar="DIR", help="packages to run (each is copied first); samples/* when none")
     sys.path.insert(0, str(REPO))
-    packages = [Path(a) for a in argv] or sorted(p for p in (REPO / "samples").iterdir() if any(p.glob("*.yaml")) and p.name != "ci")
+    packages = parser.parse_args(argv).packages or sorted(p for p in (REPO / "samples").iterdir() if any(p.glob("*.yaml")) and p.name != "ci")
     total = {"text": 0, "roundtrip": 0}
     with tempfile.TemporaryDirectory(prefix="fnrun-rate-") as tmp:
         for package in packages:

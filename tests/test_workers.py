@@ -18,7 +18,7 @@ from gen_package import generate  # noqa: E402
 from orchestrator.errors import FnrunError, InputError
 from orchestrator.read.package import read_package
 from orchestrator.resource import Resource
-from orchestrator import workers
+from orchestrator import procstat, workers
 from orchestrator.run import resourcelist
 from orchestrator.write import writeback
 
@@ -142,16 +142,7 @@ def test_an_interrupt_in_this_process_s_share_stops_the_children() -> None:
 def children() -> set[int]:
     """This process's children, zombies included (other tests may leave long-lived ones, such as
     the builtins' fork server, so "no child at all" would test them, not fork_map)."""
-    found = set()
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == os.getpid():
-                found.add(int(entry.name))
-    return found
+    return {pid for pid, stat in procstat.processes().items() if stat.ppid == os.getpid()}
 
 
 def snapshot(resources: list[Resource]) -> list[tuple[dict, str, str | None]]:

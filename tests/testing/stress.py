@@ -21,6 +21,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from orchestrator import procstat
+
 LABEL = "fnrun-test/label:v1"
 IDENTITY = "fnrun-test/identity:v1"
 SET_LABELS = "fnrun/set-labels:v1"
@@ -92,16 +94,7 @@ def tree(root: Path, seed: int, allow_exec: bool = True) -> Path:
 
 def descendants(pid: int) -> list[int]:
     """Every living process whose ancestry leads to `pid` (parents as /proc tells them now)."""
-    parents: dict[int, int] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as handle:
-                    fields = handle.read().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if fields[0] != "Z":
-                parents[int(entry)] = int(fields[1])
+    parents = {child: stat.ppid for child, stat in procstat.processes().items() if procstat.running(stat)}
     found, frontier = [], [pid]
     while frontier:
         current = frontier.pop()

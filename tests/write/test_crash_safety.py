@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from orchestrator import procstat
 from orchestrator.write import journal
 from orchestrator.read.package import read_package
 from orchestrator.write.staging import Stager
@@ -71,16 +72,7 @@ def kill_group(process: subprocess.Popen[bytes]) -> None:
 
 def _group_alive(pgid: int) -> bool:
     """Whether a process of group `pgid` still runs (a zombie does not: it only waits to be reaped)."""
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat", "rb") as handle:
-                    fields = handle.read().rsplit(b")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[2]) == pgid and fields[0] != b"Z":
-                return True
-    return False
+    return any(stat.pgrp == pgid and procstat.running(stat) for stat in procstat.processes().values())
 
 
 def test_sigkill_at_random_instants_leaves_every_file_all_old_or_all_new_together(tmp_path: Path) -> None:

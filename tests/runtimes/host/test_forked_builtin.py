@@ -16,6 +16,7 @@ from typing import Iterator
 
 import pytest
 
+from orchestrator import procstat
 from orchestrator.errors import FunctionError
 from orchestrator.runtimes.host import forked
 from orchestrator.runtimes.protocol import Invocation, ItemsOutput, Sandbox
@@ -524,11 +525,7 @@ def test_a_killed_fnrun_leaves_no_builtin_running(probe: str, tmp_path: Path) ->
 
 
 def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as handle:
-            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
+    return procstat.running(procstat.read(pid))
 
 
 def test_a_new_interpreter_serves_when_fnrun_must_not_fork(probe: str, monkeypatch: pytest.MonkeyPatch) -> None:
