@@ -13,4 +13,7 @@ RUN { python3 -c "import yaml, ruamel.yaml" 2>/dev/null \
       || python3 -m pip install --no-cache-dir PyYAML ruamel.yaml; } \
     && python3 -m compileall -q /opt/fnrun && chmod 0755 /usr/local/bin/fnrun
 ENV PYTHONPATH=/opt/fnrun
+# In a warm container, `python3 -m MODULE` calls of an image built FROM this one are forked by
+# this module, with the interpreter and the SDK already imported (functions/sdk/zygote.py).
+LABEL dev.fnrun.python-zygote=functions.sdk.zygote
 USER 65534

@@ -51,8 +51,10 @@ def per_call(image: str, stdin: bytes, local_dir: Path, calls: int = 10) -> tupl
         api = api_client()
         for _ in range(calls):
             started = time.perf_counter()
-            runtime.run(call, stdin)
+            answered = runtime.run(call, stdin)
             warm_times.append(time.perf_counter() - started)
+            if answered.exit_code != 0 or not answered.stdout:
+                raise RuntimeError(f"a warm call of {image} failed (exit code {answered.exit_code}): {answered.stderr[-500:]}")
             held = pool.acquire(found)
             assert held is not None
             try:

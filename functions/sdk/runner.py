@@ -73,4 +73,9 @@ def main(fn: Function, config: type | None = None) -> NoReturn:
     if transport is None:
         sys.stdin.reconfigure(encoding="utf-8")  # type: ignore[union-attr]
         sys.stdout.reconfigure(encoding="utf-8")  # type: ignore[union-attr]
+        # The YAML parser's imports (most of a small call's time) happen before stdin is read: a
+        # process started ahead of its turn (a pre-started or warm container) has them done by then.
+        from .resourcelist import new_yaml
+
+        new_yaml().load("{}")
     sys.exit(run(fn, config, via=transport))

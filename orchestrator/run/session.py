@@ -165,13 +165,19 @@ def warmth(containers: list[tuple[int, FunctionSpec]], calls: dict[int, "Invocat
     from ..runtimes.container.warm.spawn import Spawner
 
     pool = WarmPool(per_image=WARM_PER_IMAGE)
+    units = dict(containers)
+    for found_key, steps in shared.items():
+        if plans[found_key].zygote and len({units[key].directory for key in steps}) == 1:
+            pool.limit(found_key, 1)  # one pipeline: its calls come one after another, each a fork
     keys = {key for keys in shared.values() for key in keys}
     planned = {key: step for key, step in planned.items() if key in keys}
     return Warmth(keys, pool, [plans[k] for k in shared], Spawner(pool, sorted(planned.items())), planned)
 
 
 # Containers of one image at most, whatever --jobs (a start costs more than a call): one serves
-# the current call while the other holds the next call's process, started ahead (warm.spawn).
+# the current call while the other holds the next call's process, started ahead (warm.spawn), or
+# serves a package rendered at the same time. An image with a zygote (its calls are forks) in one
+# pipeline gets one: a second container's start would cost more than it saves.
 WARM_PER_IMAGE = 2
 
 

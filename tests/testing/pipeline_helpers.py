@@ -16,7 +16,7 @@ import pytest
 from ruamel.yaml import YAML
 
 REPO = Path(__file__).resolve().parents[2]
-TEST_IMAGES = ("identity", "label", "generate", "delete", "fail", "garbage", "probe", "results", "sleep", "hostile")
+TEST_IMAGES = ("identity", "label", "generate", "delete", "fail", "garbage", "probe", "results", "sleep", "hostile", "sdkprobe")
 
 
 def function_config(image: str, data: dict[str, str] | None = None, name: str = "fn", extra: str = "") -> str:

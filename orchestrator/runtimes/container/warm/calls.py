@@ -83,7 +83,7 @@ def begin(api: docker.APIClient, warm: Warm, plan: Plan, inv: Invocation) -> Sta
         raise
     except OSError as err:  # the engine connection broke before the function started
         raise NotClean(f"the engine connection failed: {err}") from None
-    warm.channel.start(plan.argv, dict(inv.env))
+    warm.channel.start(plan.argv, dict(inv.env), plan.zygote_for(dict(inv.env)))
     return Started(warm, inv)
 
 

@@ -38,11 +38,11 @@ def frames(kind: bytes, data: bytes) -> bytes:
     return b"".join(_HEAD.pack(kind, len(view[at:at + PIECE])) + view[at:at + PIECE] for at in range(0, len(view), PIECE))
 
 
-def start_frame(argv: tuple[str, ...], env: dict[str, str]) -> bytes:
-    strings = [*argv, *(f"{key}={value}" for key, value in env.items())]
+def start_frame(argv: tuple[str, ...], env: dict[str, str], zygote: tuple[str, ...] = ()) -> bytes:
+    strings = [*argv, *(f"{key}={value}" for key, value in env.items()), *zygote]
     if any("\0" in text for text in strings):
         raise NotClean("an argument or environment value holds a NUL byte")
-    payload = struct.pack(">LL", len(argv), len(env)) + b"".join(text.encode("utf-8", "surrogateescape") + b"\0" for text in strings)
+    payload = struct.pack(">LLL", len(argv), len(env), len(zygote)) + b"".join(text.encode("utf-8", "surrogateescape") + b"\0" for text in strings)
     if len(payload) > MAX_START:
         raise NotClean("the call's arguments and environment are too large for a warm call")
     return _HEAD.pack(b"S", len(payload)) + payload
@@ -60,10 +60,11 @@ class Channel:
         self._code: int | None = None
         self._refused: str | None = None
 
-    def start(self, argv: tuple[str, ...], env: dict[str, str]) -> None:
-        """Have the helper clean the container and start the function, which then waits for its
-        stdin (its turn may come later: warm.spawn)."""
-        frame = start_frame(argv, env)
+    def start(self, argv: tuple[str, ...], env: dict[str, str], zygote: tuple[str, ...] = ()) -> None:
+        """Have the helper clean the container and start the function (forked by `zygote`, the
+        image's fork server, when given), which then waits for its stdin (its turn may come
+        later: warm.spawn)."""
+        frame = start_frame(argv, env, zygote)
         stream = self.attached.stream
         deadline = time.monotonic() + SEND_TIMEOUT
         view = memoryview(frame)

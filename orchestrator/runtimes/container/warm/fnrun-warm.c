@@ -13,7 +13,8 @@
  *                          remote engine, which only root may change).
  *
  * The protocol is framed both ways: a type byte, a big-endian 32-bit length, the payload.
- *   fnrun -> here   'S' start a call: u32 argc, u32 envc, then argc + envc NUL-terminated strings
+ *   fnrun -> here   'S' start a call: u32 argc, u32 envc, u32 zygc, then argc + envc + zygc
+ *                       NUL-terminated strings (the zygote's command, when zygc > 0: below)
  *                   'I' a piece of the call's stdin      'C' the call's stdin ends
  *   here -> fnrun   'O' a piece of the function's stdout 'E' a piece of its stderr
  *                   'X' it exited: u32 exit code (128 + signal when killed)
@@ -26,6 +27,13 @@
  * so a function running as the same user can neither trace it nor open its descriptors: no call
  * can reach fnrun's stream or leave anything behind for the next. Its frames are its own, so no
  * function can forge an exit or a refusal.
+ *
+ * A zygote (fnrun's Python SDK images: functions/sdk/zygote.py) is a process of the image started
+ * once, with the interpreter and the SDK imported, that forks each call's process instead of a new
+ * interpreter starting: the call's three streams go to it over a socket (fd 3 in the zygote), it
+ * answers the child's pid ('P') and, once the child is reaped, its exit code ('X'), both as
+ * 5-byte messages. It is started clean (no call's environment), is the one process the clean-up
+ * spares, and is started again when it is gone or a call asks for another.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -43,6 +51,8 @@
 #include <sys/sem.h>
 #include <sys/shm.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -53,6 +63,11 @@
 #define MAX_START (1 << 20) /* argv and environment of one call */
 
 static int serving = 0;
+static pid_t zygote_pid = 0;  /* the running zygote, if any */
+static int zygote_broken = 0;  /* it could not serve a call: every call starts its own process */
+static int zygote_sock = -1;  /* this end of its socket */
+static char *zygote_key = NULL;  /* its command, NUL-separated, to tell whether a call may use it */
+static size_t zygote_key_size = 0;
 
 /* Writes all of `data` to fd 1; fnrun gone means nothing is left to serve. */
 static void write_all(const void *data, size_t size) {
@@ -94,8 +109,9 @@ static void pause_ms(long ms) {
     nanosleep(&ts, NULL);
 }
 
-/* The pids in this pid namespace other than 1 and this process. */
-static int others(void) {
+/* The pids in this pid namespace other than 1, this process and the zygote; `signal` sends each
+ * of them SIGKILL (one by one: kill(-1) would take the zygote too). */
+static int others(int signal) {
     DIR *proc = opendir("/proc");
     if (!proc) fail("cannot read /proc", strerror(errno));
     int count = 0;
@@ -104,19 +120,28 @@ static int others(void) {
     while ((entry = readdir(proc)) != NULL) {
         char *end;
         long pid = strtol(entry->d_name, &end, 10);
-        if (*end != '\0' || pid <= 1 || pid == self) continue;
+        if (*end != '\0' || pid <= 1 || pid == self || (zygote_pid > 0 && pid == zygote_pid)) continue;
         count++;
+        if (signal) kill((pid_t)pid, SIGKILL);
     }
     closedir(proc);
     return count;
 }
 
-/* Kill every process but this one (PID 1) and wait until they are gone (reaped). */
+/* Reap what has ended; forget the zygote if it is among them. */
+static void reap(void) {
+    pid_t pid;
+    while ((pid = waitpid(-1, NULL, WNOHANG)) > 0)
+        if (pid == zygote_pid) zygote_pid = 0;
+}
+
+/* Kill every process but this one (PID 1) and the zygote, and wait until they are gone. */
 static void kill_others(void) {
     for (int tries = 0; tries < 400; tries++) { /* 400 x 5 ms: a loaded machine may take that long */
-        while (waitpid(-1, NULL, WNOHANG) > 0) {}
-        if (others() == 0) return;
-        kill(-1, SIGKILL); /* every process this user may signal, but PID 1 and the caller */
+        reap();
+        if (others(0) == 0) return;
+        if (zygote_pid > 0) others(1);
+        else kill(-1, SIGKILL); /* every process this user may signal, but PID 1 and the caller */
         pause_ms(tries ? 5 : 0);
     }
     fail("a process of an earlier call survives", NULL);
@@ -265,56 +290,179 @@ static void relay_output(int *fd, char type) {
     }
 }
 
-/* One call: clean up, start ARGV with the call's environment, relay its streams, report its exit. */
-static void call(unsigned char *start, uint32_t size, int signals) {
-    if (size < 8) fail("a malformed call from fnrun", NULL);
-    unsigned char *data = malloc(size);
-    if (!data) fail("out of memory", NULL);
-    memcpy(data, start, size); /* the inbox moves on while the call runs */
-    uint32_t argc = be32(data), envc = be32(data + 4);
-    size_t offset = 8;
-    if (argc == 0 || argc > size || envc > size) fail("a malformed call from fnrun", NULL);
-    char **argv = strings(data, size, argc, &offset);
-    char **env = strings(data, size, envc, &offset);
-    make_clean();
+static void stop_zygote(void) {
+    if (zygote_sock >= 0) close(zygote_sock);
+    zygote_sock = -1;
+    if (zygote_pid > 0) {
+        kill(zygote_pid, SIGKILL);
+        waitpid(zygote_pid, NULL, 0);
+    }
+    zygote_pid = 0;
+}
 
-    int in[2], out[2], err[2], ready[2];
-    if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC) || pipe2(ready, O_CLOEXEC))
-        fail("cannot make a pipe", strerror(errno));
-    pid_t child = fork();
-    if (child < 0) fail("cannot fork", strerror(errno));
-    if (child == 0) {
+/* Start the zygote `argv` (its command also being `key`), clean: this process's environment,
+ * default signal handling, /dev/null for stdin and stdout, this stderr, the socket as fd 3. */
+static int start_zygote(char **argv, const char *key, size_t key_size) {
+    stop_zygote();
+    int pair[2], ready[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair)) return -1;
+    int quiet_in[2], quiet_out[2];
+    if (pipe2(ready, O_CLOEXEC)) { close(pair[0]); close(pair[1]); return -1; }
+    if (pipe2(quiet_in, O_CLOEXEC) || pipe2(quiet_out, O_CLOEXEC)) fail("cannot make a pipe", strerror(errno));
+    pid_t pid = fork();
+    if (pid < 0) { close(pair[0]); close(pair[1]); close(ready[0]); close(ready[1]); return -1; }
+    if (pid == 0) {
         sigset_t none;
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
         signal(SIGPIPE, SIG_DFL);
-        dup2(in[0], 0);
-        dup2(out[1], 1);
-        dup2(err[1], 2);
-        for (uint32_t i = 0; i < envc; i++) putenv(env[i]);
+        /* stdin and stdout are pipes, as a call's are, so the interpreter sets its streams up the
+         * same way; nothing is ever read or written on them */
+        if (dup2(quiet_in[0], 0) < 0 || dup2(quiet_out[1], 1) < 0 || dup2(pair[1], 3) < 0) _exit(127);
         execvp(argv[0], argv);
         int why = errno;
         if (write(ready[1], &why, sizeof why) < 0) {}
         _exit(127);
     }
+    close(pair[1]);
+    close(ready[1]);
+    close(quiet_in[0]); close(quiet_in[1]); close(quiet_out[0]); close(quiet_out[1]);
+    int why = 0;
+    ssize_t got = read(ready[0], &why, sizeof why);
+    close(ready[0]);
+    if (got == (ssize_t)sizeof why) {
+        close(pair[0]);
+        waitpid(pid, NULL, 0);
+        return -1;
+    }
+    zygote_pid = pid;
+    zygote_sock = pair[0];
+    free(zygote_key);
+    zygote_key = malloc(key_size);
+    if (!zygote_key) fail("out of memory", NULL);
+    memcpy(zygote_key, key, key_size);
+    zygote_key_size = key_size;
+    return 0;
+}
+
+/* Hand the call's streams and its argv and environment (`strings`, as in the 'S' frame: u32 argc,
+ * u32 envc, the strings) to the zygote; the pid of the process it forked. */
+static pid_t zygote_call(int fds[3], const unsigned char *strings, uint32_t size) {
+    unsigned char head[4] = {size >> 24, size >> 16, size >> 8, size};
+    struct iovec part = {head, sizeof head};
+    char control[CMSG_SPACE(3 * sizeof(int))];
+    memset(control, 0, sizeof control);
+    struct msghdr message = {0};
+    message.msg_iov = &part;
+    message.msg_iovlen = 1;
+    message.msg_control = control;
+    message.msg_controllen = sizeof control;
+    struct cmsghdr *rights = CMSG_FIRSTHDR(&message);
+    rights->cmsg_level = SOL_SOCKET;
+    rights->cmsg_type = SCM_RIGHTS;
+    rights->cmsg_len = CMSG_LEN(3 * sizeof(int));
+    memcpy(CMSG_DATA(rights), fds, 3 * sizeof(int));
+    ssize_t sent;
+    do sent = sendmsg(zygote_sock, &message, MSG_NOSIGNAL); while (sent < 0 && errno == EINTR);
+    if (sent != (ssize_t)sizeof head) return -1;
+    for (size_t at = 0; at < size;) {
+        ssize_t n = send(zygote_sock, strings + at, size - at, MSG_NOSIGNAL);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return -1;
+        at += (size_t)n;
+    }
+    unsigned char answer[5];
+    for (size_t at = 0; at < sizeof answer;) {
+        ssize_t n = read(zygote_sock, answer + at, sizeof answer - at);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return -1;
+        at += (size_t)n;
+    }
+    return answer[0] == 'P' ? (pid_t)be32(answer + 1) : -1;
+}
+
+/* One call: clean up, start ARGV with the call's environment (itself, or through the zygote),
+ * relay its streams, report its exit. */
+static void call(unsigned char *start, uint32_t size, int signals) {
+    if (size < 12) fail("a malformed call from fnrun", NULL);
+    unsigned char *data = malloc(size);
+    if (!data) fail("out of memory", NULL);
+    memcpy(data, start, size); /* the inbox moves on while the call runs */
+    uint32_t argc = be32(data), envc = be32(data + 4), zygc = be32(data + 8);
+    size_t offset = 12;
+    if (argc == 0 || argc > size || envc > size || zygc > size) fail("a malformed call from fnrun", NULL);
+    char **argv = strings(data, size, argc, &offset);
+    char **env = strings(data, size, envc, &offset);
+    size_t zygote_at = offset;
+    char **zygote = strings(data, size, zygc, &offset);
+    make_clean();
+    int through_zygote = zygc > 0 && !zygote_broken;
+    if (through_zygote) {
+        const char *key = (const char *)data + zygote_at;
+        size_t key_size = offset - zygote_at;
+        if (zygote_pid <= 0 || zygote_key_size != key_size || memcmp(zygote_key, key, key_size) != 0)
+            through_zygote = start_zygote(zygote, key, key_size) == 0;
+    }
+
+    int in[2], out[2], err[2];
+    if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC))
+        fail("cannot make a pipe", strerror(errno));
+    pid_t child = -1;
+    if (through_zygote) {
+        int streams[3] = {in[0], out[1], err[1]};
+        /* the zygote's message is the 'S' payload without the zygote's own strings */
+        memset(data + 8, 0, 4);
+        child = zygote_call(streams, data, (uint32_t)zygote_at);
+        if (child < 0) { /* it took no call: none of it ran; the call starts its own process */
+            zygote_broken = 1;
+            stop_zygote();
+            kill_others();
+            close(in[0]); close(in[1]); close(out[0]); close(out[1]); close(err[0]); close(err[1]);
+            if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC))
+                fail("cannot make a pipe", strerror(errno));
+            through_zygote = 0;
+        }
+    }
+    if (!through_zygote) {
+        int ready[2];
+        if (pipe2(ready, O_CLOEXEC)) fail("cannot make a pipe", strerror(errno));
+        child = fork();
+        if (child < 0) fail("cannot fork", strerror(errno));
+        if (child == 0) {
+            sigset_t none;
+            sigemptyset(&none);
+            sigprocmask(SIG_SETMASK, &none, NULL);
+            signal(SIGPIPE, SIG_DFL);
+            dup2(in[0], 0);
+            dup2(out[1], 1);
+            dup2(err[1], 2);
+            for (uint32_t i = 0; i < envc; i++) putenv(env[i]);
+            execvp(argv[0], argv);
+            int why = errno;
+            if (write(ready[1], &why, sizeof why) < 0) {}
+            _exit(127);
+        }
+        close(ready[1]);
+        int why = 0;
+        ssize_t got = read(ready[0], &why, sizeof why); /* EOF: the exec succeeded (the pipe closed on exec) */
+        close(ready[0]);
+        if (got == (ssize_t)sizeof why) {
+            waitpid(child, NULL, 0);
+            fail("cannot start the function", strerror(why));
+        }
+    }
     close(in[0]);
     close(out[1]);
     close(err[1]);
-    close(ready[1]);
-    int why = 0;
-    ssize_t got = read(ready[0], &why, sizeof why); /* EOF: the exec succeeded (the pipe closed on exec) */
-    close(ready[0]);
-    if (got == (ssize_t)sizeof why) {
-        waitpid(child, NULL, 0);
-        fail("cannot start the function", strerror(why));
-    }
     free(argv);
     free(env);
+    free(zygote);
     fcntl(in[1], F_SETFL, O_NONBLOCK);
     fcntl(out[0], F_SETFL, O_NONBLOCK);
     fcntl(err[0], F_SETFL, O_NONBLOCK);
 
     int to_child = in[1], from_out = out[0], from_err = err[0], exited = 0, status = 0, input_ended = 0;
+    int from_zygote = through_zygote ? zygote_sock : -1;
     unsigned char *pending = NULL; /* a piece of stdin the function has not taken yet */
     uint32_t pending_size = 0;
     while (!exited) {
@@ -335,12 +483,13 @@ static void call(unsigned char *start, uint32_t size, int signals) {
             close(to_child);
             to_child = -1;
         }
-        struct pollfd fds[5];
-        int n = 0, at_in = -1, at_child = -1, at_out = -1, at_err = -1;
+        struct pollfd fds[6];
+        int n = 0, at_in = -1, at_child = -1, at_out = -1, at_err = -1, at_zygote = -1;
         if (!pending_size && !input_ended) { at_in = n; fds[n++] = (struct pollfd){0, POLLIN, 0}; }
         if (pending_size && to_child >= 0) { at_child = n; fds[n++] = (struct pollfd){to_child, POLLOUT, 0}; }
         if (from_out >= 0) { at_out = n; fds[n++] = (struct pollfd){from_out, POLLIN, 0}; }
         if (from_err >= 0) { at_err = n; fds[n++] = (struct pollfd){from_err, POLLIN, 0}; }
+        if (from_zygote >= 0) { at_zygote = n; fds[n++] = (struct pollfd){from_zygote, POLLIN, 0}; }
         int at_sig = n;
         fds[n++] = (struct pollfd){signals, POLLIN, 0};
         if (poll(fds, (nfds_t)n, -1) < 0) {
@@ -361,18 +510,32 @@ static void call(unsigned char *start, uint32_t size, int signals) {
         }
         if (at_out >= 0 && fds[at_out].revents) relay_output(&from_out, 'O');
         if (at_err >= 0 && fds[at_err].revents) relay_output(&from_err, 'E');
+        if (at_zygote >= 0 && fds[at_zygote].revents) {
+            unsigned char answer[5];
+            ssize_t got;
+            do got = read(from_zygote, answer, sizeof answer); while (got < 0 && errno == EINTR);
+            if (got == (ssize_t)sizeof answer && answer[0] == 'X') {
+                exited = 1;
+                status = (int)be32(answer + 1) << 8; /* as waitpid's status: the code, not a signal */
+            } else { /* the zygote is gone (a function killed it): the child is this process's now */
+                close(zygote_sock);
+                zygote_sock = from_zygote = -1;
+            }
+        }
         if (fds[at_sig].revents) {
             struct signalfd_siginfo info;
             while (read(signals, &info, sizeof info) > 0) {}
             pid_t pid;
             int any;
-            while ((pid = waitpid(-1, &any, WNOHANG)) > 0)
+            while ((pid = waitpid(-1, &any, WNOHANG)) > 0) {
+                if (pid == zygote_pid) zygote_pid = 0;
                 if (pid == child) { exited = 1; status = any; }
+            }
         }
     }
+    if (zygote_pid > 0 && zygote_sock < 0) stop_zygote(); /* it went quiet: start another next time */
     /* What the function left running goes now: its output ends with it, as in a cold container. */
-    kill(-1, SIGKILL);
-    while (waitpid(-1, NULL, 0) > 0 || errno == EINTR) {}
+    kill_others();
     if (to_child >= 0) close(to_child);
     free(pending);
     if (from_out >= 0) fcntl(from_out, F_SETFL, 0);
@@ -412,7 +575,7 @@ static int serve(long ttl) {
         if (fds[1].revents) {
             struct signalfd_siginfo info;
             while (read(signals, &info, sizeof info) > 0) {}
-            while (waitpid(-1, NULL, WNOHANG) > 0) {}
+            reap();
         }
         if (fds[0].revents) fill();
     }

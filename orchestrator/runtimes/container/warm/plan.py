@@ -37,6 +37,9 @@ from orchestrator.runtimes.protocol import Invocation, Mount
 LABEL_WARM = "fnrun.warm"
 LABEL_HOST = "fnrun.host"  # with fnrun.pid and fnrun.started: whose container it is (warm.orphans)
 LABEL_STARTED = "fnrun.started"
+#: An image label naming a Python module that serves `python3 -m MODULE` calls as a fork server
+#: (fnrun's SDK images: functions/sdk/zygote.py; the helper starts it, fnrun-warm.c).
+LABEL_ZYGOTE = "dev.fnrun.python-zygote"
 IDLE_TTL = 600  # seconds without a call after which a warm container ends itself (its stream should have ended first)
 HELPER = f"{TARGET}/{NAME}"
 
@@ -51,6 +54,14 @@ class Plan:
     base: Invocation  # the call without what is its own: what creates the container
     argv: tuple[str, ...]  # the image's entrypoint and command, or its entrypoint and the call's arguments
     local: str  # none | bind | upload: how /local reaches the container (warm.local)
+    zygote: tuple[str, ...] = ()  # the image's Python fork server for argv, if it has one (zygote_for)
+
+    def zygote_for(self, env: dict[str, str]) -> tuple[str, ...]:
+        """The zygote a call with `env` may use: none when a variable would change how the
+        interpreter starts (PYTHON*, the locale), which a zygote started without it cannot honour."""
+        if any(name.startswith(("PYTHON", "LC_")) or name == "LANG" for name in env):
+            return ()
+        return self.zygote
 
 
 @dataclass(frozen=True)
@@ -111,7 +122,16 @@ def plan(inv: Invocation) -> Plan | str:
             body["Volumes"] = {**body.get("Volumes", {}), "/local": {}}
     key = json.dumps([local, body], sort_keys=True)
     body["Labels"] = {**body["Labels"], LABEL_FUNCTION: inv.image, **owner_labels()}
-    return Plan(key, body, copies, base, argv, local)
+    return Plan(key, body, copies, base, argv, local, _zygote(config, argv))
+
+
+def _zygote(config: dict[str, Any], argv: tuple[str, ...]) -> tuple[str, ...]:
+    """The command of the image's fork server for `argv` (`python3 -m MODULE ...`), or ()."""
+    labels = config.get("Labels") or {}
+    server = labels.get(LABEL_ZYGOTE, "") if isinstance(labels, dict) else ""
+    if not server or len(argv) < 3 or argv[1] != "-m" or os.path.basename(argv[0]) not in ("python3", "python"):
+        return ()
+    return (argv[0], "-m", server, argv[2])
 
 
 def _image_config(image: str) -> dict[str, Any] | None:

@@ -37,8 +37,8 @@ class Warm:
 
 
 class WarmPool:
-    """At most `per_image` containers per key; a call waits for one to come back rather than
-    start another beyond that (a start costs more CPU than most calls)."""
+    """At most `per_image` containers per key (or what `limit` set for it); a call waits for one
+    to come back rather than start another beyond that (a start costs more CPU than most calls)."""
 
     def __init__(self, per_image: int = 1) -> None:
         self.per_image = max(1, per_image)
@@ -51,11 +51,20 @@ class WarmPool:
         self._pending: dict[str, int] = {}  # containers being started, by key
         self._waiting: dict[str, int] = {}  # calls waiting for one of those
         self._needed: dict[str, int] = {}  # by key, how many calls may still come (trim), where known
+        self._limits: dict[str, int] = {}  # by key, fewer containers than per_image (limit)
         self._remover = Remover(workers=self.per_image)
         self._ahead = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fnrun-warm")
         self._ahead.submit(sweep_once)  # what a killed fnrun left (warm.orphans), off the run's path
         self.started = 0  # containers started, for tests and reports
         self.served = 0  # calls that ran in a warm container (not cold)
+
+    def limit(self, key: str, count: int) -> None:
+        """At most `count` (1 or more, up to per_image) containers for `key`."""
+        with self._cond:
+            self._limits[key] = max(1, min(count, self.per_image))
+
+    def _cap(self, key: str) -> int:
+        return self._limits.get(key, self.per_image)
 
     def expect(self, plans: list[Plan], paused: bool) -> None:
         """The containers the run will want: started ahead now, or (`paused`: the result cache may
@@ -121,7 +130,7 @@ class WarmPool:
                     finally:
                         self._waiting[key] -= 1
                     continue
-                if self._count.get(key, 0) < self.per_image:
+                if self._count.get(key, 0) < self._cap(key):
                     self._count[key] = self._count.get(key, 0) + 1
                     self._pending[key] = self._pending.get(key, 0) + 1
                     break
@@ -139,7 +148,7 @@ class WarmPool:
             idle = self._idle.get(key)
             if idle and not self._waiting.get(key, 0):  # a call waiting for it goes first: its turn has come
                 return idle.pop()
-            if self._pending.get(key, 0) or self._count.get(key, 0) >= self.per_image:
+            if self._pending.get(key, 0) or self._count.get(key, 0) >= self._cap(key):
                 return None
             self._count[key] = self._count.get(key, 0) + 1
             self._pending[key] = 1
@@ -205,7 +214,7 @@ class WarmPool:
         """The call is done and left the container fit for the next one (kept while a call may
         still come for it)."""
         with self._cond:
-            if not self._closed and self._count.get(warm.key, 0) <= self._needed.get(warm.key, self.per_image):
+            if not self._closed and self._count.get(warm.key, 0) <= self._needed.get(warm.key, self._cap(warm.key)):
                 self._idle.setdefault(warm.key, []).append(warm)
                 self._cond.notify_all()
                 return
