@@ -1,12 +1,12 @@
-"""What a warm call costs against the least a tool can do to run a function process in a running
-container: a bare `docker exec` of the image's own entrypoint through the docker SDK.
+"""What a warm call costs against the least the engine's exec can do to run a function process in
+a running container: a bare `docker exec` of the image's own entrypoint through the docker SDK.
 
 `bare_exec` creates the exec with stdin attached, sends the ResourceList, half-closes, reads the
 output to EOF and asks for the exit code: nothing else. `warm_call` is one call through fnrun's
-warm runtime (orchestrator.runtimes.container.warm): the helper's clean-up, /local, the bounded
-pumps. Both run in the same warm container, interleaved, so the difference is fnrun's per-call
-overhead. bench_render.py uses `floor_seconds` for the warm floor of a case: one container start
-plus the calls' own process time (bare execs), nothing run at once.
+warm runtime (orchestrator.runtimes.container.warm): /local, the helper's clean-up, the call over
+the container's attach stream (forked by the image's Python fork server where it has one), the
+bounded pumps. Both run in the same warm container, interleaved. bench_render.py uses the bare
+exec for its exec floor: one container start plus the calls as bare execs, nothing run at once.
 """
 
 from __future__ import annotations
