@@ -1,20 +1,25 @@
-"""fnrun's entry point: for `fnrun run DIR --image IMAGE`, start the function's container before
-fnrun itself is imported.
+"""fnrun's entry point: for `fnrun run DIR --image IMAGE` and `fnrun render DIR`, start the first
+function's container before fnrun itself is imported.
 
 Why it exists: for one function over a small package, fnrun's time is a new interpreter importing
 typer, ruamel and the docker SDK (~0.15-0.25 s here), then the engine creating and starting the
 container (~0.2 s, mostly runc). Those need not wait for each other. This module imports only the
 standard library and fnrun's light sandbox modules, reads the command line, and when the function
-and its sandbox are known from argv alone it starts the container in a background thread
-(orchestrator.runtimes.container.early) while the real CLI is imported and run. The run's pre-start pool
-adopts the container only if the create request it would send itself is identical, so the early
-container is never a different sandbox; in every other case it is removed unused.
+and its sandbox are known from it it starts the container in a background thread
+(orchestrator.runtimes.container.early) while the real CLI is imported and run. For `run` the
+function is --image's; for `render` it is the first container step of a package whose only
+Kptfile is its root's, read by orchestrator.render.first_container (which loads fnrun's libyaml
+reader: the render loads it anyway). The run's pre-start pool adopts the container only if the
+create request it would send itself is identical, so the early container is never a different
+sandbox; in every other case it is removed unused.
 
 No early start (the ordinary path, unchanged) when anything is not simple: another command, a flag
 that orchestrator.option_schema does not know or marks as not foreseen (--mount, --fn-config,
---exec, --save...), a remote engine or podman, the `always` pull policy, a catalog image that may
-run in-process (builtin), or a result cache that could hit (a hit must start no container: only
-with --no-cache, FNRUN_CACHE=0 or an empty cache).
+--exec, --save, --shard...), a remote engine or podman, the `always` pull policy, a catalog image
+that may run in-process (builtin), a result cache that could hit (a hit must start no container:
+only with --no-cache, FNRUN_CACHE=0 or an empty cache), a fnrun.lock; for render also a package
+directory copied into the container rather than bind-mounted (--mounts upload, or not readable by
+the sandbox user) and whatever first_container cannot read exactly.
 FNRUN_EARLY_START=0 turns it off; FNRUN_DEBUG_LAUNCH=1 says on stderr what became of the container.
 
 The container is removed on every path: the run removes what it adopted; `finish` removes it
@@ -34,7 +39,7 @@ from types import FrameType
 from typing import TYPE_CHECKING
 
 from orchestrator.errors import report_interrupt
-from orchestrator.option_schema import BY_SPELLING
+from orchestrator.option_schema import BY_SPELLING, RENDER_BY_SPELLING, Option
 from orchestrator.runtimes.supervise import interrupts
 from orchestrator.runtimes.container import live
 
@@ -116,30 +121,61 @@ def _terminated(signum: int, frame: FrameType | None) -> None:
 
 def _early_container(args: list[str]) -> EarlyContainer | None:
     """The container to start early for this command line, or None for the ordinary path."""
-    if args[:1] != ["run"] or os.environ.get("FNRUN_EARLY_START", "1").strip().lower() in OFF:
+    if args[:1] not in (["run"], ["render"]) or os.environ.get("FNRUN_EARLY_START", "1").strip().lower() in OFF:
         return None
-    flags = _run_flags(args[1:])
-    if flags is None or "--image" not in flags or flags.get("--image-pull-policy", ["ifNotPresent"])[-1] == "always":
+    render = args[0] == "render"
+    parsed = _command_line(args[1:], RENDER_BY_SPELLING if render else BY_SPELLING)
+    if parsed is None or parsed[0].get("--image-pull-policy", ["ifNotPresent"])[-1] == "always":
+        return None
+    flags, positionals = parsed
+    if not render and "/" not in flags.get("--image", [""])[-1]:  # none, or a short name: the CLI adds kpt's catalog prefix
         return None
     from orchestrator.runtimes.container.remote import unix_socket
 
     path = unix_socket()
     if path is None:  # tcp, TLS, ssh: the SDK's transports
         return None
-    image = flags["--image"][-1]
-    if "/" not in image:  # a short name: the CLI puts kpt's catalog prefix before it
-        return None
-    if _may_run_in_process(image, flags) or _cache_may_hit(flags) or ("--no-lock" not in flags and _locked(args[1:])):
+    if _cache_may_hit(flags) or ("--no-lock" not in flags and _locked(args[1:])):
         return None
     from orchestrator.runtimes.container.early import EarlyContainer
     from orchestrator.runtimes.container.settings import LABEL_PRESTARTED, create_body
 
     try:
-        body = create_body(_invocation(image, flags), {})
+        call = _render_call(flags, positionals, args[1:]) if render else _run_call(flags)
+        body = create_body(call, {}) if call is not None else None
     except Exception:  # noqa: BLE001 - a bad value (FnrunError, ValueError, --cpus inf): the CLI reports it
+        return None
+    if body is None:
         return None
     body["Labels"][LABEL_PRESTARTED] = "1"
     return EarlyContainer(path, body)
+
+
+def _run_call(flags: dict[str, list[str]]) -> Invocation | None:
+    """`run --image IMAGE`'s call, when the image runs in a container."""
+    image = flags["--image"][-1]
+    return None if _may_run_in_process(image, flags) else _invocation(image, flags)
+
+
+def _render_call(flags: dict[str, list[str]], positionals: list[str], args: list[str]) -> Invocation | None:
+    """The call of the first container step `render DIR` runs, when the root Kptfile alone says
+    which (orchestrator.render.first_container) and the package's directory is bind-mounted at
+    /local as the render mounts it (not copied in: --mounts upload, or unreadable for the sandbox user)."""
+    if len(positionals) > 1 or "--" in args or flags.get("--mounts", [os.environ.get("FNRUN_MOUNTS", "auto")])[-1] not in ("auto", "bind"):
+        return None
+    from orchestrator.render.first_container import first_image
+    from orchestrator.runtimes.container.access import NOBODY_GID, NOBODY_UID, blocked_by
+    from orchestrator.runtimes.container.warm import enabled_by_environment as warm_by_environment
+
+    root = Path(positionals[0] if positionals else ".")
+    image = first_image(root, flags.get("--image-prefix", [""])[-1] or None, "--no-warm" not in flags and warm_by_environment())
+    if image is None or _may_run_in_process(image, flags):
+        return None
+    local = root.resolve()
+    uid, gid = (os.getuid(), os.getgid()) if "--as-current-user" in flags else (NOBODY_UID, NOBODY_GID)
+    if blocked_by(local, uid, gid) is not None:
+        return None
+    return _invocation(image, flags, local_dir=local)  # a Kptfile step declares no network: render's run.invocations
 
 
 def _locked(args: list[str]) -> bool:
@@ -152,10 +188,17 @@ def _locked(args: list[str]) -> bool:
 
 
 def _run_flags(args: list[str]) -> dict[str, list[str]] | None:
-    """`run`'s flags as {first spelling: [values]} (switches get [""]); None when one is not in
-    the option schema (orchestrator.option_schema) or is one that rules out an early start.
-    Positionals (the directory, key=value arguments) do not shape the container."""
+    """`run`'s flags (see _command_line)."""
+    parsed = _command_line(args, BY_SPELLING)
+    return parsed[0] if parsed is not None else None
+
+
+def _command_line(args: list[str], schema: dict[str, Option]) -> tuple[dict[str, list[str]], list[str]] | None:
+    """A command's flags as {first spelling: [values]} (switches get [""]) and its positionals
+    before `--`; None when a flag is not in the command's option schema (orchestrator.option_schema)
+    or is one that rules out an early start."""
     found: dict[str, list[str]] = {}
+    positionals: list[str] = []
     position = 0
     while position < len(args):
         arg = args[position]
@@ -163,9 +206,10 @@ def _run_flags(args: list[str]) -> dict[str, list[str]] | None:
         if arg == "--":
             break
         if not arg.startswith("-") or arg == "-":
+            positionals.append(arg)
             continue
         flag, equals, value = arg.partition("=")
-        option = BY_SPELLING.get(flag)
+        option = schema.get(flag)
         if option is None or not option.early or (equals and not option.takes_value):
             return None
         if option.takes_value and not equals:
@@ -173,7 +217,7 @@ def _run_flags(args: list[str]) -> dict[str, list[str]] | None:
                 return None
             value, position = args[position], position + 1
         found.setdefault(option.spellings[0], []).append(value if option.takes_value else "")
-    return found
+    return found, positionals
 
 
 def _may_run_in_process(image: str, flags: dict[str, list[str]]) -> bool:
@@ -205,9 +249,10 @@ def _cache_may_hit(flags: dict[str, list[str]]) -> bool:
     return False
 
 
-def _invocation(image: str, flags: dict[str, list[str]]) -> Invocation:
+def _invocation(image: str, flags: dict[str, list[str]], local_dir: Path | None = None) -> Invocation:
     """What `api.run` builds for `--image` (no /local, no mounts: the function sees the package on
-    stdin), from the flags' values as typer would convert them."""
+    stdin), or `api.render` for a step of the root Kptfile (its directory at /local, no network of
+    its own), from the flags' values as typer would convert them."""
     from orchestrator.runtimes.protocol import Invocation, Sandbox
     from orchestrator.runtimes.container.settings import function_env
     from orchestrator.sizes import parse_memory
@@ -228,7 +273,10 @@ def _invocation(image: str, flags: dict[str, list[str]]) -> Invocation:
         image_pull_policy=last("--image-pull-policy", defaults.image_pull_policy),
         oci_runtime=last("--runtime", os.environ.get("FNRUN_RUNTIME", "")) or None,
     )
-    return Invocation(name=image, image=image, env=function_env((), tuple(flags.get("--env", ()))), sandbox=sandbox)
+    env = function_env((), tuple(flags.get("--env", ())))
+    if local_dir is None:
+        return Invocation(name=image, image=image, env=env, sandbox=sandbox)
+    return Invocation(name=image, image=image, env=env, sandbox=sandbox, local_dir=local_dir, network=False, mount_root=local_dir)
 
 
 if __name__ == "__main__":

@@ -1,14 +1,14 @@
-"""The options of `fnrun run`, declared once: the CLI takes their spellings from here, and the
-launcher (orchestrator.launch), which reads the command line before the CLI framework is imported,
-decides from here whether it may start the function's container early.
+"""The options of `fnrun run` and `fnrun render`, declared once: the CLI takes their spellings from
+here, and the launcher (orchestrator.launch), which reads the command line before the CLI framework
+is imported, decides from here whether it may start the first function's container early.
 
 An option the launcher does not find here turns the early start off, and a test walks every
-option the CLI declares and checks that it is here: a new flag cannot slip past the launcher.
-Standard library only: the launcher imports this before anything heavy."""
+option the CLI declares for either command and checks that it is here: a new flag cannot slip past
+the launcher. Standard library only: the launcher imports this before anything heavy."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 
 @dataclass(frozen=True)
@@ -93,6 +93,37 @@ BY_NAME: dict[str, Option] = {option.name: option for option in RUN_OPTIONS}
 BY_SPELLING: dict[str, Option] = {spelling: option for option in RUN_OPTIONS for spelling in option.spellings}
 
 
+
+def _as_render(name: str, **changed: bool) -> Option:
+    """One of run's options as render takes it: the same spellings; `changed` where render's early
+    start reads it otherwise (render's first container comes from the root Kptfile)."""
+    return replace(BY_NAME[name], **changed)
+
+
+RENDER_OPTIONS: tuple[Option, ...] = (
+    # what runs is the Kptfiles': --image-prefix completes their short names, as the launcher does
+    _as_render("image_prefix", early=True),
+    _as_render("allow_exec", early=True),  # exec steps run on this machine, never in the early container
+    _as_render("builtin_catalog"),
+    # a Kptfile step declares no network of its own, so the flag does not reach its container
+    # (orchestrator.run.invocations): the launcher's request leaves it out as the render's does
+    _as_render("network", container=False),
+    *(_as_render(name) for name in (
+        "output", "exclude_local_config", "file_names", "diff", "results_dir", "quiet", "verbose", "check", "results_format", "shard",
+        "as_current_user", "env", "timeout", "max_output", "memory", "pids_limit", "cpus", "tmpfs_size", "writable_root",
+        "keep_capabilities", "image_pull_policy", "oci_runtime", "no_cache", "no_builtin", "no_lock", "jobs",
+        "mount_mode",  # read: `upload` copies the package's directory (/local) in, so the early start is left out
+        "no_warm",  # read: without warm containers, an image the pipeline calls twice may start early too
+    )),
+    # render's own: what becomes of the output, not the container's business
+    _switch("no_status", "--no-status"),
+    _switch("strict_results", "--strict-results"),
+)
+
+RENDER_BY_NAME: dict[str, Option] = {option.name: option for option in RENDER_OPTIONS}
+RENDER_BY_SPELLING: dict[str, Option] = {spelling: option for option in RENDER_OPTIONS for spelling in option.spellings}
+
+
 def spellings(name: str) -> tuple[str, ...]:
     """How the CLI spells the option `name` (its typer declaration takes them from here)."""
-    return BY_NAME[name].spellings
+    return (BY_NAME.get(name) or RENDER_BY_NAME[name]).spellings

@@ -5,12 +5,7 @@ is checked on this process's containers only. Behaviour only; the speed is bench
 
 from __future__ import annotations
 
-import os
-import re
 import signal
-import subprocess
-import sys
-import time
 import uuid
 from pathlib import Path
 
@@ -18,13 +13,11 @@ import docker
 import pytest
 
 from orchestrator.launch import _early_container, _run_flags
-from testing.pipeline_helpers import REPO, signal_when, snapshot, test_images, write_package  # noqa: F401
+from testing.launching import STARTED, launch, said, signalled_at_start, signalled_in_function
+from testing.pipeline_helpers import snapshot, test_images, write_package  # noqa: F401
 from testing.runtime_fixtures import containers_of
 
-FNRUN = Path(sys.executable).parent / "fnrun"  # the console script: what users run
 IDENTITY, LABEL, FAIL, SLEEP = "fnrun-test/identity:v1", "fnrun-test/label:v1", "fnrun-test/fail:v1", "fnrun-test/sleep:v1"
-DEBUG = {"FNRUN_DEBUG_LAUNCH": "1", "FNRUN_CACHE": "0"}
-STARTED = re.compile(r"fnrun launcher: started container (\w+) early")
 
 
 def package(root: Path) -> Path:
@@ -32,20 +25,6 @@ def package(root: Path) -> Path:
         "app/deploy.yaml": "# the web tier\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web  # keep me\nspec:\n  replicas: 2\n",
         "app/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  k: v\n",
     })
-
-
-def said(stderr: str) -> list[str]:
-    """fnrun's own messages, without the launcher's debug lines and with timings blanked."""
-    return [re.sub(r"\d+\.\d+s", "_s", line) for line in stderr.splitlines() if not line.startswith("fnrun launcher:")]
-
-
-def launch(*args: str, env: dict[str, str] | None = None, stdin: str | None = None) -> tuple[subprocess.CompletedProcess[str], int]:
-    proc = subprocess.Popen(
-        [str(FNRUN), *args], stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True, cwd=REPO, env={**os.environ, **DEBUG, **(env or {})},
-    )
-    stdout, stderr = proc.communicate(stdin, timeout=300)
-    return subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr), proc.pid
 
 
 def test_the_run_adopts_the_early_container_and_removes_it(tmp_path: Path, test_images: None) -> None:
@@ -135,11 +114,7 @@ def test_a_signal_during_start_up_leaves_no_container(tmp_path: Path, test_image
     """The signal lands while fnrun imports itself (the container being created or started) or
     just after: wherever it lands, the container goes."""
     root = package(tmp_path / "pkg")
-    proc = subprocess.Popen([str(FNRUN), "run", str(root), "--image", SLEEP, "--", "seconds=30"], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env={**os.environ, **DEBUG})
-    time.sleep(when)
-    proc.send_signal(signum)
-    proc.communicate(timeout=120)
+    proc = signalled_at_start(["run", str(root), "--image", SLEEP, "--", "seconds=30"], signum, when)
     assert proc.returncode != 0  # (a signal inside the interpreter's own start-up may still print a traceback)
     assert containers_of(proc.pid) == []
 
@@ -148,9 +123,7 @@ def test_a_signal_during_start_up_leaves_no_container(tmp_path: Path, test_image
 def test_a_signal_while_the_function_runs_leaves_no_container(tmp_path: Path, test_images: None, signum: int) -> None:
     root = package(tmp_path / "pkg")
     before = snapshot(root)
-    proc = subprocess.Popen([str(FNRUN), "run", str(root), "--image", SLEEP, "--", "seconds=60"], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True, env={**os.environ, **DEBUG})
-    stderr = signal_when(proc, "sleep: sleeping", signum)  # once the function has its input
+    proc, stderr = signalled_in_function(["run", str(root), "--image", SLEEP, "--", "seconds=60"], "sleep: sleeping", signum)  # once the function has its input
     assert proc.returncode == (143 if signum == signal.SIGTERM else 130), stderr
     assert "interrupted" in stderr and "nothing was written" in stderr, stderr
     assert "Traceback" not in stderr, stderr
