@@ -141,7 +141,9 @@ def _early_container(args: list[str]) -> EarlyContainer | None:
     from orchestrator.runtimes.container.settings import LABEL_PRESTARTED, create_body
 
     try:
-        call = _render_call(flags, positionals, args[1:]) if render else _run_call(flags)
+        call, warm = _render_call(flags, positionals, args[1:]) if render else (_run_call(flags), False)
+        if call is not None and warm:
+            return _warm_container(path, call)
         body = create_body(call, {}) if call is not None else None
     except Exception:  # noqa: BLE001 - a bad value (FnrunError, ValueError, --cpus inf): the CLI reports it
         return None
@@ -151,31 +153,52 @@ def _early_container(args: list[str]) -> EarlyContainer | None:
     return EarlyContainer(path, body)
 
 
+def _warm_container(path: str, call: Invocation) -> EarlyContainer | None:
+    """The warm container the render will want for `call`'s image, which its pipeline calls more
+    than once (orchestrator.runtimes.container.warm), made from the same plan the run makes; only
+    when the warm-call helper is built already (building it is the run's business) and /local is
+    bind-mounted through a staging directory, not copied in."""
+    from orchestrator.runtimes.container.early import EarlyContainer
+    from orchestrator.runtimes.container.warm import helper
+    from orchestrator.runtimes.container.warm.local import make_staging
+    from orchestrator.runtimes.container.warm.plan import container_body, plan, staging_owner
+
+    if not helper.ready():
+        return None
+    found = plan(call)
+    if isinstance(found, str) or found.copies or found.local == "upload":
+        return None
+    staging = make_staging(staging_owner()) if found.local == "bind" else None
+    return EarlyContainer(path, container_body(found, staging), match=found.body, staging=staging)
+
+
 def _run_call(flags: dict[str, list[str]]) -> Invocation | None:
     """`run --image IMAGE`'s call, when the image runs in a container."""
     image = flags["--image"][-1]
     return None if _may_run_in_process(image, flags) else _invocation(image, flags)
 
 
-def _render_call(flags: dict[str, list[str]], positionals: list[str], args: list[str]) -> Invocation | None:
+def _render_call(flags: dict[str, list[str]], positionals: list[str], args: list[str]) -> tuple[Invocation | None, bool]:
     """The call of the first container step `render DIR` runs, when the root Kptfile alone says
     which (orchestrator.render.first_container) and the package's directory is bind-mounted at
-    /local as the render mounts it (not copied in: --mounts upload, or unreadable for the sandbox user)."""
+    /local as the render mounts it (not copied in: --mounts upload, or unreadable for the sandbox
+    user); and whether a warm container will serve it (its image is called again, warm is on)."""
     if len(positionals) > 1 or "--" in args or flags.get("--mounts", [os.environ.get("FNRUN_MOUNTS", "auto")])[-1] not in ("auto", "bind"):
-        return None
-    from orchestrator.render.first_container import first_image
+        return None, False
+    from orchestrator.render.first_container import first_step
     from orchestrator.runtimes.container.access import NOBODY_GID, NOBODY_UID, blocked_by
     from orchestrator.runtimes.container.warm import enabled_by_environment as warm_by_environment
 
     root = Path(positionals[0] if positionals else ".")
-    image = first_image(root, flags.get("--image-prefix", [""])[-1] or None, "--no-warm" not in flags and warm_by_environment())
-    if image is None or _may_run_in_process(image, flags):
-        return None
+    found = first_step(root, flags.get("--image-prefix", [""])[-1] or None)
+    if found is None or _may_run_in_process(found[0], flags):
+        return None, False
     local = root.resolve()
     uid, gid = (os.getuid(), os.getgid()) if "--as-current-user" in flags else (NOBODY_UID, NOBODY_GID)
     if blocked_by(local, uid, gid) is not None:
-        return None
-    return _invocation(image, flags, local_dir=local)  # a Kptfile step declares no network: render's run.invocations
+        return None, False
+    warm = found[1] and "--no-warm" not in flags and warm_by_environment()
+    return _invocation(found[0], flags, local_dir=local), warm  # a Kptfile step declares no network: render's run.invocations
 
 
 def _locked(args: list[str]) -> bool:

@@ -76,8 +76,8 @@ def test_only_an_identical_create_request_adopts_the_early_container(test_images
         early.finish()
         left = client.containers.list(all=True, filters={"label": f"fnrun.test={mark}"})
         if adopt:
-            assert adopted is not None and [c.id for c in left] == [adopted[0]]  # the adopter's to remove
-            adopted[1].close()
+            assert adopted is not None and [c.id for c in left] == [adopted.container_id]  # the adopter's to remove
+            adopted.socket.close()
             left[0].remove(force=True)
         else:
             assert left == []

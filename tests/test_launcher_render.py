@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import signal
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -39,20 +40,40 @@ def contents(root: Path) -> dict[str, bytes]:
     return {path: data for path, (data, _) in snapshot(root).items()}
 
 
-def test_the_render_adopts_the_early_container_and_the_package_is_the_same_without_it(tmp_path: Path, test_images: None) -> None:
-    steps = f"- image: {LABEL}\n  configMap: {{team: web}}\n- image: {IDENTITY}"
+def rendered_with_and_without_early_start(tmp_path: Path, steps: str, printed: bool) -> list[tuple[object, ...]]:
+    """The package, the messages (and with `printed`, what `-o stdout` printed) rendered with the
+    early start and without; each time adopted exactly when on, and nothing left behind: no
+    container, no warm container's /local staging directory."""
     outcomes = []
     for early in ("1", "0"):
         root = kpt_package(tmp_path / f"pkg{early}", steps)
         done, pid = launch("render", str(root), *NEVER, env={"FNRUN_EARLY_START": early})
         assert done.returncode == 0, done.stderr
         assert adopted(done.stderr) == (early == "1"), done.stderr
-        printed, _ = launch("render", str(root), *NEVER, "-o", "stdout", env={"FNRUN_EARLY_START": early})
-        assert printed.returncode == 0 and adopted(printed.stderr) == (early == "1"), printed.stderr
-        outcomes.append((contents(root), printed.stdout, said(done.stderr)))
+        outcome: tuple[object, ...] = (contents(root), said(done.stderr))
+        if printed:
+            shown, _ = launch("render", str(root), *NEVER, "-o", "stdout", env={"FNRUN_EARLY_START": early})
+            assert shown.returncode == 0 and adopted(shown.stderr) == (early == "1"), shown.stderr
+            outcome += (shown.stdout,)
+        outcomes.append(outcome)
         assert containers_of(pid) == []
+        assert not list(Path(tempfile.gettempdir()).glob(f"fnrun-warm-local-{pid}-*")), "a staging directory was left"
+    return outcomes
+
+
+def test_the_render_adopts_the_early_container_and_the_package_is_the_same_without_it(tmp_path: Path, test_images: None) -> None:
+    outcomes = rendered_with_and_without_early_start(tmp_path, f"- image: {LABEL}\n  configMap: {{team: web}}\n- image: {IDENTITY}", True)
     assert outcomes[0] == outcomes[1]
     assert b"team: web" in outcomes[0][0]["deploy.yaml"] and b"# keep me" in outcomes[0][0]["deploy.yaml"]
+
+
+def test_an_image_the_pipeline_calls_again_gets_its_warm_container_early(tmp_path: Path, test_images: None) -> None:
+    """The container the warm pool would start for the image (warm.plan), started by the launcher
+    and adopted by the pool."""
+    steps = f"- image: {LABEL}\n  configMap: {{team: web}}\n- image: {LABEL}\n  configMap: {{tier: front}}"
+    outcomes = rendered_with_and_without_early_start(tmp_path, steps, False)
+    assert outcomes[0] == outcomes[1]
+    assert b"team: web" in outcomes[0][0]["deploy.yaml"] and b"tier: front" in outcomes[0][0]["deploy.yaml"]
 
 
 @pytest.mark.parametrize(
@@ -134,8 +155,6 @@ PLAIN = f"- image: {IDENTITY}"
         ({"a/b/c/Kptfile": kptfile(PLAIN, "c")}, (), {}),
         ({"Kptfile": kptfile(f"{PLAIN}\n  when: 'true'")}, (), {}),  # the step may be skipped
         ({"Kptfile": kptfile(f"- image: {IDENTITY.split(':')[0]}\n  tag: ~1.0")}, (), {}),  # only the engine's tags resolve it
-        ({"Kptfile": kptfile(f"{PLAIN}\n- image: {IDENTITY}")}, (), {}),  # a warm container serves an image called twice
-        ({"Kptfile": kptfile(f"{PLAIN}\n- image: {IDENTITY}")}, (), {"FNRUN_WARM": "1"}),
         ({"Kptfile": kptfile("- exec: ./fn")}, ("--allow-exec",), {}),  # no container at all
         ({"Kptfile": kptfile(PLAIN) + "---\n" + kptfile(PLAIN, "again")}, (), {}),  # not one document
         ({"Kptfile": kptfile(PLAIN).replace("kpt.dev/v1", "kpt.dev/v1alpha1")}, (), {}),

@@ -6,8 +6,8 @@ libyaml reading the render itself does, loaded here a little earlier), never by 
 package whose one Kptfile is its root's is read: with a subpackage, the first function is the
 deepest package's, which takes the render's whole walk to know. Whatever is not plain leaves the
 start to the render: a `when:` (the step may be skipped), a `tag:` constraint (only the engine's
-tags resolve it), an image the pipeline calls again (a warm container serves those), a Kptfile the
-render would refuse. Even so the answer is only a proposal: the render adopts the early container
+tags resolve it), a Kptfile the render would refuse. An image the pipeline calls again is served
+by a warm container: the launcher then starts that one (orchestrator.runtimes.container.warm). Even so the answer is only a proposal: the render adopts the early container
 for an identical create request alone (orchestrator.runtimes.container.early), and the launcher
 removes it otherwise.
 """
@@ -29,9 +29,10 @@ MAX_KPTFILE_BYTES = 256 * 1024  # a Kptfile is a few hundred bytes; a bigger one
 MAX_ENTRIES = 5000  # directory entries looked at for a subpackage before leaving it to the render
 
 
-def first_image(root: Path, prefix: str | None, warm: bool) -> str | None:
-    """The full image of the first container step `render root` runs, or None when that is not
-    known exactly and cheaply. `prefix` is --image-prefix; `warm`: whether warm containers are on."""
+def first_step(root: Path, prefix: str | None) -> tuple[str, bool] | None:
+    """(the full image of the first container step `render root` runs, whether another step of the
+    pipeline names the same repository: a warm container would serve them), or None when that is
+    not known exactly and cheaply."""
     steps = _steps(_kptfile(root))
     if not steps:
         return None
@@ -46,10 +47,9 @@ def first_image(root: Path, prefix: str | None, warm: bool) -> str | None:
         resolved = resolve(image, tag, full_prefix, KPTFILE)
     except InputError:
         return None
-    if warm and any(_repository(step.get("image"), full_prefix) in (None, _repository(resolved, full_prefix))
-                    for step in steps if step is not first and step.get("image")):
-        return None
-    return resolved if _no_subpackage(root) else None
+    repeats = any(_repository(step.get("image"), full_prefix) in (None, _repository(resolved, full_prefix))
+                  for step in steps if step is not first and step.get("image"))
+    return (resolved, repeats) if _no_subpackage(root) else None
 
 
 def _kptfile(root: Path) -> dict[str, Any] | None:

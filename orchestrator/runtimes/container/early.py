@@ -20,6 +20,8 @@ import socket
 import sys
 import threading
 import time
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
@@ -32,12 +34,27 @@ class EngineError(Exception):
     """The engine refused or did not answer: the run then goes the ordinary way."""
 
 
-class EarlyContainer:
-    """One container created, attached and started in the background from `body`."""
+@dataclass(frozen=True)
+class Adopted:
+    """The early container, now the run's: its id, its attach socket, and (a warm container) the
+    staging directory bind-mounted at its /local (runtimes.container.warm.local)."""
 
-    def __init__(self, socket_path: str, body: dict[str, Any]) -> None:
+    container_id: str
+    socket: socket.socket
+    staging: Path | None = None
+
+
+class EarlyContainer:
+    """One container created, attached and started in the background from `body`. The run adopts
+    it by asking with `match` (by default `body`: a warm container is asked for by its plan's
+    body, which leaves its staging mount out)."""
+
+    def __init__(self, socket_path: str, body: dict[str, Any], match: dict[str, Any] | None = None,
+                 staging: Path | None = None) -> None:
         self.socket_path = socket_path
         self.body = body
+        self.match = body if match is None else match
+        self.staging = staging
         self.name = f"fnrun-early-{os.getpid()}-{secrets.token_hex(4)}"  # removable even if create's answer is lost
         self.container_id: str | None = None
         self.attach_socket: socket.socket | None = None
@@ -73,18 +90,18 @@ class EarlyContainer:
             self.failure = str(err) or type(err).__name__
             self._debug(f"no early container: {self.failure}")
 
-    def adopt(self, body: dict[str, Any]) -> tuple[str, socket.socket] | None:
-        """The started container and its attach socket when `body` is what it was created from;
-        from then on the caller removes it. None: the caller creates its own."""
+    def adopt(self, body: dict[str, Any]) -> Adopted | None:
+        """The started container when `body` is what it was made for; from then on the caller
+        removes it (and its staging directory). None: the caller creates its own."""
         self._debug("the run asks for its container")
         self._thread.join()
         with self._lock:
-            if self._owner != "launcher" or self.failure is not None or body != self.body:
+            if self._owner != "launcher" or self.failure is not None or body != self.match:
                 return None
             assert self.container_id is not None and self.attach_socket is not None
             self._owner = "run"
         self._debug(f"the run adopted container {self.container_id[:12]}")
-        return self.container_id, self.attach_socket
+        return Adopted(self.container_id, self.attach_socket, self.staging)
 
     def finish(self) -> None:
         """Remove the container unless the run adopted it (the run removes its own)."""
@@ -100,6 +117,10 @@ class EarlyContainer:
             return
         if self.attach_socket is not None:
             self.attach_socket.close()
+        if self.staging is not None:
+            from orchestrator.runtimes.container.warm.local import remove
+
+            remove(self.staging)
         try:
             status, _, answer = self._call("DELETE", f"/containers/{self.container_id or self.name}?force=1&v=1")
         except OSError as err:
@@ -159,7 +180,9 @@ class EarlyContainer:
 
     def _debug(self, message: str) -> None:
         if os.environ.get(DEBUG_ENV, "") not in ("", "0"):
-            print(f"fnrun launcher: {message} (+{time.perf_counter() - _BEGUN:.3f}s)", file=sys.stderr, flush=True)
+            # one write per line: two threads' print() calls interleave their text and newline
+            sys.stderr.write(f"fnrun launcher: {message} (+{time.perf_counter() - _BEGUN:.3f}s)\n")
+            sys.stderr.flush()
 
 
 def _read_head(sock: socket.socket) -> tuple[int, dict[str, str], bytes]:
@@ -195,6 +218,6 @@ def _dechunk(data: bytes) -> bytes:
 _current: EarlyContainer | None = None
 
 
-def adopt(body: dict[str, Any]) -> tuple[str, socket.socket] | None:
+def adopt(body: dict[str, Any]) -> Adopted | None:
     """The launcher's container for this create request, if there is one (see EarlyContainer.adopt)."""
     return _current.adopt(body) if _current is not None else None

@@ -188,7 +188,7 @@ class Prestarter:
             config["Labels"] = {**config["Labels"], LABEL_PRESTARTED: "1"}
             adopted = None if copies else early.adopt(config)
             if adopted is not None:
-                return self._adopt(*adopted)
+                return self._adopt(adopted.container_id, adopted.socket)
             container_id = container.create(api, config)
         except BaseException:  # noqa: BLE001 - missing image, bad setting, cancelled: reported by the ordinary path
             return None

@@ -23,13 +23,13 @@ from docker.utils import kwargs_from_env, parse_repository_tag, version_lt
 
 from orchestrator.errors import EnvironmentProblem, FnrunError, FunctionError, ImageUnavailable, InputError
 from orchestrator.runtimes.container import engine_choice, live
-from orchestrator.runtimes.container.access import NOBODY_GID, NOBODY_UID, blocked_by, check_readable
-from orchestrator.runtimes.protocol import Bytes, Invocation, Mount, RunOutput, StderrSink, StdoutSink
+from orchestrator.runtimes.protocol import Bytes, Invocation, RunOutput, StderrSink, StdoutSink
 from orchestrator.runtimes.container.hijack import duplex
 from orchestrator.runtimes.supervise.interrupts import SignalGuard
 from orchestrator.runtimes.container.remote import uploads
 from orchestrator.runtimes.container.start_failures import podman_runtime_refusal, start_failure
 from orchestrator.runtimes.container.settings import LABEL_FUNCTION, LABEL_PID, NOBODY, create_body, existing  # noqa: F401 - re-exported
+from orchestrator.runtimes.container.upload import copies_of  # noqa: F401 - re-exported
 from orchestrator.runtimes.supervise.streams import BoundedOutput, FrameDemux, LineSplitter, OutputTooLarge, pump, too_large
 
 
@@ -122,38 +122,6 @@ def engine_error(inv: Invocation, err: BaseException) -> FnrunError:
     with the fix where the engine's words are known (runtimes.container.start_failures)."""
     text = str(getattr(err, "explanation", None) or err)
     return start_failure(inv.name, text) or EnvironmentProblem(f"function {inv.name}: container engine error: {_brief(err)}")
-
-
-def copies_of(inv: Invocation) -> dict[str, Path]:
-    """Container paths copied in (orchestrator.runtimes.container.upload) instead of bind-mounted: all of
-    them for a remote engine (--mounts upload), else those the sandbox user could not read. A
-    writable mount cannot be a copy: refused, with what would make it work."""
-    everything = uploads(inv.sandbox.mount_mode)
-    uid, gid = (os.getuid(), os.getgid()) if inv.sandbox.as_current_user else (NOBODY_UID, NOBODY_GID)
-    copies: dict[str, Path] = {}
-    if inv.local_dir is not None and (everything or blocked_by(existing(inv.local_dir, inv), uid, gid)):
-        copies["/local"] = existing(inv.local_dir, inv)
-    for mount in inv.mounts:
-        source = existing(mount.source, inv)
-        if everything:
-            _check_uploadable(inv, mount, source)
-        elif not blocked_by(source, uid, gid):
-            continue
-        elif not mount.read_only or not source.is_dir():
-            check_readable(source, mount.target, inv.name, inv.sandbox.as_current_user)
-        copies[mount.target] = source
-    return copies
-
-
-def _check_uploadable(inv: Invocation, mount: Mount, source: Path) -> None:
-    why = "the engine is remote" if inv.sandbox.mount_mode == "auto" else "--mounts upload"
-    if not mount.read_only:
-        raise InputError(
-            f"function {inv.name}: writable mount {mount.source} at {mount.target} cannot be uploaded ({why}): "
-            f"what the function writes would not come back; mount it read-only, or use --mounts bind on the engine's machine"
-        )
-    if not source.is_dir():
-        raise InputError(f"function {inv.name}: mount source {mount.source} is a file; an uploaded mount ({why}) must be a directory")
 
 
 def upload(api: docker.APIClient, container_id: str, inv: Invocation, copies: dict[str, Path]) -> None:

@@ -19,6 +19,10 @@ import tarfile
 from pathlib import Path
 
 from orchestrator.errors import InputError
+from orchestrator.runtimes.container.access import NOBODY_GID, NOBODY_UID, blocked_by, check_readable
+from orchestrator.runtimes.container.remote import uploads
+from orchestrator.runtimes.container.settings import existing
+from orchestrator.runtimes.protocol import Invocation, Mount
 
 #: The most a copy may hold. /local is the function config's directory, sometimes a whole package;
 #: past this the user is better served by making the directory readable.
@@ -75,3 +79,35 @@ def _walk(directory: Path, target: str, function: str) -> list[Path]:
         if stat.S_ISREG(info.st_mode) and not os.access(path, os.R_OK):
             raise InputError(f"function {function}: cannot copy {directory} to {target}: {path} is not readable")
     return found
+
+
+def copies_of(inv: Invocation) -> dict[str, Path]:
+    """Container paths copied in (orchestrator.runtimes.container.upload) instead of bind-mounted: all of
+    them for a remote engine (--mounts upload), else those the sandbox user could not read. A
+    writable mount cannot be a copy: refused, with what would make it work."""
+    everything = uploads(inv.sandbox.mount_mode)
+    uid, gid = (os.getuid(), os.getgid()) if inv.sandbox.as_current_user else (NOBODY_UID, NOBODY_GID)
+    copies: dict[str, Path] = {}
+    if inv.local_dir is not None and (everything or blocked_by(existing(inv.local_dir, inv), uid, gid)):
+        copies["/local"] = existing(inv.local_dir, inv)
+    for mount in inv.mounts:
+        source = existing(mount.source, inv)
+        if everything:
+            _check_uploadable(inv, mount, source)
+        elif not blocked_by(source, uid, gid):
+            continue
+        elif not mount.read_only or not source.is_dir():
+            check_readable(source, mount.target, inv.name, inv.sandbox.as_current_user)
+        copies[mount.target] = source
+    return copies
+
+
+def _check_uploadable(inv: Invocation, mount: Mount, source: Path) -> None:
+    why = "the engine is remote" if inv.sandbox.mount_mode == "auto" else "--mounts upload"
+    if not mount.read_only:
+        raise InputError(
+            f"function {inv.name}: writable mount {mount.source} at {mount.target} cannot be uploaded ({why}): "
+            f"what the function writes would not come back; mount it read-only, or use --mounts bind on the engine's machine"
+        )
+    if not source.is_dir():
+        raise InputError(f"function {inv.name}: mount source {mount.source} is a file; an uploaded mount ({why}) must be a directory")

@@ -42,6 +42,20 @@ def helper_dir() -> tuple[Path | None, str]:
         return _built
 
 
+def ready() -> bool:
+    """Whether the helper is there without building it (the launcher starts a warm container
+    early only then: a compiler run is the run's own business, reported as such)."""
+    given = os.environ.get(ENV_HELPER, "").strip()
+    if given:
+        return Path(given).name == NAME and os.access(given, os.X_OK)
+    return os.access(_built_home() / NAME, os.X_OK)
+
+
+def _built_home() -> Path:
+    """Where this source version's helper is built: one directory per version of fnrun-warm.c."""
+    return helper_home() / "warm-helper" / hashlib.sha256(SOURCE.read_bytes()).hexdigest()[:16]
+
+
 def _find_or_build() -> tuple[Path | None, str]:
     given = os.environ.get(ENV_HELPER, "").strip()
     if given:
@@ -49,8 +63,7 @@ def _find_or_build() -> tuple[Path | None, str]:
         if path.name != NAME or not os.access(path, os.X_OK):
             return None, f"{ENV_HELPER}={given} is not an executable named {NAME}"
         return path.parent, ""
-    digest = hashlib.sha256(SOURCE.read_bytes()).hexdigest()[:16]
-    home = helper_home() / "warm-helper" / digest
+    home = _built_home()
     if os.access(home / NAME, os.X_OK):
         return home, ""
     compiler = shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc")

@@ -81,7 +81,7 @@ class Planned:
 
 def plan(inv: Invocation) -> Plan | str:
     """The plan for `inv`, or why it goes cold."""
-    from orchestrator.runtimes.container.runtime import copies_of
+    from orchestrator.runtimes.container.upload import copies_of
 
     sandbox = inv.sandbox
     if inv.image is None:
@@ -123,6 +123,22 @@ def plan(inv: Invocation) -> Plan | str:
     key = json.dumps([local, body], sort_keys=True)
     body["Labels"] = {**body["Labels"], LABEL_FUNCTION: inv.image, **owner_labels()}
     return Plan(key, body, copies, base, argv, local, _zygote(config, argv))
+
+
+def container_body(plan: Plan, staging: Path | None) -> dict[str, Any]:
+    """The create request of `plan`'s container: its body, with `staging` bind-mounted read-only
+    at /local when the plan binds one (warm.local)."""
+    body = dict(plan.body)
+    if plan.local == "bind" and staging is not None:
+        host = dict(body["HostConfig"])
+        host["Mounts"] = [*host.get("Mounts", []), {"Target": "/local", "Source": str(staging), "Type": "bind", "ReadOnly": True}]
+        body["HostConfig"] = host
+    return body
+
+
+def staging_owner() -> str:
+    """What names this process's staging directories (warm.local): its pid and start."""
+    return f"{os.getpid()}-{owner_labels()[LABEL_STARTED]}"
 
 
 def _zygote(config: dict[str, Any], argv: tuple[str, ...]) -> tuple[str, ...]:

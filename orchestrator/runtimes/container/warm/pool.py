@@ -9,19 +9,19 @@ should this one be killed outright (warm.orphans).
 
 from __future__ import annotations
 
-import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from orchestrator.runtimes.container import early, live
 from orchestrator.runtimes.container import runtime as container
 from orchestrator.runtimes.container.prestart import Remover
 from orchestrator.runtimes.container.warm.channel import Channel
 from orchestrator.runtimes.container.warm.local import make_staging, remove as remove_staging
 from orchestrator.runtimes.container.warm.orphans import sweep_once
-from orchestrator.runtimes.container.warm.plan import LABEL_STARTED, Plan, owner_labels
+from orchestrator.runtimes.container.warm.plan import Plan, container_body, staging_owner
 
 
 @dataclass
@@ -169,16 +169,15 @@ class WarmPool:
             pass
 
     def _start(self, plan: Plan) -> Warm | None:
+        adopted = self._adopt(plan)
+        if adopted is not None:
+            return adopted
         api = container.api_client()
-        body, staging = dict(plan.body), None
+        staging = None
         try:
             if plan.local == "bind":
-                labels = owner_labels()
-                staging = make_staging(f"{os.getpid()}-{labels[LABEL_STARTED]}")
-                host = dict(body["HostConfig"])
-                host["Mounts"] = [*host.get("Mounts", []), {"Target": "/local", "Source": str(staging), "Type": "bind", "ReadOnly": True}]
-                body["HostConfig"] = host
-            container_id = container.create(api, body)
+                staging = make_staging(staging_owner())
+            container_id = container.create(api, container_body(plan, staging))
         except BaseException as err:
             if staging is not None:
                 remove_staging(staging)
@@ -199,6 +198,20 @@ class WarmPool:
             raise
         self.started += 1
         return Warm(container_id, plan.key, channel, staging=staging)
+
+    def _adopt(self, plan: Plan) -> Warm | None:
+        """The container fnrun's launcher started for this very plan while fnrun was loading
+        (runtimes.container.early), if there is one: from here on it is this pool's."""
+        adopted = early.adopt(plan.body)
+        if adopted is None:
+            return None
+        warm = Warm(adopted.container_id, plan.key, Channel(container.Attached.over(adopted.socket)), staging=adopted.staging)
+        if not live.register(adopted.container_id, container.remove_quietly):  # the run is being cancelled
+            self._drop_slot(plan.key)
+            self._remove(warm.container_id, warm.staging, warm.channel, now=True)
+            return None
+        self.started += 1
+        return warm
 
     def _remove(self, container_id: str, staging: Path | None, channel: Channel | None, now: bool = False) -> None:
         if channel is not None:
