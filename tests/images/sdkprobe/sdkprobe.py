@@ -8,16 +8,20 @@ Adds a ConfigMap `sdk-probe` whose data holds:
 - argv: sys.argv after the first entry, comma-joined; main: the __main__ module's file name;
 - dumpable: prctl(PR_GET_DUMPABLE); stdoutSeekable: whether stdout can seek;
 - readableOthers: how many other processes' environments it can read (only its own children's);
-- parent: the command line of its parent process (not compared: it differs warm and cold).
+- parent: the command line of its parent process (not compared: it differs warm and cold);
+- nofile, nice, cpus, policy: what it inherited: its open-files limit (SOFT:HARD), nice value,
+  CPUs it may run on and scheduling policy.
 With data.leave "true" it leaves traces: a file in /tmp and /dev/shm, a background process, an
 environment variable and a changed module attribute. data.exit N exits N after writing its
 output; data.raise "true" raises an uncaught exception; data.killOthers "true" kills every other
-process it can signal before answering."""
+process it can signal before answering; data.tamper "pid1", "zygote" or "both" lowers those
+processes' open-files limit, raises their nice value and narrows their CPUs, after answering."""
 
 from __future__ import annotations
 
 import ctypes
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -80,6 +84,10 @@ def probe(resources: sdk.ResourceList) -> None:
         "stdoutSeekable": str(sys.stdout.seekable()).lower(),
         "readableOthers": str(sum(readable(pid) for pid in others())),
         "parent": parent(),
+        "nofile": ":".join(str(v) for v in resource.getrlimit(resource.RLIMIT_NOFILE)),
+        "nice": str(os.getpriority(os.PRIO_PROCESS, 0)),
+        "cpus": ",".join(str(c) for c in sorted(os.sched_getaffinity(0))),
+        "policy": str(os.sched_getscheduler(0)),
     }
     for name in filter(None, (n.strip() for n in str(data.get("envs") or "").split(","))):
         seen[f"env.{name}"] = os.environ.get(name, "<unset>")
@@ -95,6 +103,13 @@ def probe(resources: sdk.ResourceList) -> None:
                 os.kill(pid, signal.SIGKILL)
             except OSError:
                 continue
+    tamper = str(data.get("tamper") or "")
+    if tamper:
+        targets = ([1] if tamper in ("pid1", "both") else []) + ([os.getppid()] if tamper in ("zygote", "both") else [])
+        for pid in targets:
+            resource.prlimit(pid, resource.RLIMIT_NOFILE, (64, 64))
+            os.setpriority(os.PRIO_PROCESS, pid, 10)
+            os.sched_setaffinity(pid, {min(os.sched_getaffinity(0))})
     if str(data.get("raise")) == "true":
         raise RuntimeError("sdkprobe was asked to fail")
     resources.items.append(sdk.Resource(CommentedMap(apiVersion="v1", kind="ConfigMap",

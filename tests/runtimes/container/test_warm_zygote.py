@@ -104,3 +104,18 @@ def test_a_call_that_kills_the_zygote_still_ends_and_the_next_gets_a_new_one(poo
     after = warm.run(call, stdin({}))
     assert after.exit_code == 0 and ZYGOTE in probed(after)["parent"]
     assert pool.started == 1
+
+
+@pytest.mark.parametrize("tampered, containers", [("zygote", 1), ("pid1", 2), ("both", 2)])
+def test_limits_and_scheduling_a_call_changes_in_the_helper_or_the_zygote_reach_no_later_call(
+    pool: WarmPool, tampered: str, containers: int,
+) -> None:
+    """A call may lower the open-files limit, raise the nice value and narrow the CPUs of processes
+    of its own user: the zygote (replaced before the next call) or PID 1 (its container replaced)."""
+    warm = WarmRuntime(pool, ContainerRuntime())
+    call = Invocation(name=IMAGE, image=IMAGE, sandbox=SANDBOX)
+    assert warm.run(call, stdin({"tamper": tampered})).exit_code == 0
+    seen, cold = probed(warm.run(call, stdin({}))), probed(ContainerRuntime().run(call, stdin({})))
+    assert ZYGOTE in seen.pop("parent") and cold.pop("parent") == "<none>"
+    assert seen == cold
+    assert pool.started == containers

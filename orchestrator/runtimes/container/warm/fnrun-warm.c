@@ -33,7 +33,13 @@
  * interpreter starting: the call's three streams go to it over a socket (fd 3 in the zygote), it
  * answers the child's pid ('P') and, once the child is reaped, its exit code ('X'), both as
  * 5-byte messages. It is started clean (no call's environment), is the one process the clean-up
- * spares, and is started again when it is gone or a call asks for another.
+ * spares, and is started again when it is gone, changed (below) or a call asks for another.
+ *
+ * A call runs as the same user as this process and the zygote, so it may change what they hand
+ * down to the processes they fork (resource limits, nice value, CPU affinity, scheduling policy,
+ * I/O priority) through calls no ptrace rule guards. Before every call both are checked against
+ * what this process had before the first call: a changed zygote is replaced, a changed PID 1 makes
+ * the container unfit ('N').
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -47,13 +53,16 @@
 #include <string.h>
 #include <sys/ipc.h>
 #include <sys/msg.h>
+#include <sched.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/sem.h>
 #include <sys/shm.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -102,6 +111,38 @@ static void fail(const char *what, const char *detail) {
         fprintf(stderr, "fnrun-warm: %s\n", line);
     }
     exit(NOT_CLEAN);
+}
+
+/* What a process hands down to the processes it forks, and another process of the same user may
+ * change through system calls that no ptrace rule guards: resource limits (prlimit), the nice
+ * value, the CPUs it may run on, the scheduling policy, the I/O priority. */
+struct handed_down {
+    struct rlimit limits[RLIM_NLIMITS];
+    int nice;
+    cpu_set_t cpus;
+    int policy;
+    long io_priority;
+};
+
+static struct handed_down pristine; /* this process's, before any call ran */
+
+static int read_handed_down(pid_t pid, struct handed_down *into) {
+    memset(into, 0, sizeof *into);
+    for (int resource = 0; resource < RLIM_NLIMITS; resource++)
+        if (prlimit(pid, resource, NULL, &into->limits[resource]) != 0) return -1;
+    errno = 0;
+    into->nice = getpriority(PRIO_PROCESS, (id_t)pid);
+    if (errno) return -1;
+    if (sched_getaffinity(pid, sizeof into->cpus, &into->cpus) != 0) return -1;
+    into->policy = sched_getscheduler(pid);
+    into->io_priority = syscall(SYS_ioprio_get, 1 /* IOPRIO_WHO_PROCESS */, (int)pid);
+    return into->policy < 0 || into->io_priority < 0 ? -1 : 0;
+}
+
+/* Whether process `pid` (0: this one) still hands down what this process did before any call. */
+static int as_pristine(pid_t pid) {
+    struct handed_down now;
+    return read_handed_down(pid, &now) == 0 && memcmp(&now, &pristine, sizeof now) == 0;
 }
 
 static void pause_ms(long ms) {
@@ -348,6 +389,7 @@ static int start_zygote(char **argv, const char *key, size_t key_size) {
 /* Hand the call's streams and its argv and environment (`strings`, as in the 'S' frame: u32 argc,
  * u32 envc, the strings) to the zygote; the pid of the process it forked. */
 static pid_t zygote_call(int fds[3], const unsigned char *strings, uint32_t size) {
+    kill(zygote_pid, SIGCONT); /* an earlier call may have stopped it */
     unsigned char head[4] = {size >> 24, size >> 16, size >> 8, size};
     struct iovec part = {head, sizeof head};
     char control[CMSG_SPACE(3 * sizeof(int))];
@@ -373,6 +415,8 @@ static pid_t zygote_call(int fds[3], const unsigned char *strings, uint32_t size
     }
     unsigned char answer[5];
     for (size_t at = 0; at < sizeof answer;) {
+        struct pollfd wait = {zygote_sock, POLLIN, 0};
+        if (poll(&wait, 1, 30000) == 0) return -1; /* stopped or stuck: it cannot serve */
         ssize_t n = read(zygote_sock, answer + at, sizeof answer - at);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) return -1;
@@ -395,6 +439,9 @@ static void call(unsigned char *start, uint32_t size, int signals) {
     char **env = strings(data, size, envc, &offset);
     size_t zygote_at = offset;
     char **zygote = strings(data, size, zygc, &offset);
+    /* a call may have changed what this process, or the zygote, hands down to the next call's */
+    if (!as_pristine(0)) fail("an earlier call changed the limits or scheduling every call inherits", NULL);
+    if (zygote_pid > 0 && !as_pristine(zygote_pid)) stop_zygote();
     make_clean();
     int through_zygote = zygc > 0 && !zygote_broken;
     if (through_zygote) {
@@ -551,6 +598,7 @@ static void call(unsigned char *start, uint32_t size, int signals) {
 static int serve(long ttl) {
     serving = 1;
     prctl(PR_SET_DUMPABLE, 0); /* no function may trace this process or open its descriptors */
+    if (read_handed_down(0, &pristine) != 0) fail("cannot read this process's limits", strerror(errno));
     signal(SIGPIPE, SIG_IGN);
     sigset_t wanted;
     sigemptyset(&wanted);
