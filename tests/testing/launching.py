@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -40,10 +41,16 @@ def adopted(stderr: str) -> bool:
 
 def signalled_at_start(args: list[str], signum: int, after: float) -> subprocess.Popen[str]:
     """`fnrun ARGS` sent `signum` `after` seconds in (while it imports itself, or just after), run to its end."""
-    proc = subprocess.Popen([str(FNRUN), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, **DEBUG})
+    proc = subprocess.Popen([str(FNRUN), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, **DEBUG, "PYTHONFAULTHANDLER": "1"})
     time.sleep(after)
     proc.send_signal(signum)
-    proc.communicate(timeout=120)
+    try:
+        proc.communicate(timeout=120)
+    except subprocess.TimeoutExpired:  # say where it hangs: faulthandler prints every thread's stack on SIGABRT
+        proc.send_signal(signal.SIGABRT)
+        _, stderr = proc.communicate()
+        raise AssertionError(f"fnrun did not end within 120 s of signal {signum} sent {after} s in:\n{stderr[-8000:]}") from None
     return proc
 
 
