@@ -20,7 +20,7 @@ from testing.pipeline_helpers import REPO, assert_one_line_error, deployment, fn
 from test_ulimits import probe_image  # noqa: F401
 
 IMAGES = ("fnrun-test/probe:v1", "fnrun-test/identity:v1", "fnrun-test/fail:v1", "fnrun-test/garbage:v1",
-          "fnrun-test/sleep:v1", "fnrun/set-labels:v1")
+          "fnrun-test/sleep:v1", "fnrun/set-labels:v1", "fnrun-test/sdkprobe:v1")
 
 
 @pytest.fixture(scope="module")
@@ -94,6 +94,21 @@ def test_a_timeout_kills_and_removes_the_container_under_podman(tmp_path: Path, 
     before = snapshot(tmp_path)
     assert_one_line_error(fnrun("run", str(tmp_path), "--timeout", "3", env=podman), "fnrun-test/sleep:v1", "timed out", code=1)
     assert snapshot(tmp_path) == before
+    assert containers(podman) == []
+
+
+def test_a_warm_sdk_call_under_podman_is_forked_and_sees_what_a_fresh_container_sees(tmp_path: Path, podman: dict[str, str]) -> None:
+    """An SDK image's calls are forked by its zygote under podman too: a and b leave traces and
+    change their zygote's limits, c runs after them in one of the run's warm containers."""
+    leave = function_config("fnrun-test/sdkprobe:v1", {"leave": "true", "tamper": "zygote"})
+    files = {"a/fn.yaml": leave, "b/fn.yaml": leave, "c/fn.yaml": function_config("fnrun-test/sdkprobe:v1", {"envs": "LEFT_BY_SDKPROBE"})}
+    warm, cold = write_package(tmp_path / "warm", files), write_package(tmp_path / "cold", files)
+    assert fnrun("run", str(warm), env={**podman, "FNRUN_WARM": "1"}).code == 0
+    assert fnrun("run", str(cold), env={**podman, "FNRUN_WARM": "0"}).code == 0
+    seen, fresh = (load(root / "c/sdk-probe_configmap.yaml")["data"] for root in (warm, cold))
+    assert "functions.sdk.zygote" in seen.pop("parent") and fresh.pop("parent") == "<none>"
+    assert seen == fresh
+    assert seen["tmpListing"] == "" and seen["strays"] == "0" and seen["env.LEFT_BY_SDKPROBE"] == "<unset>"
     assert containers(podman) == []
 
 
