@@ -330,15 +330,27 @@ def _check_podman_runtime(api: docker.APIClient, config: dict[str, Any]) -> None
         raise podman_runtime_refusal(config.get("Labels", {}).get(LABEL_FUNCTION, config.get("Image", "?")), wanted, default)
 
 
+REMOVE_RETRIES = (0.05, 0.1, 0.2, 0.4, 0.8)
+
+
 def remove(api: docker.APIClient, container_id: str) -> None:
-    """Kill (if still running) and remove in one request; gone already is fine."""
-    try:
-        api.remove_container(container_id, force=True, v=True)  # v: the anonymous volumes of copies
-    except docker.errors.NotFound:
-        pass
-    except docker.errors.APIError as err:
-        if "already in progress" not in str(err):
-            raise
+    """Kill (if still running) and remove in one request; gone already is fine.
+
+    An engine may fail a forced removal with a server error while the container is stopping on
+    its own (podman 4.3 answers that it could not kill a container it finds just stopped, as a
+    warm container whose stdin fnrun closed is): that removal is asked again, briefly."""
+    for pause in (*REMOVE_RETRIES, None):
+        try:
+            api.remove_container(container_id, force=True, v=True)  # v: the anonymous volumes of copies
+            break
+        except docker.errors.NotFound:
+            break
+        except docker.errors.APIError as err:
+            if "already in progress" in str(err):
+                break
+            if pause is None or not err.is_server_error():
+                raise
+            time.sleep(pause)
     live.forget(container_id)
 
 
