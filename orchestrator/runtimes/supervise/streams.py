@@ -112,27 +112,37 @@ def _decode(data: bytes) -> str:
     return data.decode("utf-8", errors="replace").rstrip("\r")
 
 
-class FrameDemux:
-    """Splits docker's multiplexed attach stream (8-byte header per frame) into stdout and stderr."""
+class FrameSplitter:
+    """Cuts a byte stream of length-prefixed frames (`header`: a key, then the payload's length)
+    into whole frames, each handed to `handlers[key]` (a key without a handler, or an empty
+    payload, is dropped). `handlers` is read at each frame: its owner may change it between them."""
 
-    def __init__(self, on_stdout: Callable[[bytes], None], on_stderr: Callable[[bytes], None]) -> None:
-        self._handlers = {1: on_stdout, 2: on_stderr}
+    def __init__(self, header: struct.Struct, handlers: dict[object, Callable[[bytes], None]]) -> None:
+        self._header = header
+        self._handlers = handlers
         self._buf = bytearray()
 
     def feed(self, data: bytes) -> None:
-        buf = self._buf
+        buf, header = self._buf, self._header
         buf += data
         pos = 0
-        while len(buf) - pos >= _HEADER.size:
-            stream, size = _HEADER.unpack_from(buf, pos)
-            end = pos + _HEADER.size + size
+        while len(buf) - pos >= header.size:
+            key, size = header.unpack_from(buf, pos)
+            end = pos + header.size + size
             if end > len(buf):
                 break
-            handler = self._handlers.get(stream)
+            handler = self._handlers.get(key)
             if handler is not None and size:
-                handler(bytes(buf[pos + _HEADER.size : end]))
+                handler(bytes(buf[pos + header.size : end]))
             pos = end
         del buf[:pos]
+
+
+class FrameDemux(FrameSplitter):
+    """Splits docker's multiplexed attach stream (8-byte header per frame) into stdout and stderr."""
+
+    def __init__(self, on_stdout: Callable[[bytes], None], on_stderr: Callable[[bytes], None]) -> None:
+        super().__init__(_HEADER, {1: on_stdout, 2: on_stderr})
 
 
 def pump(

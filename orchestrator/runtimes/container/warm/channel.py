@@ -19,7 +19,7 @@ from orchestrator.errors import FunctionError
 from orchestrator.runtimes.container.runtime import Attached, timed_out
 from orchestrator.runtimes.protocol import Invocation, StderrSink, StdoutSink
 from orchestrator.runtimes.supervise.streams import (
-    BoundedOutput, FrameDemux, LineSplitter, OutputTooLarge, pump, too_large,
+    BoundedOutput, FrameDemux, FrameSplitter, LineSplitter, OutputTooLarge, pump, too_large,
 )
 
 _HEAD = struct.Struct(">cL")
@@ -53,10 +53,10 @@ class Channel:
 
     def __init__(self, attached: Attached) -> None:
         self.attached = attached
-        self._pending = bytearray()  # the helper's frames, not whole yet
         self._server = LineSplitter(None)  # the helper's own stderr: what it says when it cannot serve at all
-        self._demux = FrameDemux(self._feed, self._server.feed)
-        self._sinks: dict[bytes, Callable[[bytes], None]] = {}
+        # the helper's frames; the current call adds where its stdout and stderr go (converse)
+        self._sinks: dict[object, Callable[[bytes], None]] = {b"X": self._exited, b"N": self._refusal}
+        self._demux = FrameDemux(FrameSplitter(_HEAD, self._sinks).feed, self._server.feed)
         self._code: int | None = None
         self._refused: str | None = None
 
@@ -86,7 +86,7 @@ class Channel:
         from here, as for a cold container started ahead."""
         out = BoundedOutput(inv.sandbox.max_output)
         err = LineSplitter(on_stderr)
-        self._sinks = {b"O": out.feed if on_stdout is None else out.tee(on_stdout), b"E": err.feed}
+        self._sinks.update({b"O": out.feed if on_stdout is None else out.tee(on_stdout), b"E": err.feed})
         self._code = self._refused = None
         stream = self.attached.stream
         deadline = time.monotonic() + inv.sandbox.timeout if inv.sandbox.timeout else None
@@ -97,7 +97,7 @@ class Channel:
         except OutputTooLarge as cap:
             raise too_large(inv.name, cap.limit) from None
         finally:
-            self._sinks = {}
+            del self._sinks[b"O"], self._sinks[b"E"]
         if not finished:
             raise timed_out(inv)
         if self._refused is not None:
@@ -109,25 +109,11 @@ class Channel:
             raise FunctionError(f"function {inv.name}: its warm container ended during the call{': ' + said if said else ''}")
         return out.value(), err.close(), self._code
 
-    def _feed(self, data: bytes) -> None:
-        """The helper's stdout: whole frames go where the current call wants them."""
-        pending = self._pending
-        pending += data
-        at = 0
-        while len(pending) - at >= _HEAD.size:
-            kind, size = _HEAD.unpack_from(pending, at)
-            end = at + _HEAD.size + size
-            if end > len(pending):
-                break
-            body = bytes(pending[at + _HEAD.size:end])
-            at = end
-            if kind == b"X":
-                self._code = struct.unpack(">L", body)[0]
-            elif kind == b"N":
-                self._refused = body.decode("utf-8", "replace")
-            elif kind in self._sinks:
-                self._sinks[kind](body)
-        del pending[:at]
+    def _exited(self, body: bytes) -> None:
+        self._code = struct.unpack(">L", body)[0]
+
+    def _refusal(self, body: bytes) -> None:
+        self._refused = body.decode("utf-8", "replace")
 
     def close(self) -> None:
         self.attached.close()
