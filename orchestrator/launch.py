@@ -210,12 +210,6 @@ def _locked(args: list[str]) -> bool:
     return any(find(Path.cwd() if w == "-" else Path(w)) is not None for w in words if w == "-" or Path(w).is_dir())
 
 
-def _run_flags(args: list[str]) -> dict[str, list[str]] | None:
-    """`run`'s flags (see _command_line)."""
-    parsed = _command_line(args, BY_SPELLING)
-    return parsed[0] if parsed is not None else None
-
-
 def _command_line(args: list[str], schema: dict[str, Option]) -> tuple[dict[str, list[str]], list[str]] | None:
     """A command's flags as {first spelling: [values]} (switches get [""]) and its positionals
     before `--`; None when a flag is not in the command's option schema (orchestrator.option_schema)

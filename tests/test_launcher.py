@@ -12,7 +12,8 @@ from pathlib import Path
 import docker
 import pytest
 
-from orchestrator.launch import _early_container, _run_flags
+from orchestrator.launch import _command_line, _early_container
+from orchestrator.option_schema import BY_SPELLING
 from testing.launching import STARTED, launch, said, signalled_at_start, signalled_in_function
 from testing.pipeline_helpers import snapshot, test_images, write_package  # noqa: F401
 from testing.runtime_fixtures import containers_of
@@ -179,8 +180,8 @@ def test_what_the_launcher_starts_early(monkeypatch: pytest.MonkeyPatch) -> None
     body = early.body
     assert body["Image"] == "example.com/x:v1" and "A=1" in body["Env"] and body["HostConfig"]["NanoCpus"] == 500_000_000
     assert body["HostConfig"]["NetworkMode"] == "none" and body["User"] == "65534:65534"
-    assert _run_flags(["pkg", "--image", "x", "--", "--unknown"]) == {"--image": ["x"]}
-    assert _run_flags(["pkg", "--image"]) is None
-    assert _run_flags(["pkg", "-i", "example.com/x:v1"]) == {"--image": ["example.com/x:v1"]}  # kpt's spelling
+    assert _command_line(["pkg", "--image", "x", "--", "--unknown"], BY_SPELLING) == ({"--image": ["x"]}, ["pkg"])
+    assert _command_line(["pkg", "--image"], BY_SPELLING) is None
+    assert _command_line(["pkg", "-i", "example.com/x:v1"], BY_SPELLING) == ({"--image": ["example.com/x:v1"]}, ["pkg"])  # kpt's spelling
     # a short name is kpt's catalog's once the CLI adds the prefix: not this image, nothing early
     assert _early_container(["run", "pkg", "-i", "x:v1", "--no-builtin"]) is None

@@ -12,8 +12,8 @@ import pytest
 import typer
 
 from orchestrator.cli import app
-from orchestrator.launch import _command_line, _early_container, _run_flags
-from orchestrator.option_schema import BY_NAME, RENDER_BY_NAME, RENDER_BY_SPELLING, RENDER_OPTIONS, RUN_OPTIONS, Option
+from orchestrator.launch import _command_line, _early_container
+from orchestrator.option_schema import BY_NAME, BY_SPELLING, RENDER_BY_NAME, RENDER_BY_SPELLING, RENDER_OPTIONS, RUN_OPTIONS, Option
 
 BASE = ["run", "pkg", "--image", "example.com/x:v1", "--no-builtin"]
 # A value for each option whose value goes into the container and with which the launcher starts
@@ -64,10 +64,10 @@ def test_the_launcher_decides_every_option_by_the_schema(option, monkeypatch: py
     monkeypatch.delenv("DOCKER_HOST", raising=False)
     for spelling in option.spellings:
         given = [spelling, "x"] if option.takes_value else [spelling]
-        flags = _run_flags(["pkg", *given])
-        assert (flags is not None) == option.early, spelling
-        if flags is not None:
-            assert option.spellings[0] in flags, spelling
+        parsed = _command_line(["pkg", *given], BY_SPELLING)
+        assert (parsed is not None) == option.early, spelling
+        if parsed is not None:
+            assert option.spellings[0] in parsed[0], spelling
     assert option.early or _early_container([*BASE, *given]) is None
 
 
