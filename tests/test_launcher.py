@@ -115,8 +115,8 @@ def test_a_signal_during_start_up_leaves_no_container(tmp_path: Path, test_image
     """The signal lands while fnrun imports itself (the container being created or started) or
     just after: wherever it lands, the container goes."""
     root = package(tmp_path / "pkg")
-    proc = signalled_at_start(["run", str(root), "--image", SLEEP, "--", "seconds=30"], signum, when)
-    assert proc.returncode != 0  # (a signal inside the interpreter's own start-up may still print a traceback)
+    proc, stderr = signalled_at_start(["run", str(root), "--image", SLEEP, "--", "seconds=30"], signum, when)
+    assert proc.returncode != 0, stderr  # (a signal inside the interpreter's own start-up may still print a traceback)
     assert containers_of(proc.pid) == []
 
 

@@ -129,8 +129,8 @@ def test_a_failed_render_leaves_no_container(tmp_path: Path, test_images: None, 
 def test_a_signal_during_start_up_leaves_no_container(tmp_path: Path, test_images: None, signum: int, when: float) -> None:
     """The signal lands while fnrun imports itself (the container being created or started) or just after."""
     root = kpt_package(tmp_path / "pkg", f"- image: {SLEEP}\n  configMap: {{seconds: '30'}}")
-    proc = signalled_at_start(["render", str(root)], signum, when)
-    assert proc.returncode != 0  # (a signal inside the interpreter's own start-up may still print a traceback)
+    proc, stderr = signalled_at_start(["render", str(root)], signum, when)
+    assert proc.returncode != 0, stderr  # (a signal inside the interpreter's own start-up may still print a traceback)
     assert containers_of(proc.pid) == []
 
 

@@ -39,19 +39,20 @@ def adopted(stderr: str) -> bool:
     return started is not None and f"the run adopted container {started.group(1)}" in stderr
 
 
-def signalled_at_start(args: list[str], signum: int, after: float) -> subprocess.Popen[str]:
-    """`fnrun ARGS` sent `signum` `after` seconds in (while it imports itself, or just after), run to its end."""
+def signalled_at_start(args: list[str], signum: int, after: float) -> tuple[subprocess.Popen[str], str]:
+    """`fnrun ARGS` sent `signum` `after` seconds in (while it imports itself, or just after), run
+    to its end; the process and its stderr."""
     proc = subprocess.Popen([str(FNRUN), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, **DEBUG, "PYTHONFAULTHANDLER": "1"})
     time.sleep(after)
     proc.send_signal(signum)
     try:
-        proc.communicate(timeout=120)
+        _, stderr = proc.communicate(timeout=120)
     except subprocess.TimeoutExpired:  # say where it hangs: faulthandler prints every thread's stack on SIGABRT
         proc.send_signal(signal.SIGABRT)
         _, stderr = proc.communicate()
         raise AssertionError(f"fnrun did not end within 120 s of signal {signum} sent {after} s in:\n{stderr[-8000:]}") from None
-    return proc
+    return proc, stderr
 
 
 def signalled_in_function(args: list[str], marker: str, signum: int) -> tuple[subprocess.Popen[str], str]:
