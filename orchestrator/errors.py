@@ -70,6 +70,9 @@ def report_interrupt(err: BaseException) -> int:
     shell's 128 + signal). A signal that lands after the write-back committed (while the summary
     prints) must not claim that nothing was written."""
     terminated = getattr(err, "signum", None) == signal.SIGTERM
-    outcome = "it came after the package was written" if getattr(err, "written", False) else "nothing was written"
+    if getattr(err, "late", False):
+        outcome = "it came after fnrun had done its work"
+    else:
+        outcome = "it came after the package was written" if getattr(err, "written", False) else "nothing was written"
     print(f"fnrun: interrupted{' (SIGTERM)' if terminated else ''}; {outcome}", file=sys.stderr)
     return EXIT_SIGTERM if terminated else EXIT_SIGINT

@@ -38,9 +38,9 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING
 
+from orchestrator import stops
 from orchestrator.errors import report_interrupt
 from orchestrator.option_schema import BY_SPELLING, RENDER_BY_SPELLING, Option
-from orchestrator.runtimes.supervise import interrupts
 from orchestrator.runtimes.container import live
 
 if TYPE_CHECKING:
@@ -53,8 +53,11 @@ OFF = ("0", "false", "no", "off")
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     previous = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
+    stops.remember()
     if previous[signal.SIGTERM] is signal.SIG_DFL:
-        signal.signal(signal.SIGTERM, _terminated)
+        signal.signal(signal.SIGTERM, _stopped)
+    if previous[signal.SIGINT] is signal.default_int_handler:
+        signal.signal(signal.SIGINT, _stopped)
     early: EarlyContainer | None = None
     code = 1
     try:
@@ -64,6 +67,10 @@ def main(argv: list[str] | None = None) -> None:
         if early is not None:
             early.begin()
         code = _cli(args)
+        if code == 0 and stops.asked() is not None:  # its exception was dropped after the work was done
+            late = stops.raised(stops.asked())
+            late.late = True  # type: ignore[attr-defined]
+            code = report_interrupt(late)
     except KeyboardInterrupt as err:  # before the CLI's own handling: nothing was read or written yet
         code = report_interrupt(err)
     finally:
@@ -113,10 +120,12 @@ def _leave(code: int) -> None:
     os._exit(code)
 
 
-def _terminated(signum: int, frame: FrameType | None) -> None:
+def _stopped(signum: int, frame: FrameType | None) -> None:
     """SIGTERM unwinds like Ctrl-C (the run's own guard does the same while a function runs), so
-    the early container and the removals still under way are seen through before the exit."""
-    raise interrupts.Interrupted(signum)
+    the early container and the removals still under way are seen through before the exit; both
+    are noted too, should the interpreter drop the exception (orchestrator.stops)."""
+    stops.note(signum)
+    raise stops.raised(signum)
 
 
 def _early_container(args: list[str]) -> EarlyContainer | None:

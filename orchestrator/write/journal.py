@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from .. import procstat
+from .. import stops
 from ..errors import FnrunError
 
 JOURNAL = ".fnrun-journal"
@@ -217,6 +218,7 @@ def signals_held() -> Iterator[None]:
     previous = {signum: signal.signal(signum, lambda number, _frame: caught.append(number)) for signum in held}
     landed = False
     try:
+        stops.raise_if_asked()  # a stop whose exception the interpreter dropped (orchestrator.stops)
         yield
         landed = True
     finally:

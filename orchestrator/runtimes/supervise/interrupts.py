@@ -14,15 +14,10 @@ from contextlib import contextmanager
 from types import FrameType, TracebackType
 from typing import Any, Iterator
 
+from orchestrator import stops
+from orchestrator.stops import Interrupted  # noqa: F401 - re-exported: what a stop unwinds as
+
 _SIGNALS = (signal.SIGINT, signal.SIGTERM)
-
-
-class Interrupted(KeyboardInterrupt):
-    """SIGTERM (or a held-back SIGINT) arrived while a function ran; behaves like Ctrl-C."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(f"interrupted by {signal.Signals(signum).name}")
-        self.signum = signum
 
 
 class SignalGuard:
@@ -59,21 +54,24 @@ class SignalGuard:
             self._raise_pending()  # a stop asked for wins over an error: it must not be lost
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:
+        stops.note(signum)
         if self._armed:
             self._armed = False  # one exception per run; a second signal during cleanup is held
-            raise KeyboardInterrupt() if signum == signal.SIGINT else Interrupted(signum)
+            raise stops.raised(signum)
         if self._pending is None:
             self._pending = signum
 
     def _raise_pending(self) -> None:
         if self._pending is not None:
             signum, self._pending = self._pending, None
-            raise KeyboardInterrupt() if signum == signal.SIGINT else Interrupted(signum)
+            raise stops.raised(signum)
 
     @contextmanager
     def armed(self) -> Iterator[None]:
-        """Signals raise immediately inside this block (a held one raises on entry)."""
+        """Signals raise immediately inside this block (a held one raises on entry, and so does
+        one whose exception the interpreter dropped: orchestrator.stops)."""
         self._raise_pending()
+        stops.raise_if_asked()
         self._armed = True
         try:
             yield
