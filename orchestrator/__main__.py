@@ -1,8 +1,22 @@
-"""`python -m orchestrator` goes through the launcher, as the `fnrun` script does."""
+"""The `fnrun` command (its console script) and `python -m orchestrator`: a stop is noted from the
+first instruction fnrun runs, then the launcher takes over.
+
+Why here and not in the launcher: loading the launcher takes tens of milliseconds (its sandbox
+modules), and a Ctrl-C in that time would meet Python's own handler, whose exception an import's
+module-lock callback may drop (orchestrator.stops). Until the launcher has its handlers, a stop is
+only noted, never raised mid-import; the launcher acts on it as soon as it has them."""
 
 from __future__ import annotations
 
-if __name__ == "__main__":
-    from .launch import main
+from orchestrator import stops
 
+
+def main() -> None:
+    found = stops.note_quietly()
+    from orchestrator.launch import main as launch
+
+    launch(handlers=found)
+
+
+if __name__ == "__main__":
     main()

@@ -36,7 +36,7 @@ import signal
 import sys
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from orchestrator import stops
 from orchestrator.errors import report_interrupt
@@ -50,9 +50,11 @@ if TYPE_CHECKING:
 OFF = ("0", "false", "no", "off")
 
 
-def main(argv: list[str] | None = None) -> None:
+def main(argv: list[str] | None = None, handlers: dict[int, Any] | None = None) -> None:
+    """`handlers`: SIGINT's and SIGTERM's before fnrun set any (orchestrator.__main__ noted stops
+    while the launcher loaded); they are restored at the end."""
     args = sys.argv[1:] if argv is None else argv
-    previous = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
+    previous = handlers if handlers is not None else {signum: signal.getsignal(signum) for signum in stops.STOPS}
     stops.remember()
     if previous[signal.SIGTERM] is signal.SIG_DFL:
         signal.signal(signal.SIGTERM, _stopped)
@@ -61,6 +63,7 @@ def main(argv: list[str] | None = None) -> None:
     early: EarlyContainer | None = None
     code = 1
     try:
+        stops.raise_if_asked()  # one that came while fnrun was loading
         _without_paramiko()
         live.defer_waits()  # removals are waited for below, after the package is written
         early = _early_container(args)

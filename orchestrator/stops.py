@@ -14,7 +14,10 @@ library, catches a KeyboardInterrupt and carries on must not find every later ru
 from __future__ import annotations
 
 import signal
+from types import FrameType
+from typing import Any
 
+STOPS = (signal.SIGINT, signal.SIGTERM)
 _remembering = False
 _asked: list[int] = []
 
@@ -25,9 +28,22 @@ def remember() -> None:
     _remembering = True
 
 
-def note(signum: int) -> None:
+def note(signum: int, frame: FrameType | None = None) -> None:
+    """Note a stop (also a signal handler: one that only notes)."""
     if _remembering and not _asked:
         _asked.append(signum)
+
+
+def note_quietly() -> dict[int, Any]:
+    """Remember stops, and until other handlers come, note SIGINT and SIGTERM without raising
+    where Python's default handling was in place (an ignored signal stays ignored). Returns the
+    handlers found, for the one who installs the real ones to restore."""
+    remember()
+    found = {signum: signal.getsignal(signum) for signum in STOPS}
+    for signum, handler in found.items():
+        if handler is signal.SIG_DFL or handler is signal.default_int_handler:
+            signal.signal(signum, note)
+    return found
 
 
 def asked() -> int | None:

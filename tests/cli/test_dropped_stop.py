@@ -81,3 +81,31 @@ def test_a_stop_the_interpreter_dropped_before_the_run_starts_no_function(tmp_pa
     assert "sleep: sleeping" not in done.stderr and "fnrun-test/sleep:v1" not in done.stderr, done.stderr
     assert "nothing was written" in done.stderr, done.stderr
     assert snapshot(tmp_path) == before
+
+
+# fnrun's console script, sent a signal just after its first instruction, while it loads.
+WHILE_LOADING = """
+import os, sys
+from orchestrator import stops
+import orchestrator.__main__ as command
+
+signum, quietly = int(sys.argv[1]), stops.note_quietly
+def then_a_stop():
+    found = quietly()
+    os.kill(os.getpid(), signum)  # noted, not raised: fnrun goes on loading
+    return found
+stops.note_quietly = then_a_stop
+sys.argv = ["fnrun", *sys.argv[2:]]
+command.main()
+"""
+
+
+@pytest.mark.parametrize(("signum", "code"), SIGNALS)
+def test_a_stop_while_fnrun_loads_is_acted_on_once_it_has_loaded(tmp_path: Path, signum: int, code: int) -> None:
+    write_package(tmp_path, {"deploy.yaml": deployment("web"), "fn.yaml": function_config("fnrun-test/sleep:v1", {"seconds": "60"})})
+    before = snapshot(tmp_path)
+    done = subprocess.run([sys.executable, "-c", WHILE_LOADING, str(int(signum)), "run", str(tmp_path)],
+                          capture_output=True, text=True, timeout=120, env={**os.environ, "FNRUN_CACHE": "0"})
+    assert done.returncode == code, done.stderr
+    assert done.stderr.splitlines() == [f"fnrun: interrupted{' (SIGTERM)' if signum == signal.SIGTERM else ''}; nothing was written"]
+    assert snapshot(tmp_path) == before
