@@ -8,7 +8,7 @@ huge block scalar; one resource with many keys), a package of one file is made a
 - source: `api.source` (read the package, parse it, encode the ResourceList);
 - write-back: decode a function's output ResourceList, plan the write and apply it;
 - diff: the unified diff of that plan (`--diff`, `--check`);
-- comments: the comment extraction the write-back compares with (`yamlio.text.comments`);
+- comments: the comment extraction the write-back compares with (`yamlio.comments.comments`);
 - sink: `api.sink` of the function's output into the package.
 
 The function's output is made once per size, untimed: the ResourceList with a label added as
@@ -166,7 +166,7 @@ def measure(shape: str, size: int, work: Path, runs: int, paths: list[str], sdk_
     from orchestrator.read.package import read_package
     from orchestrator.run import resourcelist
     from orchestrator.write import diff, writeback
-    from orchestrator.yamlio import text
+    from orchestrator.yamlio import comments as comment_scan
 
     template = work / "template"
     shutil.rmtree(template, ignore_errors=True)
@@ -196,7 +196,7 @@ def measure(shape: str, size: int, work: Path, runs: int, paths: list[str], sdk_
         "source": (lambda: template, api.source),
         "write-back": (copy, write_back),
         "diff": (lambda: plan, diff.unified),
-        "comments": (lambda: None, lambda _: (text.comments(content), text.comments(output))),
+        "comments": (lambda: None, lambda _: (comment_scan.comments(content), comment_scan.comments(output))),
         "sink": (copy, lambda package: api.sink(package, output)),
     }
     reusable = {"source", "diff", "comments"}  # their state is the same template, plan or text

@@ -25,7 +25,7 @@ from orchestrator import api
 from orchestrator.read.package import read_package
 from orchestrator.run import resourcelist
 from orchestrator.write import writeback
-from orchestrator.yamlio import text, yaml11
+from orchestrator.yamlio import comments, text, yaml11
 
 sys.path.insert(0, str(REPO / "bench"))
 from bench_scaling import SHAPES  # noqa: E402  (the bench's inputs, at test sizes)
@@ -35,9 +35,9 @@ from bench_scaling import SHAPES  # noqa: E402  (the bench's inputs, at test siz
 # of them on purpose.
 POSSESSIVE = "possessive quantifiers only: the engine never gives back what a repeat took, so a match is one pass"
 EXEMPT: dict[str, str] = {
-    text._SINGLE: POSSESSIVE,
-    text._DOUBLE: POSSESSIVE,
-    **{pattern.pattern: POSSESSIVE for pattern in text._SKIP.values()},
+    comments._SINGLE: POSSESSIVE,
+    comments._DOUBLE: POSSESSIVE,
+    **{pattern.pattern: POSSESSIVE for pattern in comments._SKIP.values()},
     # The YAML 1.1 word finder: each search led by a character class, its repeats possessive, the
     # word an alternation of fixed strings (yamlio/yaml11.py).
     **{piece: POSSESSIVE for piece in (r"[:-][ \t]++", r"[\[{,][ \t]*+", r"\n[ \t]*+", r"[ \t]*+:", r"[ \t]*+")},
@@ -107,7 +107,7 @@ def _scrubbed_comment(line: str) -> int | None:
 def test_comment_scanner_means_the_quote_scrubbing_definition(line: str) -> None:
     if line.lstrip().startswith("#"):
         return  # a whole-line comment is found before the scanner is asked
-    assert text.comment_start(line) == _scrubbed_comment(line)
+    assert comments.comment_start(line) == _scrubbed_comment(line)
 
 
 @settings(max_examples=3000, deadline=None)
@@ -119,9 +119,9 @@ def test_comments_are_each_line_s_comment(document: str) -> None:
     for line in document.splitlines():
         if line.lstrip().startswith("#"):
             expected.append(line.lstrip()[1:].strip())
-        elif (start := text.comment_start(line)) is not None:
+        elif (start := comments.comment_start(line)) is not None:
             expected.append(line[start:].strip())
-    assert text.comments(document) == expected
+    assert comments.comments(document) == expected
 
 
 #: The decoder's line patterns (orchestrator/run/fastlist.py).
@@ -145,8 +145,8 @@ def test_line_start_finds_what_a_caret_under_re_m_finds(document: str, pos: int,
 
 def test_comments_on_lines_that_never_close_their_quotes() -> None:
     line = "k: x" + '\\"' * 5000 + " # the end 'q' d"
-    assert text.comments(line + "\n" + line) == ["the end 'q' d"] * 2
-    assert text.comments('k: "a # b" # c\nj: \'x # y\' z # w\n# whole\n') == ["c", "w", "whole"]
+    assert comments.comments(line + "\n" + line) == ["the end 'q' d"] * 2
+    assert comments.comments('k: "a # b" # c\nj: \'x # y\' z # w\n# whole\n') == ["c", "w", "whole"]
 
 
 LABELS = "  labels:\n    app: bench\n"

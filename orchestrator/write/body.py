@@ -10,7 +10,7 @@ from typing import Any, Callable, Collection
 
 from .. import annotations as ann
 from ..resource import Resource
-from ..yamlio import fast, meaning, roundtrip, text, textedit
+from ..yamlio import comments, fast, meaning, roundtrip, text, textedit
 
 _COMPACT_DASH = re.compile(r"^( *)[^\s#-][^#\n]*:[ \t]*\n\1- ", re.M)  # a block sequence at its key's column
 
@@ -36,7 +36,7 @@ def resolve_body(resource: Resource, base: Resource | None, seen: Seen = frozens
             return base.body
         value = in_order_of(meaning.kept(resource.value, base.value, base.body), base.value)
         unchanged_value = roundtrip.same(value, base.value)
-        if unchanged_value and (not resource.fresh or text.same_comments(body or resource.text, base.body)):
+        if unchanged_value and (not resource.fresh or comments.same_comments(body or resource.text, base.body)):
             return base.body
         own = _own_comments(resource, base.body, seen) if resource.fresh else []
         edited = _text_edit(resource, base.body, value, base.value, bool(own))
@@ -96,13 +96,13 @@ def _text_edit(resource: Resource, original: str, value: dict, old: dict, own_co
     known = resource.body if resource.fresh and resource.original_text is None else None
     edited = textedit.edit(original, value, old, known, resource.known_edit) if original.endswith("\n") else None
     if edited is not None and own_comments:
-        if _function_comments(resource) != text.comments(edited):
+        if _function_comments(resource) != comments.comments(edited):
             edited = None
     return edited
 
 
 def _function_comments(resource: Resource) -> list[str]:
-    return text.comments(resource.body if resource.body is not None else resource.text)
+    return comments.comments(resource.body if resource.body is not None else resource.text)
 
 
 def _real_comments(document: str) -> list[str]:
@@ -110,10 +110,10 @@ def _real_comments(document: str) -> list[str]:
     quoted string over several lines, a `#` after a quote that a long line's fold put first on
     its line): a function that writes a string in another style writes no comment. The line scan
     finds every comment and maybe more; only where it finds any does the scanner tell them apart."""
-    found = text.comments(document)
+    found = comments.comments(document)
     if not found:  # a `#` only inside values (a URL's fragment): the line scan's answer is enough
         return found
-    return text.scanned_comments(document)
+    return comments.scanned_comments(document)
 
 
 def _own_comments(resource: Resource, original: str, seen: Seen) -> list[str]:
@@ -133,7 +133,7 @@ def _own_comments(resource: Resource, original: str, seen: Seen) -> list[str]:
 def _without_foreign(own: str, original: str, known: Collection[str]) -> str:
     """The function's text without the whole-line comments that were other documents' (beyond
     as many as the original holds): they came here with a neighbour, they are not this one's."""
-    allowed = Counter(text.comments(original))
+    allowed = Counter(comments.comments(original))
     kept = []
     for line in own.splitlines(keepends=True):
         stripped = line.strip()

@@ -23,7 +23,7 @@ from ..resource import Resource
 from .body import resolve_body
 from .fileends import finish
 from .staging import Stager, stager_for
-from ..yamlio import fast, roundtrip, text
+from ..yamlio import comments, fast, roundtrip, text
 
 
 @dataclass(frozen=True)
@@ -249,7 +249,7 @@ def _package_comments(original: Package) -> frozenset[str]:
     found = original.__dict__.get("_comments")
     if found is None:
         texts = [part for r in original.resources if not _declares_function(r) for part in (r.body or r.text, r.prefix, r.suffix)]
-        found = original.__dict__["_comments"] = frozenset(text.comments("\n".join(texts)))
+        found = original.__dict__["_comments"] = frozenset(comments.comments("\n".join(texts)))
     return found
 
 

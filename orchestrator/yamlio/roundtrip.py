@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 from ..errors import FnrunError, InputError
 from . import blanks, fast
-from .text import comments
+from .comments import comments
 
 if TYPE_CHECKING:
     from ruamel.yaml import YAML

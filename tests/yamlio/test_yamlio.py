@@ -10,7 +10,7 @@ from orchestrator.run import resourcelist
 from orchestrator.errors import InputError
 from orchestrator.read.package import parse_stream
 from orchestrator.resource import Resource
-from orchestrator.yamlio import fast, roundtrip, text
+from orchestrator.yamlio import comments, fast, roundtrip, text
 
 DOC = "# head\napiVersion: v1\nkind: A\nmetadata:\n  name: a  # inline\nspec:\n  x: 1\n"
 
@@ -121,7 +121,7 @@ def test_indent_and_dedent_item_are_inverse() -> None:
 
 
 def test_comments_ignore_hashes_inside_quotes() -> None:
-    assert text.comments("a: 'x # not'  # yes\nb: \"#no\"\n  # full line\nc: d#e\n") == ["yes", "full line"]
+    assert comments.comments("a: 'x # not'  # yes\nb: \"#no\"\n  # full line\nc: d#e\n") == ["yes", "full line"]
 
 
 # --- round trip ------------------------------------------------------------------------------
