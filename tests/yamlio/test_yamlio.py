@@ -10,7 +10,7 @@ from orchestrator.run import resourcelist
 from orchestrator.errors import InputError
 from orchestrator.read.package import parse_stream
 from orchestrator.resource import Resource
-from orchestrator.yamlio import comments, fast, roundtrip, text
+from orchestrator.yamlio import comments, diff3, fast, roundtrip, text
 
 DOC = "# head\napiVersion: v1\nkind: A\nmetadata:\n  name: a  # inline\nspec:\n  x: 1\n"
 
@@ -158,7 +158,7 @@ def test_merge_lines_applies_base_to_new_onto_the_original() -> None:
     original = ["a:   1  # mine\n", "b: [ 1 ]\n", "c: 3\n"]
     base = ["a: 1  # mine\n", "b: [1]\n", "c: 3\n"]
     new = ["a: 1  # mine\n", "b: [1]\n", "d: 4\n", "c: 3\n"]
-    assert roundtrip.merge_lines(original, base, new) == ["a:   1  # mine\n", "b: [ 1 ]\n", "d: 4\n", "c: 3\n"]
+    assert diff3.merge_lines(original, base, new) == ["a:   1  # mine\n", "b: [ 1 ]\n", "d: 4\n", "c: 3\n"]
 
 
 def test_edit_falls_back_when_a_merge_would_not_mean_the_data() -> None:
