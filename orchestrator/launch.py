@@ -68,7 +68,8 @@ def main(argv: list[str] | None = None, handlers: dict[int, Any] | None = None) 
         live.defer_waits()  # removals are waited for below, after the package is written
         early = _early_container(args)
         if early is not None:
-            early.begin()
+            with stops.noted_only():
+                early.begin()
         code = _cli(args)
         if code == 0 and stops.asked() is not None:  # its exception was dropped after the work was done
             late = stops.raised(stops.asked())
@@ -128,7 +129,8 @@ def _stopped(signum: int, frame: FrameType | None) -> None:
     the early container and the removals still under way are seen through before the exit; both
     are noted too, should the interpreter drop the exception (orchestrator.stops)."""
     stops.note(signum)
-    raise stops.raised(signum)
+    if not stops.quiet():
+        raise stops.raised(signum)
 
 
 def _early_container(args: list[str]) -> EarlyContainer | None:

@@ -14,12 +14,14 @@ library, catches a KeyboardInterrupt and carries on must not find every later ru
 from __future__ import annotations
 
 import signal
+from contextlib import contextmanager
 from types import FrameType
-from typing import Any
+from typing import Any, Iterator
 
 STOPS = (signal.SIGINT, signal.SIGTERM)
 _remembering = False
 _asked: list[int] = []
+_quiet = 0  # inside noted_only(): the command's handlers note, and do not raise
 
 
 def remember() -> None:
@@ -44,6 +46,25 @@ def note_quietly() -> dict[int, Any]:
         if handler is signal.SIG_DFL or handler is signal.default_int_handler:
             signal.signal(signum, note)
     return found
+
+
+@contextmanager
+def noted_only() -> Iterator[None]:
+    """A block a raised stop would leave half done in a way no cleanup can see (Thread.start()
+    cut short leaves a thread running that join() does not know of, and its Condition's lock
+    released twice): the command's handlers only note a stop here, and it is raised on leaving."""
+    global _quiet
+    _quiet += 1
+    try:
+        yield
+    finally:
+        _quiet -= 1
+    raise_if_asked()
+
+
+def quiet() -> bool:
+    """Whether the command's handlers should only note a stop now (see noted_only)."""
+    return _quiet > 0
 
 
 def asked() -> int | None:

@@ -109,3 +109,25 @@ def test_a_stop_while_fnrun_loads_is_acted_on_once_it_has_loaded(tmp_path: Path,
     assert done.returncode == code, done.stderr
     assert done.stderr.splitlines() == [f"fnrun: interrupted{' (SIGTERM)' if signum == signal.SIGTERM else ''}; nothing was written"]
     assert snapshot(tmp_path) == before
+
+
+NOTED_ONLY = """
+import os, signal, sys
+from orchestrator import launch, stops
+
+stops.remember()
+signal.signal(signal.SIGINT, launch._stopped)
+with stops.noted_only():
+    os.kill(os.getpid(), signal.SIGINT)
+    sum(range(1000))  # the handler has run by now: it only noted
+    print("the block ran to its end", flush=True)
+print("not reached", flush=True)
+"""
+
+
+def test_a_stop_inside_a_block_that_must_not_be_cut_is_raised_as_it_ends() -> None:
+    """The launcher starts its early container's thread in such a block: Thread.start() cut short
+    by a KeyboardInterrupt left a thread creating a container that nothing would remove."""
+    done = subprocess.run([sys.executable, "-c", NOTED_ONLY], capture_output=True, text=True, timeout=60)
+    assert done.stdout == "the block ran to its end\n", done.stderr
+    assert done.stderr.rstrip().endswith("KeyboardInterrupt"), done.stderr
