@@ -77,6 +77,10 @@ def main(argv: list[str] | None = None, handlers: dict[int, Any] | None = None) 
             code = report_interrupt(late)
     except KeyboardInterrupt as err:  # before the CLI's own handling: nothing was read or written yet
         code = report_interrupt(err)
+    except Exception:
+        if stops.asked() is None:
+            raise
+        code = report_interrupt(stops.raised(stops.asked()))  # what the stop broke (see _cli)
     finally:
         for signum in previous:  # what follows must complete
             signal.signal(signum, signal.SIG_IGN)
@@ -110,6 +114,12 @@ def _cli(args: list[str]) -> int:
         return 1
     except KeyboardInterrupt as err:
         return report_interrupt(err)
+    except Exception:
+        if stops.asked() is None:
+            raise
+        # a stop that broke what it cut short (a KeyboardInterrupt inside threading's own code
+        # leaves its locks inconsistent, and the next use raises RuntimeError): the stop is the cause
+        return report_interrupt(stops.raised(stops.asked()))
 
 
 
