@@ -80,7 +80,9 @@ def main(argv: list[str] | None = None, handlers: dict[int, Any] | None = None) 
     except Exception:
         if stops.asked() is None:
             raise
-        code = report_interrupt(stops.raised(stops.asked()))  # what the stop broke (see _cli)
+        # a stop that broke what it cut short (a KeyboardInterrupt inside threading's own code
+        # leaves its locks inconsistent, and the next use raises RuntimeError): the stop is the cause
+        code = report_interrupt(stops.raised(stops.asked()))
     finally:
         for signum in previous:  # what follows must complete
             signal.signal(signum, signal.SIG_IGN)
@@ -114,13 +116,7 @@ def _cli(args: list[str]) -> int:
         return 1
     except KeyboardInterrupt as err:
         return report_interrupt(err)
-    except Exception:
-        if stops.asked() is None:
-            raise
-        # a stop that broke what it cut short (a KeyboardInterrupt inside threading's own code
-        # leaves its locks inconsistent, and the next use raises RuntimeError): the stop is the cause
-        return report_interrupt(stops.raised(stops.asked()))
-
+    # any other error while a stop was asked is main's to report as the stop
 
 
 def _leave(code: int) -> None:

@@ -17,8 +17,6 @@ from typing import Any, Iterator
 from orchestrator import stops
 from orchestrator.stops import Interrupted  # noqa: F401 - re-exported: what a stop unwinds as
 
-_SIGNALS = (signal.SIGINT, signal.SIGTERM)
-
 
 class SignalGuard:
     """Installs SIGINT/SIGTERM handlers for the life of one run (main thread only, else a no-op).
@@ -36,7 +34,7 @@ class SignalGuard:
 
     def __enter__(self) -> SignalGuard:
         if self._active:
-            for signum in _SIGNALS:
+            for signum in stops.STOPS:
                 previous = signal.getsignal(signum)
                 if previous is signal.SIG_IGN:
                     continue
