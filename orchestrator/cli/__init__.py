@@ -28,6 +28,26 @@ from .images import register as _register_image_commands
 _register_image_commands(app)
 
 
+#: kpt's command words and fnrun's commands for them (`kpt fn eval` is `fnrun run`).
+KPT_COMMANDS = {"eval": "run", "render": "render", "source": "source", "sink": "sink"}
+
+
+def kpt_spelling(args: list[str]) -> str | None:
+    """What to type instead, when the command line is kpt's (`fnrun eval`, `fnrun fn render`).
+    A hint, not an alias: `fnrun run` without --image runs the package's declared functions,
+    where kpt's eval refuses, so the user should learn the name that says what will happen."""
+    words = args[1:] if args[:1] == ["fn"] else args
+    if not words or (words is args and words[0] != "eval"):
+        return None
+    own = KPT_COMMANDS.get(words[0])
+    if own is None:
+        return None
+    import shlex
+
+    instead = shlex.join(["fnrun", own, *words[1:]])
+    return f"no command {' '.join(args[: len(args) - len(words) + 1])!r}: kpt's `fn {words[0]}` is `fnrun {own}` here, with kpt's flags: {instead}"
+
+
 def run_app(args: list[str]) -> int:
     """Run the CLI; the one place where errors become an exit code and a single line on stderr.
 
@@ -35,6 +55,10 @@ def run_app(args: list[str]) -> int:
     Ctrl-C into a silent exit 130 and SIGTERM into the same: a CI log must say it was
     interrupted, by which signal, and that nothing was written."""
     command = typer.main.get_command(app)
+    hint = kpt_spelling(args)
+    if hint is not None:
+        print(f"fnrun: error: {hint}", file=sys.stderr)
+        return EXIT_INPUT
     try:
         with command.make_context("fnrun", list(args), obj={"args": list(args)}) as ctx:
             result = command.invoke(ctx)

@@ -3,6 +3,7 @@ grouped in help panels, with DIR defaulting to the current directory as kpt's do
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any, Optional
 
@@ -88,7 +89,7 @@ def run(
     transformer_annotations: bool = typer.Option(False, *spellings("transformer_annotations"), help="With -o stdout: list the functions that changed each resource.", rich_help_panel=OUTPUT),
     file_names: opts.FileNames = None,
     fn_config_as_item: bool = typer.Option(False, *spellings("fn_config_as_item"), help="As kpt 1.0.0-beta.56's fn eval: a --fn-config file inside the package is one of the items too.", rich_help_panel=FUNCTIONS),
-    include_meta_resources: bool = typer.Option(False, *spellings("include_meta_resources"), hidden=True, help="kpt's old flag: refused, the Kptfile is an item already."),
+    include_meta_resources: bool = typer.Option(False, *spellings("include_meta_resources"), hidden=True, help="kpt's old flag: does nothing (with a note), the Kptfile is an item already."),
     diff: opts.Diff = False,
     results_dir: opts.ResultsDir = None,
     quiet: opts.Quiet = False,
@@ -126,10 +127,8 @@ def run(
     package's Kptfile pipelines, use `fnrun render`."""
     from .. import api
 
-    if include_meta_resources:  # kpt 1.0 refuses it too: meta resources are items by default
-        from ..errors import InputError
-
-        raise InputError("--include-meta-resources is not needed: the --image/--exec function gets the Kptfile and kustomization files already")
+    if include_meta_resources:  # kpt refuses it; the catalog's own example scripts still pass it
+        print("fnrun: note: --include-meta-resources does nothing: the Kptfile and kustomization files are items already", file=sys.stderr)
     request = api.RunRequest(
         directory=directory,
         functions=api.Functions(

@@ -9,6 +9,7 @@ import os
 import re
 
 from ..errors import InputError
+from .reference import check_reference
 
 DEFAULT_PREFIX = "ghcr.io/kptdev/krm-functions-catalog/"
 _VERSION = re.compile(r"^v?(\d+)(?:\.(\d+))?(?:\.(\d+))?(?:-([0-9A-Za-z.-]+))?$")
@@ -41,6 +42,7 @@ def resolve(image: str, tag: str | None, prefix: str, where: str, builtin_catalo
     follows satisfies it (there is no registry to ask, as kpt would)."""
     if "/" not in image:  # a short name (a registry with a port has a `/` after it too)
         image = prefix + image
+    check_reference(image, where)
     repo, own_tag = split_tag(image)
     if tag is None:
         return image if own_tag is not None or "@" in image else f"{image}:latest"

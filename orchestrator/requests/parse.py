@@ -146,7 +146,12 @@ def tagged_image(functions: Functions, images: Images, speed: Speed) -> str | No
     """The --image to run: short names expanded, and --tag applied as a Kptfile step's `tag:` is
     (a literal tag replaces the image's own; a semver constraint picks the best local tag)."""
     image = full_image(functions.image, images.prefix)
-    if image is None or functions.tag is None:
+    if image is None:
+        return image
+    from ..render.reference import check_reference
+
+    check_reference(image, "--image")
+    if functions.tag is None:
         return image
     from ..render.images import resolve
 
