@@ -350,13 +350,16 @@ def list_pipeline(root: Path | str, image_prefix: str | None = None) -> list[tup
 
 
 def doctor(root: Path | str | None = None, oci_runtime: str | None = None, mount_mode: str = "auto",
-           image_prefix: str | None = None) -> "list[Finding]":
+           image_prefix: str | None = None, builtin_catalog: bool = False) -> "list[Finding]":
     """What the engine offers and what will not hold there (`fnrun doctor`); when a package is
-    given, every image a run or render of it would start (orchestrator.select.inventory)."""
+    given, every image a run or render of it would start (orchestrator.select.inventory), and how:
+    `builtin_catalog` (or FNRUN_BUILTIN_CATALOG=1, as for run and render) serves kpt's catalog."""
     from .doctor import diagnose
     from .lock.inventory import inventory
+    from .runtimes.host import kpt_catalog
 
     images = inventory([Path(root)], image_prefix, relative_to=Path(root)) if root is not None else {}
     from .requests import check_mode
 
-    return diagnose(images, oci_runtime, check_mode(mount_mode), Path(root) if root is not None else None)
+    return diagnose(images, oci_runtime, check_mode(mount_mode), Path(root) if root is not None else None,
+                    builtin_catalog or kpt_catalog.enabled_by_environment())

@@ -28,7 +28,9 @@ class Finding:
 
 
 def diagnose(images: dict[str, list[str]], oci_runtime: str | None = None, mount_mode: str = "auto",
-             package: Path | None = None) -> list[Finding]:
+             package: Path | None = None, builtin_catalog: bool = False) -> list[Finding]:
+    """`builtin_catalog`: kpt's catalog functions run in-process, as `run` and `render` would
+    with --builtin-catalog or FNRUN_BUILTIN_CATALOG=1 (the caller decides, with the same rule)."""
     from orchestrator.runtimes.container.runtime import api_client
 
     host = engine_host()
@@ -37,9 +39,11 @@ def diagnose(images: dict[str, list[str]], oci_runtime: str | None = None, mount
         version, info = api.version(), api.info()
     except FnrunError as err:
         return [Finding("engine", str(err),
-                        "start dockerd (or `podman system service --time 0 unix://SOCKET`) and point DOCKER_HOST at it"), builtins()]
+                        "start dockerd (or `podman system service --time 0 unix://SOCKET`) and point DOCKER_HOST at it"),
+                builtins(), *image_findings(images, package, builtin_catalog, engine=False)]
     except Exception as err:  # noqa: BLE001 - an engine that answers ping but not /info: still a finding
-        return [Finding("engine", f"the engine at {host} does not answer /version or /info: {err}", "check the engine's log"), builtins()]
+        return [Finding("engine", f"the engine at {host} does not answer /version or /info: {err}", "check the engine's log"),
+                builtins(), *image_findings(images, package, builtin_catalog, engine=False)]
     findings = [_engine(host, version), Finding("api", f"{api.api_version} (fnrun needs {MINIMUM_DOCKER_API_VERSION} or later)")]
     findings.append(_rootless(info))
     findings += _runtimes(info, oci_runtime)
@@ -49,7 +53,7 @@ def diagnose(images: dict[str, list[str]], oci_runtime: str | None = None, mount
     findings.append(_warm(oci_runtime, mount_mode) if not findings[-1].problem else
                     Finding("warm", "not tried: no function container runs here (see above)"))
     findings.append(builtins())
-    findings += image_findings(images, package)
+    findings += image_findings(images, package, builtin_catalog)
     return findings
 
 
@@ -143,30 +147,39 @@ def _mounts(host: str, mode: str) -> Finding:
     return Finding("mounts", f"bind ({how}): /local and --mount sources are bind-mounted read-only from this machine")
 
 
-def image_findings(images: dict[str, list[str]], package: Path | None = None) -> list[Finding]:
+def image_findings(images: dict[str, list[str]], package: Path | None = None, builtin_catalog: bool = False,
+                   engine: bool = True) -> list[Finding]:
     """Each image a run or render would start (the inventory: image -> declaring files): present,
-    or served by fnrun's own code, and, where a fnrun.lock governs, the content it locks."""
+    or served by fnrun's own code, and, where a fnrun.lock governs, the content it locks. With no
+    engine (`engine` False) only what runs without one is ok."""
     from orchestrator.lock.pinning import governing
 
     lock = governing(package) if images else None
-    return [_image(image, files, lock) for image, files in images.items()]
+    return [_image(image, files, lock, builtin_catalog, engine) for image, files in images.items()]
 
 
-def _image(image: str, files: list[str], lock) -> Finding:
+def _image(image: str, files: list[str], lock, builtin_catalog: bool, engine: bool) -> Finding:
     from orchestrator.runtimes import catalog_module
     from orchestrator.runtimes.container.imagestore import identity
+    from orchestrator.runtimes.host.kpt_catalog import ENV_VAR
 
     declared = f"declared in {files[0]}" + (f" and {len(files) - 1} more" if len(files) > 1 else "")
     if lock is not None:
         problem = _against_lock(image, files, lock)
         if problem is not None:
             return problem
-    if identity(image) is not None:
+    kpt_builtin = catalog_module(image, kpt_catalog=False) is None and catalog_module(image, kpt_catalog=True) is not None
+    if kpt_builtin and builtin_catalog:
+        return Finding("image", f"{image}: kpt's catalog function, run in-process (--builtin-catalog) ({declared})")
+    if engine and identity(image) is not None:
         return Finding("image", f"{image} present")
     if catalog_module(image, kpt_catalog=False) is not None:
         return Finding("image", f"{image} not present; fnrun runs its own code for it in-process ({declared})")
-    return Finding("image", f"{image} is not present ({declared})",
-                   f"`docker pull {image}` (fnrun pulls it on the first run under --image-pull-policy ifNotPresent)")
+    pull = f"`docker pull {image}` (fnrun pulls it on the first run under --image-pull-policy ifNotPresent)"
+    if kpt_builtin:
+        return Finding("image", f"{image} is not present ({declared}); fnrun can run this kpt catalog function in-process",
+                       f"pass --builtin-catalog to run and render (or set {ENV_VAR}=1), or {pull}")
+    return Finding("image", f"{image} is not present ({declared})", pull)
 
 
 def _against_lock(image: str, files: list[str], lock) -> Finding | None:

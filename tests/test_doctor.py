@@ -97,3 +97,42 @@ def test_doctor_reports_what_a_locked_run_would_refuse(tmp_path: Path) -> None:
     assert found[0] == "ok   image     fnrun-test/identity:v1 present"
     assert found[1].startswith("FAIL image     ") and "b/fn.yaml: image fnrun-test/label:v1 is not in" in found[1]
     assert found[1].endswith("|| fix: run `fnrun lock` to add it, or pass --no-lock")
+
+
+KPT_PIPELINE = """\
+apiVersion: kpt.dev/v1
+kind: Kptfile
+metadata:
+  name: app
+pipeline:
+  mutators:
+  - image: set-namespace:v0.4
+    configMap:
+      namespace: prod
+  - image: ghcr.io/kptdev/krm-functions-catalog/set-labels:v0.2
+    configMap:
+      team: web
+"""
+KPT_IMAGES = ("ghcr.io/kptdev/krm-functions-catalog/set-labels:v0.2", "ghcr.io/kptdev/krm-functions-catalog/set-namespace:v0.4")  # as listed
+
+
+def test_a_kpt_package_learns_that_fnrun_runs_its_catalog_itself(tmp_path: Path) -> None:
+    """Without the flag each absent catalog image says which flag or variable runs it in-process;
+    with --builtin-catalog or FNRUN_BUILTIN_CATALOG=1 (render's settings) each is ok; and a
+    machine with no engine still hears how the package's functions would run."""
+    write_package(tmp_path, {"Kptfile": KPT_PIPELINE})
+    plain = fnrun("doctor", str(tmp_path), env={"DOCKER_HOST": ""})
+    assert plain.code == 1, plain
+    for image, finding in zip(KPT_IMAGES, lines(plain.stdout)["image"]):
+        assert finding.startswith(f"FAIL image     {image} is not present (declared in Kptfile); fnrun can run this kpt catalog function in-process")
+        assert "fix: pass --builtin-catalog to run and render (or set FNRUN_BUILTIN_CATALOG=1)" in finding
+    expected = [f"ok   image     {image}: kpt's catalog function, run in-process (--builtin-catalog) (declared in Kptfile)" for image in KPT_IMAGES]
+    flagged = fnrun("doctor", str(tmp_path), "--builtin-catalog", env={"DOCKER_HOST": ""})
+    assert flagged.code == 0, flagged
+    assert lines(flagged.stdout)["image"] == expected
+    by_variable = fnrun("doctor", str(tmp_path), env={"DOCKER_HOST": "", "FNRUN_BUILTIN_CATALOG": "1"})
+    assert lines(by_variable.stdout)["image"] == expected
+    no_engine = fnrun("doctor", str(tmp_path), "--builtin-catalog", env={"DOCKER_HOST": f"unix://{tmp_path / 'nothing.sock'}"})
+    assert no_engine.code == 1 and "Traceback" not in no_engine.stderr
+    assert list(lines(no_engine.stdout)) == ["engine", "builtins", "image"]
+    assert lines(no_engine.stdout)["image"] == expected

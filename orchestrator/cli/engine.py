@@ -35,12 +35,13 @@ def cache_prune(everything: bool = typer.Option(False, "--all", help="Remove eve
     print(f"fnrun cache: removed {removed} entr{'y' if removed == 1 else 'ies'}", file=sys.stderr)
 
 
-@app.command(cls=PanelCommand, epilog="Examples:\n  fnrun doctor\n  fnrun doctor samples/set-labels")
+@app.command(cls=PanelCommand, epilog="Examples:\n  fnrun doctor\n  fnrun doctor samples/set-labels\n  fnrun doctor my-kpt-package --builtin-catalog")
 def doctor(
     directory: Optional[Path] = typer.Argument(None, help="Package whose function images to look for."),
     oci_runtime: Optional[str] = typer.Option(None, "--runtime", envvar="FNRUN_RUNTIME", help="Check that the engine offers this OCI runtime."),
     mount_mode: str = typer.Option("auto", "--mounts", envvar="FNRUN_MOUNTS", help="bind | upload | auto: the mount mode `run` and `render` would use."),
     image_prefix: opts.ImagePrefix = None,
+    builtin_catalog: opts.BuiltinCatalog = False,
 ) -> int:
     """Check the container engine fnrun would use, and what of the sandbox will not hold there.
 
@@ -50,6 +51,6 @@ def doctor(
     from .. import api
     from ..doctor import render
 
-    findings = api.doctor(directory, oci_runtime, mount_mode, image_prefix)
+    findings = api.doctor(directory, oci_runtime, mount_mode, image_prefix, builtin_catalog)
     print(render(findings), end="")
     return 1 if any(f.problem for f in findings) else 0
