@@ -40,9 +40,10 @@ def source(root: Path | str) -> str:
 
 
 @collector.paused()
-def write_source(root: Path | str, out: IO[str]) -> None:
-    """`source` written to `out` while the package is read (what `fnrun source` does)."""
-    pipes.write_source(root, out)
+def write_source(root: Path | str, out: IO[str], fn_config: Path | str | None = None) -> None:
+    """`source` written to `out` while the package is read (what `fnrun source` does); with
+    `fn_config`, that file's resource as the list's functionConfig."""
+    pipes.write_source(root, out, fn_config=Path(fn_config) if fn_config is not None else None)
 
 
 @collector.paused()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Optional
 
 import typer
 
@@ -12,12 +13,16 @@ from .app import app
 from .helptext import PanelCommand
 
 
-@app.command(cls=PanelCommand, epilog="Example:\n  fnrun source samples/nginx > package.yaml")
-def source(directory: Path = typer.Argument(Path("."), help="Package directory to read (default: the current one).")) -> None:
+@app.command(cls=PanelCommand, epilog="Examples:\n  fnrun source samples/nginx > package.yaml\n"
+             "  fnrun source samples/set-labels --fn-config labels.yaml | python3 my_function.py")
+def source(
+    directory: Path = typer.Argument(Path("."), help="Package directory to read (default: the current one)."),
+    fn_config: Optional[Path] = typer.Option(None, "--fn-config", help="A file whose one resource becomes the list's functionConfig, as kpt's."),
+) -> None:
     """Print a package as a ResourceList (with path/index annotations and comments) on stdout."""
     from .. import api
 
-    api.write_source(directory, sys.stdout)
+    api.write_source(directory, sys.stdout, fn_config)
 
 
 @app.command(cls=PanelCommand, epilog="Example:\n  fnrun source samples/nginx | fnrun sink nginx-copy/")

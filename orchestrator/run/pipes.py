@@ -11,6 +11,7 @@ from __future__ import annotations
 import codecs
 import contextlib
 import io
+import itertools
 import json
 import os
 import queue
@@ -166,10 +167,12 @@ def _helper_main(root: Path, batches: list[list[str]], fd: int) -> None:
         os._exit(code)
 
 
-def write_source(root: Path | str, out: IO[str], flush_every: int = 1 << 18) -> None:
+def write_source(root: Path | str, out: IO[str], flush_every: int = 1 << 18, fn_config: Path | None = None) -> None:
     """Write `source` to `out` as it is read. Should a file turn out bad after output began, a
     failure note (a reserved YAML indicator at column 0) ends the output, so that no consumer
-    takes the truncated list for a whole package; the error is raised as usual.
+    takes the truncated list for a whole package; the error is raised as usual. `fn_config`: a
+    file whose one resource follows the items as the list's functionConfig (kpt's `source
+    --fn-config`), read before anything is written, so a bad one prints nothing.
 
     Into a pipe the package is read on one process: the reader at the other end (`fnrun sink`,
     a function) needs the second core more than this side does."""
@@ -177,8 +180,9 @@ def write_source(root: Path | str, out: IO[str], flush_every: int = 1 << 18) -> 
     size = 0
     began = False
     notes: list[Note] = []
+    tail = _function_config(fn_config) if fn_config is not None else ""
     try:
-        for chunk in source_chunks(root, parallel=not _is_pipe(out), notes=notes):
+        for chunk in itertools.chain(source_chunks(root, parallel=not _is_pipe(out), notes=notes), [tail]):
             pending.append(chunk)
             size += len(chunk)
             if size >= flush_every:
@@ -197,6 +201,14 @@ def write_source(root: Path | str, out: IO[str], flush_every: int = 1 << 18) -> 
         raise  # the reader went away: the command line's usual quiet exit
     except OSError as err:
         raise FnrunError(f"cannot write the ResourceList: {err.strerror}") from None
+
+
+def _function_config(path: Path) -> str:
+    """The `functionConfig:` field of a list, for the one resource in `path`."""
+    from ..select.functions import _config_file as config_file  # TODO(merge): public name
+
+    config, _ = config_file(None, path)
+    return resourcelist.encode([], config).split("items: []\n", 1)[1]
 
 
 def _is_pipe(out: IO[str]) -> bool:

@@ -5,11 +5,13 @@ command to type (their own arguments kept, quoted for a shell), and kpt's deprec
 from __future__ import annotations
 
 import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from testing.io_helpers import fnrun
+from testing.io_helpers import REPO, fnrun
 
 CONFIGMAP = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n"
 
@@ -71,3 +73,31 @@ def test_an_unknown_word_is_still_click_s_own_error(tmp_path: Path) -> None:
     result = fnrun("evaluate")
     assert result.returncode == 2
     assert "No such command 'evaluate'" in result.stderr.decode()
+
+
+def test_source_fn_config_hands_a_function_its_config_through_a_pipe(tmp_path: Path) -> None:
+    """kpt's `fn source --fn-config FILE | FUNCTION | fn sink`: the list carries FILE's resource
+    as functionConfig (comments kept), and a function reading it changes the package."""
+    root = _package(tmp_path)
+    config = tmp_path / "labels.yaml"
+    config.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: labels # for set-labels\ndata:\n  team: web\n")
+    listed = fnrun("source", str(root), "--fn-config", str(config))
+    assert listed.returncode == 0, listed.stderr
+    text = listed.stdout.decode()
+    assert text.endswith("functionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: labels # for set-labels\n  data:\n    team: web\n")
+    changed = subprocess.run([sys.executable, "-m", "functions.set_labels"], input=listed.stdout, capture_output=True, cwd=REPO, timeout=60)
+    assert changed.returncode == 0, changed.stderr
+    assert fnrun("sink", str(root), stdin=changed.stdout).returncode == 0
+    assert (root / "cm.yaml").read_text() == CONFIGMAP + "  labels:\n    team: web\n"
+
+
+@pytest.mark.parametrize("content", [None, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n"])
+def test_source_with_a_bad_fn_config_prints_nothing(tmp_path: Path, content: str | None) -> None:
+    root = _package(tmp_path)
+    config = tmp_path / "config.yaml"
+    if content is not None:
+        config.write_text(content)
+    result = fnrun("source", str(root), "--fn-config", str(config))
+    assert result.returncode == 2 and result.stdout == b""
+    lines = result.stderr.decode().strip().splitlines()
+    assert len(lines) == 1 and str(config) in lines[0], lines
