@@ -129,3 +129,46 @@ def _wait_for(session: str, ready: Callable[[list[str]], bool], timeout: float =
             return screen
         time.sleep(0.1)
     raise AssertionError("the screen never showed what was expected:\n" + "\n".join(screen))
+
+
+def _terminal_output(root: Path, environ: dict[str, str]) -> str:
+    """What fnrun writes to a real terminal (a pseudo-terminal as its stdout and stderr)."""
+    import pty
+
+    leader, follower = pty.openpty()
+    env = {key: value for key, value in os.environ.items() if key not in ("NO_COLOR", "FORCE_COLOR")}
+    env.update(GITHUB_ACTIONS="", TERM="xterm-256color", PYTHONPATH=str(REPO), **environ)
+    process = subprocess.Popen([sys.executable, "-m", "orchestrator", "run", str(root)], stdout=follower, stderr=follower, env=env, cwd=REPO)
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # EIO: the terminal's last writer is gone
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(leader)
+    assert process.wait(timeout=120) == 0
+    return b"".join(chunks).decode(errors="replace")
+
+
+def _colours(text: str) -> set[str]:
+    """The SGR colour codes (foreground and background, 8, 16, 256 or true colour) in `text`."""
+    found = set()
+    for sequence in text.split("\x1b[")[1:]:
+        codes = sequence.split("m", 1)[0]
+        if not all(part.isdigit() for part in codes.split(";") if part):
+            continue
+        found |= {code for code in codes.split(";") if code and (30 <= int(code) <= 49 or 90 <= int(code) <= 107)}
+    return found
+
+
+def test_no_color_takes_the_colour_out_of_the_live_display(tmp_path: Path) -> None:
+    """The live display follows NO_COLOR (no-color.org): the same board, no colour codes."""
+    coloured = _terminal_output(_package(tmp_path / "a"), {})
+    plain = _terminal_output(_package(tmp_path / "b"), {"NO_COLOR": "1"})
+    assert _colours(coloured), coloured[-400:]
+    assert not _colours(plain), plain[-400:]
+    assert "fnrun run: 2 functions, 2 resources changed" in plain.replace("\r\n", " ").replace("\n", " ")
