@@ -8,6 +8,7 @@ module adds its commands the same way: define them on `app` (cli/app.py) and imp
 
 from __future__ import annotations
 
+import os
 import sys
 
 import typer
@@ -27,6 +28,9 @@ from .images import register as _register_image_commands
 
 _register_image_commands(app)
 
+
+#: What the completion scripts set when the shell asks fnrun for completions (typer's naming).
+COMPLETE_VAR = "_FNRUN_COMPLETE"
 
 #: kpt's command words and fnrun's commands for them (`kpt fn eval` is `fnrun run`).
 KPT_COMMANDS = {"eval": "run", "render": "render", "source": "source", "sink": "sink"}
@@ -55,6 +59,8 @@ def run_app(args: list[str]) -> int:
     Ctrl-C into a silent exit 130 and SIGTERM into the same: a CI log must say it was
     interrupted, by which signal, and that nothing was written."""
     command = typer.main.get_command(app)
+    if COMPLETE_VAR in os.environ:  # the shell asks for completions (the script --show-completion prints)
+        command._main_shell_completion({}, "fnrun", COMPLETE_VAR)  # exits
     hint = kpt_spelling(args)
     if hint is not None:
         print(f"fnrun: error: {hint}", file=sys.stderr)

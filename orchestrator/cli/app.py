@@ -22,7 +22,7 @@ app = typer.Typer(
     "  fnrun render samples/kpt-package --image-prefix fnrun   # a kpt package's Kptfile pipelines\n"
     "  fnrun run --help                                        # every command has examples",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,  # --install-completion / --show-completion [bash|zsh|fish|powershell]
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
     context_settings=HELP_OPTIONS,
