@@ -82,3 +82,29 @@ def test_a_tampered_lock_is_refused_and_nothing_installed(entry: str, tmp_path: 
     assert str(lock) in result.stderr and "scripts/lock-deps" in result.stderr
     check = subprocess.run([str(target / "bin" / "python"), "-c", "import tinypkg"], capture_output=True)
     assert check.returncode != 0  # nothing unpinned went in
+
+
+def _entries(lock: Path) -> dict[str, tuple[str, frozenset[str]]]:
+    """name -> (name==version, its hashes); a marker is left out (it may differ: a package only
+    Windows needs for fnrun can be needed everywhere by a test tool)."""
+    entries: dict[str, tuple[str, frozenset[str]]] = {}
+    name = ""
+    for line in lock.read_text().splitlines():
+        if line[:1].isalnum() and "==" in line:
+            name = line.split("==", 1)[0].lower()
+            entries[name] = (line.split(";")[0].split()[0], frozenset())
+        elif line.strip().startswith("--hash=") and name:
+            pin, hashes = entries[name]
+            entries[name] = (pin, hashes | {line.strip().rstrip(" \\")})
+    return entries
+
+
+def test_the_runtime_lock_is_the_full_lock_cut_to_fnrun_s_own_dependencies() -> None:
+    """The Action installs requirements-runtime.lock: every pin and hash in it is the full lock's,
+    and it serves pyproject.toml's runtime dependencies (not the test tools)."""
+    runtime, full = _entries(REPO / "requirements-runtime.lock"), _entries(REPO / "requirements.lock")
+    assert runtime and all(full.get(name) == entry for name, entry in runtime.items())
+    for needed in ("pyyaml", "ruamel-yaml", "docker", "typer", "rich", "setuptools"):
+        assert needed in runtime
+    for test_tool in ("pytest", "hypothesis", "testcontainers", "mkdocs"):
+        assert test_tool not in runtime

@@ -136,27 +136,87 @@ def _action_steps() -> list[dict]:
     return [step for step in action["runs"]["steps"] if "run" in step]
 
 
-def _run_step(step: dict, inputs: dict[str, str], fresh: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
-    """A composite step as the runner runs it: its env with `${{ inputs.X }}` filled, bash -e."""
+def _run_step(step: dict, inputs: dict[str, str], runner: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """A composite step as GitHub's runner runs it: `${{ inputs.X }}` filled into its env, the
+    runner's variables set, `bash --noprofile --norc -eo pipefail`, the job's own PATH."""
     env = {}
     for key, value in (step.get("env") or {}).items():
         name = value.removeprefix("${{ inputs.").removesuffix(" }}")
         env[key] = inputs[name] if value.startswith("${{ inputs.") else value
     assert step["shell"] == "bash"
+    job = {key: value for key, value in os.environ.items()
+           if key not in ("PYTHONPATH", "VIRTUAL_ENV") and not key.startswith("FNRUN_")}
     return subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]], cwd=cwd,
-                          env=_user_env(fresh, GITHUB_ACTIONS="true", **env), capture_output=True, text=True, timeout=600)
+                          env={**job, "GITHUB_ACTIONS": "true", **runner, **env}, capture_output=True, text=True, timeout=900)
 
 
-def test_the_github_action_installs_fnrun_and_annotates_drift(fresh: Path, dist: Path, tmp_path: Path) -> None:
+def _outputs(path: Path) -> dict[str, str]:
+    """GITHUB_OUTPUT's `name<<DELIMITER` blocks, as the runner reads them."""
+    found: dict[str, str] = {}
+    lines = iter(path.read_text().splitlines())
+    for line in lines:
+        name, _, delimiter = line.partition("<<")
+        value = []
+        for inner in lines:
+            if inner == delimiter:
+                break
+            value.append(inner)
+        found[name] = "\n".join(value)
+    return found
+
+
+ACTION_INPUTS = {"command": "run", "package": "deploy", "args": "", "install": "", "python": sys.executable}
+
+
+def test_the_github_action_installs_from_the_lock_and_sets_its_outputs(dist: Path, tmp_path: Path) -> None:
+    """The Action's two steps as the runner runs them: fnrun installed from the wheel into its own
+    virtualenv with requirements-runtime.lock's hashes (the job's python3 and PATH untouched),
+    drift annotated and reported in the outputs and the step summary, a quoted argument kept
+    whole, a YAML list of arguments, a current package, and a wrong command."""
     shutil.copytree(REPO / "samples" / "set-labels", tmp_path / "deploy")
-    inputs = {"command": "run", "package": "deploy", "args": "--no-cache", "install": str(next(dist.glob("fnrun-*.whl")))}
+    runner_temp = tmp_path / "runner-temp"
+    runner_temp.mkdir()
+    summary = tmp_path / "summary.md"
+    runner = {"RUNNER_TEMP": str(runner_temp), "GITHUB_ACTION_PATH": str(REPO), "GITHUB_STEP_SUMMARY": str(summary)}
+    inputs = {**ACTION_INPUTS, "install": str(next(dist.glob("fnrun-*.whl")))}
     install, check = _action_steps()
-    done = _run_step(install, inputs, fresh, tmp_path)
+    before = subprocess.run(["bash", "-c", "command -v python3; echo $PATH"], capture_output=True, text=True).stdout
+    done = _run_step(install, inputs, {**runner, "GITHUB_OUTPUT": str(tmp_path / "install.out")}, tmp_path)
     assert done.returncode == 0 and f"fnrun {VERSION}" in done.stdout, done.stderr
-    drift = _run_step(check, inputs, fresh, tmp_path)
+    venv_root = runner_temp / "fnrun-action-venv"
+    installed = subprocess.run([str(venv_root / "bin" / "python"), "-m", "pip", "freeze"], capture_output=True, text=True, check=True).stdout
+    def pin(line: str) -> str:  # name==version, the name as pip canonicalises it
+        name, _, version = line.split(" ")[0].split(";")[0].partition("==")
+        return f"{name.lower().replace('_', '-').replace('.', '-')}=={version}"
+
+    locked = {pin(line) for line in (REPO / "requirements-runtime.lock").read_text().splitlines() if "==" in line}
+    assert {pin(line) for line in installed.split() if "==" in line} <= locked | {f"fnrun=={VERSION}"}
+    assert not any(line.lower().startswith(("pytest==", "hypothesis==", "mkdocs==")) for line in installed.split())
+    assert subprocess.run(["bash", "-c", "command -v python3; echo $PATH"], capture_output=True, text=True).stdout == before
+
+    def check_with(**changes: str) -> tuple[subprocess.CompletedProcess[str], dict[str, str]]:
+        output = tmp_path / f"check-{len(list(tmp_path.glob('check-*')))}.out"
+        result = _run_step(check, {**inputs, **changes}, {**runner, "GITHUB_OUTPUT": str(output)}, tmp_path)
+        return result, _outputs(output)
+
+    drift, outputs = check_with(args="--no-cache")
     assert drift.returncode == 3, drift.stderr
-    assert "::error file=deploy/api.yaml" in drift.stdout + drift.stderr
-    assert _fnrun(fresh, tmp_path, "run", "deploy").returncode == 0
-    assert _run_step(check, inputs, fresh, tmp_path).returncode == 0
-    wrong = _run_step(check, {**inputs, "command": "eval"}, fresh, tmp_path)
+    assert "::error file=deploy/api.yaml" in drift.stderr
+    assert outputs == {"changed": "true", "files": "deploy/api.yaml\ndeploy/reconcile.yaml", "exit-code": "3"}
+    assert "::group::What would change" in drift.stdout and "+    team: payments" in drift.stdout
+    assert "### fnrun run `deploy`: 2 files would change" in summary.read_text()
+
+    (tmp_path / "labels config.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: labels\ndata:\n  team: ops\n")
+    quoted, outputs = check_with(args="--image fnrun/set-labels:v1\n--no-cache --fn-config 'labels config.yaml'")
+    assert quoted.returncode == 3 and "+    team: ops" in quoted.stdout, quoted.stderr
+    listed, outputs = check_with(args="[--image, fnrun/set-labels:v1, --no-cache, --fn-config, labels config.yaml]")
+    assert listed.returncode == 3 and "+    team: ops" in listed.stdout, listed.stderr
+
+    assert subprocess.run([str(venv_root / "bin" / "fnrun"), "run", "deploy"], cwd=tmp_path, capture_output=True).returncode == 0
+    current, outputs = check_with(args="--no-cache")
+    assert current.returncode == 0 and outputs == {"changed": "false", "files": "", "exit-code": "0"}, current.stderr
+    assert "### fnrun run `deploy`: up to date" in summary.read_text()
+
+    wrong, outputs = check_with(command="eval")
     assert wrong.returncode == 2 and "command must be run or render" in wrong.stdout
+    assert outputs["exit-code"] == "2"
