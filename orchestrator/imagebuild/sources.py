@@ -37,10 +37,21 @@ def assemble(into: Path, repository: str = "fnrun") -> Path:
     shutil.copytree(Path(orchestrator.__file__).resolve().parent, into / "orchestrator", ignore=skip)
     shutil.copytree(Path(functions.__file__).resolve().parent, into / "functions", ignore=skip)
     shutil.copytree(dockerfiles(), into / "Dockerfiles", ignore=skip)
-    for script in (into / "functions").glob("*.sh"):  # an installer may drop the executable bit
-        script.chmod(0o755)
+    _restore_executables(into)
     if repository != "fnrun":
         for dockerfile in (into / "Dockerfiles").glob("*.Dockerfile"):
             text = dockerfile.read_text()
             dockerfile.write_text(text.replace(BASE_IMAGE_TAG, f"{repository}/fnrun-base:v1"))
     return into
+
+
+def _restore_executables(root: Path) -> None:
+    """Give back the executable bit an installer drops (pip writes package files 0644): in the
+    checkout a file is executable exactly when it starts with `#!` (a test holds the checkout to
+    that), so the context built from a wheel has the checkout's modes, the same input hash, and
+    one build serves both."""
+    for path in root.rglob("*"):
+        if path.is_file() and not path.is_symlink():
+            with path.open("rb") as handle:
+                if handle.read(2) == b"#!":
+                    path.chmod(path.stat().st_mode | 0o111)

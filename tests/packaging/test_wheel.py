@@ -220,3 +220,39 @@ def test_the_github_action_installs_from_the_lock_and_sets_its_outputs(dist: Pat
     wrong, outputs = check_with(command="eval")
     assert wrong.returncode == 2 and "command must be run or render" in wrong.stdout
     assert outputs["exit-code"] == "2"
+
+
+def test_a_tracked_source_is_executable_exactly_when_it_starts_with_a_shebang() -> None:
+    """The rule the wheel's image builds rely on to give back the modes pip drops."""
+    tracked = subprocess.run(["git", "ls-files", "-s", "orchestrator", "functions"], cwd=REPO, capture_output=True, text=True, check=True).stdout
+    for line in tracked.splitlines():
+        mode, _, _, name = line.split(maxsplit=3)
+        starts = (REPO / name).read_bytes()[:2] == b"#!"
+        assert (mode == "100755") == starts, f"{name}: mode {mode}, {'a' if starts else 'no'} shebang"
+
+
+HASHES = """
+import json, sys, tempfile
+from pathlib import Path
+from orchestrator.imagebuild import engine, flow, sources
+client, checkout, found = flow.connect(), Path(sys.argv[1]), {}
+with tempfile.TemporaryDirectory() as tmp:
+    root = sources.assemble(Path(tmp) / "context")
+    for ours, theirs in zip(engine.catalog_targets(checkout), engine.catalog_targets(root)):
+        found[ours.name] = [engine.input_hash(client, ours, checkout, sys.argv[2], checkout / "functions"),
+                            engine.input_hash(client, theirs, root, sys.argv[2], root / "functions")]
+print(json.dumps(found))
+"""
+
+
+def test_the_wheel_and_the_checkout_build_the_same_images(fresh: Path, tmp_path: Path) -> None:
+    """`fnrun images build` from an installed wheel and scripts/build_images.py from the checkout
+    hash the same inputs for every catalog image, so neither rebuilds what the other built."""
+    import json
+
+    done = subprocess.run([str(fresh / "bin" / "python"), "-c", HASHES, str(REPO), "fnrun/python-base:bookworm"], cwd=tmp_path,
+                          env=_user_env(fresh), capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    hashes = json.loads(done.stdout)
+    assert "fnrun-base" in hashes and "set-labels" in hashes
+    assert {name: pair[0] == pair[1] for name, pair in hashes.items()} == {name: True for name in hashes}
