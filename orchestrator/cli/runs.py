@@ -4,8 +4,9 @@ grouped in help panels, with DIR defaulting to the current directory as kpt's do
 from __future__ import annotations
 
 import sys
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Iterator, Optional
 
 import typer
 
@@ -151,7 +152,22 @@ def run(
         ci=api.CI(check=check, rerun=_rerun(ctx), results_format=results_format, shard=shard),
         speed=opts.speed(jobs=jobs, no_cache=no_cache, no_builtin=no_builtin, no_warm=no_warm, builtin_catalog=builtin_catalog),
     )
-    api.run(request)
+    with _paths_as_typed(directory):
+        api.run(request)
+
+
+@contextmanager
+def _paths_as_typed(directory: Path) -> Iterator[None]:
+    """An error naming a package file names it from where the user typed the command."""
+    from ..errors import FnrunError
+    from ..report.paths import as_typed
+
+    try:
+        yield
+    except FnrunError as err:
+        if str(directory) != "-":
+            err.args = (as_typed(str(err), Path(directory)),)
+        raise
 
 
 def _rerun(ctx: typer.Context) -> str | None:
@@ -244,4 +260,5 @@ def render(
         record_status=not no_status,
         strict_results=strict_results,
     )
-    api.render(request)
+    with _paths_as_typed(directory):
+        api.render(request)

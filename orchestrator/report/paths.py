@@ -41,3 +41,16 @@ def repo_path(root: Path, path: str) -> str:
     if top is not None:
         return Path(os.path.relpath(target.resolve() if target.exists() else target, top)).as_posix()
     return Path(os.path.relpath(target)).as_posix()
+
+
+def as_typed(message: str, root: Path) -> str:
+    """`message` with a leading package path (`app/x.yaml:6: ...`, `app/x.yaml: ...`) joined to
+    the package directory as the user typed it (`deploy/app/x.yaml:6: ...`, or absolute when
+    they gave an absolute one), when it names something in that package; else unchanged."""
+    head, sep, rest = message.partition(": ")
+    path, colon, line = head.rpartition(":")
+    if not (colon and line.isdigit()):
+        path, colon, line = head, "", ""
+    if not sep or not path or len(path) > 4096 or Path(path).is_absolute() or not os.path.lexists(root / path):
+        return message
+    return f"{(root / path).as_posix()}{colon}{line}{sep}{rest}"

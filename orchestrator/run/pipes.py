@@ -39,7 +39,7 @@ def source_chunks(root: Path | str, parallel: bool = True, notes: list[Note] | N
     notes = [] if notes is None else notes
     root = Path(root)
     if not root.is_dir():
-        raise InputError(f"{root}: not a directory")
+        raise InputError(f"{root}: {'not a directory' if os.path.lexists(root) else 'does not exist'}")
     files = package_files(root, META_FILES)
     batches = [files[i : i + BATCH] for i in range(0, len(files), BATCH)]
     started = False
