@@ -86,6 +86,7 @@ class ResultCache:
     def __init__(self, root: Path | None = None, bound: int | None = None) -> None:
         self.root = (root or cache_dir()) / _VERSION
         self.bound = max_bytes() if bound is None else bound
+        self._top = str(self.root.parent)
         self._lock = threading.Lock()
         self._warned = False
 
@@ -172,27 +173,29 @@ class ResultCache:
         """Open the cache's root, then each of `names` below it (the last one a file unless
         `create`), checking each on its descriptor; the last one's descriptor. `create`: every
         name is a directory, made 0700 when absent. Raises _Distrusted, or OSError (absent)."""
-        path = self.root.parent
-        fd = os.open(path, _DIRECTORY)  # the root itself may be a link: the user named it
+        fd = os.open(self._top, _DIRECTORY)  # the root itself may be a link: the user named it
         try:
-            _check(fd, path, directory=True)
-            for depth, name in enumerate(names):
-                path = path / name
-                directory = create or depth < len(names) - 1
+            depth = 0
+            why = _why(fd, directory=True)
+            while why is None and depth < len(names):
+                name = names[depth]
+                depth += 1
+                directory = create or depth < len(names)
                 if create:
                     with contextlib.suppress(FileExistsError):
                         os.mkdir(name, 0o700, dir_fd=fd)
                 try:
-                    child = os.open(name, (_DIRECTORY | os.O_NOFOLLOW) if directory else _ENTRY, dir_fd=fd)
+                    child = os.open(name, _SUBDIRECTORY if directory else _ENTRY, dir_fd=fd)
                 except OSError as err:
-                    if err.errno in (errno.ELOOP, errno.ENOTDIR):
-                        raise _Distrusted(path, _kind(name, fd)) from None
                     if err.errno == errno.ENOENT:
                         raise
-                    raise _Distrusted(path, err.strerror or "unreadable") from None
+                    why = _kind(name, fd) if err.errno in (errno.ELOOP, errno.ENOTDIR) else err.strerror or "unreadable"
+                    break
                 os.close(fd)
                 fd = child
-                _check(fd, path, directory)
+                why = _why(fd, directory)
+            if why is not None:
+                raise _Distrusted(Path(self._top, *names[:depth]), why)
             return fd
         except BaseException:
             os.close(fd)
@@ -240,6 +243,7 @@ class ResultCache:
 
 
 _DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+_SUBDIRECTORY = _DIRECTORY | os.O_NOFOLLOW
 _ENTRY = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC  # a FIFO opens at once, and is then refused
 
 
@@ -252,19 +256,19 @@ class _Distrusted(Exception):
         self.why = why
 
 
-def _check(fd: int, path: Path, directory: bool) -> None:
-    """Raise _Distrusted unless the open file `fd` is a directory (or a regular file), owned by
-    the user fnrun runs as, that no group or other may write."""
+def _why(fd: int, directory: bool) -> str | None:
+    """Why the open file `fd` is not trusted, or None: it is a directory (or a regular file),
+    owned by the user fnrun runs as, and no group or other may write it."""
     info = os.fstat(fd)
-    if directory and not stat.S_ISDIR(info.st_mode):
-        raise _Distrusted(path, "not a directory")
-    if not directory and not stat.S_ISREG(info.st_mode):
-        raise _Distrusted(path, "not a regular file")
+    kind = stat.S_IFDIR if directory else stat.S_IFREG
+    if stat.S_IFMT(info.st_mode) == kind and info.st_uid == os.geteuid() and not info.st_mode & 0o022:
+        return None
+    if stat.S_IFMT(info.st_mode) != kind:
+        return "not a directory" if directory else "not a regular file"
     if info.st_uid != os.geteuid():
-        raise _Distrusted(path, f"owned by uid {info.st_uid}, not by uid {os.geteuid()}")
-    if info.st_mode & 0o022:
-        who = " and ".join(w for bit, w in ((0o020, "group"), (0o002, "others")) if info.st_mode & bit)
-        raise _Distrusted(path, f"writable by {who} (mode {stat.S_IMODE(info.st_mode):04o})")
+        return f"owned by uid {info.st_uid}, not by uid {os.geteuid()}"
+    who = " and ".join(w for bit, w in ((0o020, "group"), (0o002, "others")) if info.st_mode & bit)
+    return f"writable by {who} (mode {stat.S_IMODE(info.st_mode):04o})"
 
 
 def _kind(name: str, parent: int) -> str:
