@@ -9,10 +9,12 @@ import hashlib
 import json
 import os
 import subprocess
+import tempfile
 from pathlib import Path
 from typing import Callable
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from testing.pipeline_helpers import function_config, test_images, write_package  # noqa: F401
 from testing.runtime_fixtures import run_counting_containers as run
@@ -153,3 +155,27 @@ def test_new_entries_are_the_user_s_alone(tmp_path: Path, test_images: None) -> 
         for directory in entry.parents[:3]:
             assert directory.stat().st_mode & 0o777 == 0o700, directory
     written(pkg, env, expect_containers=0)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a file to another uid takes root")
+@given(modes=st.lists(st.integers(0, 0o777), min_size=4, max_size=4), foreign=st.sampled_from([None, 0, 1, 2, 3]))
+@settings(max_examples=200, deadline=None)
+def test_an_entry_is_trusted_exactly_when_nobody_else_could_have_written_it(modes: list[int], foreign: int | None) -> None:
+    """Any modes of the cache root, its version directory, the shard and the entry, any one of
+    them given to another uid: a hit exactly when no group or other write bit is set and all
+    four are the user's (root, here: file modes do not stop it reading)."""
+    from orchestrator.runtimes.cache import ResultCache
+    from orchestrator.runtimes.protocol import RunOutput
+
+    with tempfile.TemporaryDirectory() as scratch:
+        cache = ResultCache(Path(scratch) / "cache")
+        key = "ab" + "0" * 62
+        cache.put(key, RunOutput(b"out", "", 0, 0.1))
+        entry = cache._path(key)
+        chain = [entry.parents[2], entry.parents[1], entry.parent, entry]
+        for path, mode in zip(chain, modes):
+            path.chmod(mode)
+        if foreign is not None:
+            os.chown(chain[foreign], NOBODY, NOBODY)
+        trusted = foreign is None and not any(mode & 0o022 for mode in modes)
+        assert (ResultCache(Path(scratch) / "cache").get(key) is not None) == trusted
