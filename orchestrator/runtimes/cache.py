@@ -12,14 +12,28 @@ then the payload (exit code, stderr and duration as JSON, a newline, the stdout 
 written to a temp file and renamed into place; a corrupt, partial or unreadable entry is a miss
 and is removed. A hit refreshes the entry's mtime; after a store, entries are pruned oldest first
 while the cache is over its size bound.
+
+Only its owner can fill the cache. A replayed entry is written into the package as the function's
+output, so an entry is trusted, as ssh trusts a key file, only when it and every directory from
+the cache's root down to it belong to the user fnrun runs as and nobody else may write them (no
+group or other write bit). Anything else is a miss, and the run says once why: another user's
+entry in a shared FNRUN_CACHE_DIR, a group-writable directory, a symbolic link, a FIFO or device
+(opened without following links and without blocking, then checked on the open descriptor, so
+nothing can be swapped in between). Entries are written 0600 in 0700 directories: what a
+function printed may be a Secret.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import os
+import secrets
+import stat
+import sys
+import threading
 import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -72,6 +86,9 @@ class ResultCache:
     def __init__(self, root: Path | None = None, bound: int | None = None) -> None:
         self.root = (root or cache_dir()) / _VERSION
         self.bound = max_bytes() if bound is None else bound
+        self._top = str(self.root.parent)
+        self._lock = threading.Lock()
+        self._warned = False
 
     def key(self, inv: Invocation, image_id: str, stdin: bytes) -> str:
         """The entry's name: a digest of everything the output may depend on (module docstring)."""
@@ -90,44 +107,108 @@ class ResultCache:
         return digest.hexdigest()
 
     def has(self, key: str) -> bool:
-        """An entry exists (it may still turn out corrupt, which `get` then treats as a miss)."""
-        return self._path(key).is_file()
+        """A trusted entry exists (it may still turn out corrupt, which `get` then treats as a miss)."""
+        fd = self._open(key)
+        if fd is None:
+            return False
+        os.close(fd)
+        return True
 
     def _path(self, key: str) -> Path:
         return self.root / key[:2] / key
 
     def get(self, key: str) -> RunOutput | None:
-        path = self._path(key)
-        try:
-            raw = path.read_bytes()
-        except OSError:
+        fd = self._open(key)
+        if fd is None:
             return None
-        output = _decode(raw)
+        with os.fdopen(fd, "rb") as handle:
+            output = _decode(handle.read())
+            if output is not None:
+                with contextlib.suppress(OSError):
+                    os.utime(handle.fileno())  # least recently used goes first
         if output is None:
             with contextlib.suppress(OSError):
-                path.unlink()
-            return None
-        with contextlib.suppress(OSError):
-            os.utime(path)  # least recently used goes first
+                self._path(key).unlink()  # ours (it was trusted): a partial write, a damaged disk
         return output
 
     def put(self, key: str, output: RunOutput) -> None:
-        """Store a successful run; any failure to store is silent (the cache is an optimisation)."""
-        path = self._path(key)
-        temp = path.with_name(f".{key}.{os.getpid()}.tmp")
+        """Store a successful run; any failure to store is silent (the cache is an optimisation),
+        and nothing is stored where it would not be trusted (module docstring)."""
         meta = json.dumps({"exit_code": output.exit_code, "stderr": output.stderr, "duration": output.duration}).encode()
         payload = meta + b"\n" + output.stdout
         header = json.dumps({"sha256": hashlib.sha256(payload).hexdigest(), "size": len(payload)}).encode()
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with open(temp, "wb") as handle:
+            os.makedirs(self.root.parent, mode=0o700, exist_ok=True)
+            shard = self._walk([self.root.name, key[:2]], create=True)
+        except (OSError, _Distrusted) as err:
+            if isinstance(err, _Distrusted):
+                self._warn(err, "nothing is stored there")
+            return
+        temp = f".{key}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+        try:
+            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=shard)
+            with os.fdopen(fd, "wb") as handle:
                 handle.write(header + b"\n" + payload)
-            os.replace(temp, path)
+            os.replace(temp, key, src_dir_fd=shard, dst_dir_fd=shard)
         except OSError:
             with contextlib.suppress(OSError):
-                temp.unlink()
+                os.unlink(temp, dir_fd=shard)
             return
+        finally:
+            os.close(shard)
         self.prune()
+
+    def _open(self, key: str) -> int | None:
+        """A read descriptor of the entry for `key` when it is trusted (module docstring), else
+        None: absent, or distrusted (said once per cache)."""
+        try:
+            return self._walk([self.root.name, key[:2], key], create=False)
+        except _Distrusted as err:
+            self._warn(err, "its function runs")
+        except OSError:
+            pass
+        return None
+
+    def _walk(self, names: list[str], create: bool) -> int:
+        """Open the cache's root, then each of `names` below it (the last one a file unless
+        `create`), checking each on its descriptor; the last one's descriptor. `create`: every
+        name is a directory, made 0700 when absent. Raises _Distrusted, or OSError (absent)."""
+        fd = os.open(self._top, _DIRECTORY)  # the root itself may be a link: the user named it
+        try:
+            depth = 0
+            why = _why(fd, directory=True)
+            while why is None and depth < len(names):
+                name = names[depth]
+                depth += 1
+                directory = create or depth < len(names)
+                if create:
+                    with contextlib.suppress(FileExistsError):
+                        os.mkdir(name, 0o700, dir_fd=fd)
+                try:
+                    child = os.open(name, _SUBDIRECTORY if directory else _ENTRY, dir_fd=fd)
+                except OSError as err:
+                    if err.errno == errno.ENOENT:
+                        raise
+                    why = _kind(name, fd) if err.errno in (errno.ELOOP, errno.ENOTDIR) else err.strerror or "unreadable"
+                    break
+                os.close(fd)
+                fd = child
+                why = _why(fd, directory)
+            if why is not None:
+                raise _Distrusted(Path(self._top, *names[:depth]), why)
+            return fd
+        except BaseException:
+            os.close(fd)
+            raise
+
+    def _warn(self, err: _Distrusted, outcome: str) -> None:
+        """One line per cache (per run): the first reason an entry was not trusted."""
+        with self._lock:
+            if self._warned:
+                return
+            self._warned = True
+        print(f"fnrun: warning: result cache: ignoring {err.path}: {err.why} (the cache trusts only "
+              f"what the user running fnrun owns and alone may write); {outcome}", file=sys.stderr)
 
     def _entries(self) -> list[tuple[float, int, Path]]:
         found = []
@@ -137,7 +218,7 @@ class ResultCache:
                     continue
                 for entry in os.scandir(shard.path):
                     with contextlib.suppress(OSError):
-                        info = entry.stat()
+                        info = entry.stat(follow_symlinks=False)
                         found.append((info.st_mtime, info.st_size, Path(entry.path)))
         return found
 
@@ -159,6 +240,44 @@ class ResultCache:
     def info(self) -> CacheInfo:
         entries = self._entries()
         return CacheInfo(self.root.parent, len(entries), sum(size for _, size, _ in entries), self.bound)
+
+
+_DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+_SUBDIRECTORY = _DIRECTORY | os.O_NOFOLLOW
+_ENTRY = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC  # a FIFO opens at once, and is then refused
+
+
+class _Distrusted(Exception):
+    """A cache file or directory fnrun will not take (module docstring), and why."""
+
+    def __init__(self, path: Path, why: str) -> None:
+        super().__init__(f"{path}: {why}")
+        self.path = path
+        self.why = why
+
+
+def _why(fd: int, directory: bool) -> str | None:
+    """Why the open file `fd` is not trusted, or None: it is a directory (or a regular file),
+    owned by the user fnrun runs as, and no group or other may write it."""
+    info = os.fstat(fd)
+    kind = stat.S_IFDIR if directory else stat.S_IFREG
+    if stat.S_IFMT(info.st_mode) == kind and info.st_uid == os.geteuid() and not info.st_mode & 0o022:
+        return None
+    if stat.S_IFMT(info.st_mode) != kind:
+        return "not a directory" if directory else "not a regular file"
+    if info.st_uid != os.geteuid():
+        return f"owned by uid {info.st_uid}, not by uid {os.geteuid()}"
+    who = " and ".join(w for bit, w in ((0o020, "group"), (0o002, "others")) if info.st_mode & bit)
+    return f"writable by {who} (mode {stat.S_IMODE(info.st_mode):04o})"
+
+
+def _kind(name: str, parent: int) -> str:
+    """Why `name` (in the directory open as `parent`) could not be opened as wanted."""
+    try:
+        mode = os.lstat(name, dir_fd=parent).st_mode
+    except OSError:
+        return "not what was expected"
+    return "a symbolic link" if stat.S_ISLNK(mode) else "not a directory" if not stat.S_ISDIR(mode) else "a directory"
 
 
 def _decode(raw: bytes) -> RunOutput | None:

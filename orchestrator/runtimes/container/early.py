@@ -57,6 +57,7 @@ class EarlyContainer:
         self.staging = staging
         self.name = f"fnrun-early-{os.getpid()}-{secrets.token_hex(4)}"  # removable even if create's answer is lost
         self.container_id: str | None = None
+        self.unsure = False  # the create was sent and its answer never came: the container may exist
         self.attach_socket: socket.socket | None = None
         self.failure: str | None = None
         self._prefix = ""
@@ -76,10 +77,13 @@ class EarlyContainer:
                 raise EngineError(f"not a Docker engine ({headers.get('server', 'no Server header')})")  # podman: ordinary path
             if headers.get("api-version"):
                 self._prefix = f"/v{headers['api-version']}"
+            self.unsure = True
             status, _, answer = self._call("POST", f"/containers/create?name={self.name}", self.body)
             if status != 201:
+                self.unsure = False
                 raise EngineError(f"create answered {status}: {answer[:200]!r}")
             self.container_id = json.loads(answer)["Id"]
+            self.unsure = False
             self._debug(f"created container {self.container_id[:12]}")
             self.attach_socket = self._attach()
             status, _, answer = self._call("POST", f"/containers/{self.container_id}/start")
@@ -104,7 +108,10 @@ class EarlyContainer:
         return Adopted(self.container_id, self.attach_socket, self.staging)
 
     def finish(self) -> None:
-        """Remove the container unless the run adopted it (the run removes its own)."""
+        """Remove the container unless the run adopted it (the run removes its own). A warning
+        names only a container known to exist: one whose create may have reached the engine
+        unanswered is removed by name if it can be, else left, with the rest of what a gone fnrun
+        leaves, to the next fnrun's sweep (its labels name this process: container.orphans)."""
         if self._thread.ident is None:  # never begun: nothing was created
             return
         self._thread.join()
@@ -121,16 +128,25 @@ class EarlyContainer:
             from orchestrator.runtimes.container.warm.local import remove
 
             remove(self.staging)
+        if self.container_id is None and not self.unsure:
+            return  # never created: the engine was not there, or refused the create
         try:
             status, _, answer = self._call("DELETE", f"/containers/{self.container_id or self.name}?force=1&v=1")
         except OSError as err:
-            print(f"fnrun: warning: could not remove early container {self.name}: {err}", file=sys.stderr)
+            self._could_not_remove(str(err))
             return
         if status in (204, 404):
             if status == 204:
                 self._debug(f"removed unused container {self.name}")
             return
-        print(f"fnrun: warning: could not remove early container {self.name}: {answer[:200]!r}", file=sys.stderr)
+        self._could_not_remove(repr(answer[:200]))
+
+    def _could_not_remove(self, why: str) -> None:
+        if self.container_id is None:
+            self._debug(f"could not remove {self.name}, which may not exist: {why}")
+            return
+        print(f"fnrun: warning: could not remove early container {self.name} ({self.container_id[:12]}): {why}; "
+              "the next fnrun on this engine removes it", file=sys.stderr)
 
     def _connect(self) -> socket.socket:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

@@ -11,6 +11,7 @@ from typing import Callable
 _live: dict[str, Callable[[str], None]] = {}  # container ID -> how to remove it quietly
 _lock = threading.Lock()
 _cancelled = threading.Event()
+_hooks: list[Callable[[], None]] = []
 _deferred: list[Callable[[], None]] | None = None  # waits for background removals, left to the launcher
 
 
@@ -31,10 +32,20 @@ def refuse_if_cancelled() -> None:
 
 def register(container_id: str, remove: Callable[[str], None]) -> bool:
     """Remember a new container and what removes it without raising; False when the run was
-    cancelled meanwhile (the caller removes it: the sweep of `cancel_all` may not have seen it)."""
+    cancelled meanwhile (the caller removes it: the sweep of `cancel_all` may not have seen it).
+    Each also calls the `on_register` hooks (the sweep of what gone processes left, once)."""
     with _lock:
         _live[container_id] = remove
-        return not _cancelled.is_set()
+        wanted = not _cancelled.is_set()
+    for hook in _hooks:
+        hook()
+    return wanted
+
+
+def on_register(hook: Callable[[], None]) -> None:
+    """Call `hook` whenever a container is registered (the engine's client installs the sweep of
+    orphaned containers, runtimes.container.orphans: this module imports no engine code)."""
+    _hooks.append(hook)
 
 
 def forget(container_id: str) -> None:
@@ -64,6 +75,13 @@ def wait_later(wait: Callable[[], None]) -> None:
     if _deferred is None:
         wait()
     else:
+        _deferred.append(wait)
+
+
+def at_exit(wait: Callable[[], None]) -> None:
+    """Call `wait` at `finish_waits` when waits are deferred (fnrun's launcher); elsewhere the
+    process is not about to exit, and nothing waits."""
+    if _deferred is not None:
         _deferred.append(wait)
 
 

@@ -22,7 +22,7 @@ from docker.constants import DEFAULT_DOCKER_API_VERSION, DEFAULT_TIMEOUT_SECONDS
 from docker.utils import kwargs_from_env, parse_repository_tag, version_lt
 
 from orchestrator.errors import EnvironmentProblem, FnrunError, FunctionError, ImageUnavailable, InputError
-from orchestrator.runtimes.container import engine_choice, live
+from orchestrator.runtimes.container import engine_choice, live, orphans
 from orchestrator.runtimes.protocol import Bytes, Invocation, RunOutput, StderrSink, StdoutSink
 from orchestrator.runtimes.container.hijack import duplex
 from orchestrator.runtimes.supervise.interrupts import SignalGuard
@@ -367,3 +367,6 @@ def _brief(err: object) -> str:
     text = getattr(err, "explanation", None) or str(err)
     line = " ".join(str(text).strip().splitlines()[:1]) or type(err).__name__
     return line if len(line) <= 200 else line[:197] + "..."
+
+
+live.on_register(lambda: orphans.sweep_soon(api_client, remove_quietly))  # what gone fnruns left (container.orphans)

@@ -10,14 +10,21 @@ exactly the one the run would have created: the run adopts it only when the two 
 from __future__ import annotations
 
 import os
+import socket
 from pathlib import Path
 from typing import Any
 
+from orchestrator import procstat
 from orchestrator.errors import InputError
 from orchestrator.runtimes.protocol import PULL_POLICIES, Invocation, Sandbox
 
 LABEL_FUNCTION = "fnrun.function"
 LABEL_PID = "fnrun.pid"  # lets tests (and a user) find what one fnrun process started
+# With fnrun.pid, whose container it is, so that the next fnrun can remove it once that process is
+# gone (runtimes.container.orphans): the machine, its boot, and when the process started in it.
+LABEL_HOST = "fnrun.host"
+LABEL_BOOT = "fnrun.boot"
+LABEL_STARTED = "fnrun.started"
 LABEL_PRESTARTED = "fnrun.prestarted"  # started ahead of its function's turn (runtimes.container.prestart, launch)
 NOBODY = "65534:65534"
 BASE_ENV = {"LOG_TO_STDERR": "true", "STRUCTURED_RESULTS": "true"}
@@ -76,7 +83,7 @@ def create_body(inv: Invocation, copies: dict[str, Path]) -> dict[str, Any]:
         # stdin open once: our half-close after the ResourceList is the function's EOF
         "OpenStdin": True, "StdinOnce": True, "AttachStdin": True, "AttachStdout": True, "AttachStderr": True, "Tty": False,
         "Env": [f"{key}={value}" for key, value in inv.env.items()],
-        "Labels": {LABEL_FUNCTION: inv.name, LABEL_PID: str(os.getpid())},
+        "Labels": {LABEL_FUNCTION: inv.name, **owner_labels()},
         "HostConfig": host,
     }
     if inv.args:
@@ -84,6 +91,32 @@ def create_body(inv: Invocation, copies: dict[str, Path]) -> dict[str, Any]:
     if copies:
         body["Volumes"] = {target: {} for target in copies}
     return body
+
+
+def owner_labels() -> dict[str, str]:
+    """This process as the owner of a container. A pid alone is reused (the kernel cycles through
+    pid_max), and clock ticks since boot repeat at the next boot: pid, start time and boot id
+    together name one process for good. Read once per process (a fork reads its own)."""
+    global _owner
+    pid = str(os.getpid())
+    owner = _owner
+    if owner.get(LABEL_PID) != pid:
+        stat = procstat.read(pid)
+        owner = {LABEL_PID: pid, LABEL_HOST: socket.gethostname(), LABEL_BOOT: boot_id(), LABEL_STARTED: stat.started if stat is not None else ""}
+        _owner = owner  # one assignment: a thread sees the old labels or the new, never half
+    return dict(owner)
+
+
+def boot_id() -> str:
+    """The kernel's id of this boot (empty where there is none to read)."""
+    try:
+        with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as handle:
+            return handle.read().strip()
+    except OSError:
+        return ""
+
+
+_owner: dict[str, str] = {}
 
 
 def _mounts(inv: Invocation, copies: dict[str, Path]) -> list[dict[str, Any]]:

@@ -1,8 +1,8 @@
 """Warm containers: one sandboxed container per image serves every call of that image in a run,
 each call a fresh process in it (plan: which calls may; pool: the containers; channel: the stream
 calls go over; calls: one call; spawn: the next call's process started before its turn; runtime:
-the Runtime; helper: the static PID 1; local: /local per call; orphans: what a killed fnrun left
-behind). Images of fnrun's Python SDK fork each call from a fork server (functions/sdk/zygote.py)."""
+the Runtime; helper: the static PID 1; local: /local per call; what a killed fnrun left behind
+is swept by runtimes.container.orphans). Images of fnrun's Python SDK fork each call from a fork server (functions/sdk/zygote.py)."""
 
 import os
 

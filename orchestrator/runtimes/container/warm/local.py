@@ -8,7 +8,7 @@ the modes it has. The function so sees the same names, contents, modes and owner
 as through the cold bind mount, and nothing of another call's directory.
 
 Staging directories are named after their process (pid and start time), so the next fnrun can
-remove those a killed one left (warm.orphans).
+remove those a killed one left (runtimes.container.orphans).
 """
 
 from __future__ import annotations

@@ -20,9 +20,7 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 from dataclasses import dataclass, replace
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -30,13 +28,12 @@ from orchestrator import procstat
 from orchestrator.errors import FnrunError
 from orchestrator.runtimes.container.inspect import inspect_image
 from orchestrator.runtimes.container.remote import uploads
-from orchestrator.runtimes.container.settings import LABEL_FUNCTION, create_body
+from orchestrator.runtimes.container import settings
+from orchestrator.runtimes.container.settings import LABEL_FUNCTION, LABEL_STARTED, create_body
 from orchestrator.runtimes.container.warm.helper import NAME, TARGET, helper_dir
 from orchestrator.runtimes.protocol import Invocation, Mount
 
 LABEL_WARM = "fnrun.warm"
-LABEL_HOST = "fnrun.host"  # with fnrun.pid and fnrun.started: whose container it is (warm.orphans)
-LABEL_STARTED = "fnrun.started"
 #: An image label naming a Python module that serves `python3 -m MODULE` calls as a fork server
 #: (fnrun's SDK images: functions/sdk/zygote.py; the helper starts it, fnrun-warm.c).
 LABEL_ZYGOTE = "dev.fnrun.python-zygote"
@@ -158,11 +155,10 @@ def _image_config(image: str) -> dict[str, Any] | None:
     return config if isinstance(config, dict) else {}
 
 
-@lru_cache(maxsize=1)
 def owner_labels() -> dict[str, str]:
-    """Which process on which machine a warm container belongs to, so the next fnrun can tell an
-    orphan (its process gone) from a live run's container (warm.orphans)."""
-    return {LABEL_WARM: "1", LABEL_HOST: socket.gethostname(), LABEL_STARTED: process_started(os.getpid()) or ""}
+    """A warm container's labels of its own, with whose it is, as every container fnrun creates
+    (settings.owner_labels: the next fnrun removes it once this process is gone)."""
+    return {LABEL_WARM: "1", **settings.owner_labels()}
 
 
 def process_started(pid: int) -> str | None:

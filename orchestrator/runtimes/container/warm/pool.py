@@ -4,7 +4,7 @@ given back when the call left them clean, discarded otherwise, all removed when 
 Every container is registered with the process's live containers (runtimes.container.live), so
 the sweep an interrupted run makes (Ctrl-C, SIGTERM: orchestrator.run.units) removes warm ones
 too, and is labelled with its owner (warm.plan.owner_labels) for the next fnrun to find it
-should this one be killed outright (warm.orphans).
+should this one be killed outright (runtimes.container.orphans).
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from orchestrator.runtimes.container import runtime as container
 from orchestrator.runtimes.container.prestart import Remover
 from orchestrator.runtimes.container.warm.channel import Channel
 from orchestrator.runtimes.container.warm.local import make_staging, remove as remove_staging
-from orchestrator.runtimes.container.warm.orphans import sweep_once
 from orchestrator.runtimes.container.warm.plan import Plan, container_body, staging_owner
 
 
@@ -54,7 +53,6 @@ class WarmPool:
         self._limits: dict[str, int] = {}  # by key, fewer containers than per_image (limit)
         self._remover = Remover(workers=self.per_image)
         self._ahead = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fnrun-warm")
-        self._ahead.submit(sweep_once)  # what a killed fnrun left (warm.orphans), off the run's path
         self.started = 0  # containers started, for tests and reports
         self.served = 0  # calls that ran in a warm container (not cold)
 
