@@ -8,10 +8,11 @@ socket the importing process holds; an anonymous MAP_SHARED mapping; MAP_SHARED 
 in /dev/shm and /tmp; an attached System V shared memory segment. Each call reads what an earlier
 call left in each channel, writes the `stringData` of every Secret it was given into each, and adds
 a ConfigMap `warmleak` whose data holds, per channel, what it found (empty: nothing came through),
-and `opened`: the channels it had. It writes `warmleak: ran` to stderr.
+`opened`: the channels it had, and `parent`: its parent's command line. It writes `warmleak: ran` to stderr.
 
-With functionConfig data `zombie: "true"` it also leaves a zombie through clone(CLONE_PARENT) with
-no exit signal: a process whose parent is its own parent, which a plain waitpid never reaps.
+With functionConfig data `zombie: "true"` it also leaves a zombie through clone(CLONE_PARENT): a
+process that ends at once, whose parent is the call's own parent (the container's PID 1, or the
+fork server that forked the call), so only that parent can reap it.
 """
 
 from __future__ import annotations
@@ -183,7 +184,7 @@ if not hasattr(sys, "warmleak_channels"):
 
 
 def zombie() -> None:
-    """clone(CLONE_PARENT) with exit signal 0 (x86_64 and aarch64 system call numbers)."""
+    """clone(CLONE_PARENT) (x86_64 and aarch64 system call numbers); the child ends at once."""
     libc = ctypes.CDLL(None, use_errno=True)
     number = {"x86_64": 56, "aarch64": 220}[os.uname().machine]
     pid = libc.syscall(number, ctypes.c_ulong(0x00008000), None, None, None, None)
@@ -206,6 +207,10 @@ def leak(resources: sdk.ResourceList) -> None:
         except OSError:  # its other end is gone (a process killed since)
             pass
     found["opened"] = ",".join(channels)
+    try:
+        found["parent"] = open(f"/proc/{os.getppid()}/cmdline", "rb").read().replace(b"\0", b" ").decode().strip()
+    except OSError:
+        found["parent"] = "<none>"
     if str(data.get("zombie")) == "true":
         zombie()
     resources.items.append(sdk.Resource(CommentedMap(apiVersion="v1", kind="ConfigMap",

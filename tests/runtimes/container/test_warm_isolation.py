@@ -26,6 +26,9 @@ from orchestrator.runtimes.protocol import Invocation, Sandbox
 from testing.pipeline_helpers import REPO, fnrun, write_package
 
 IMAGE = "fnrun-test/warmleak:v1"
+#: the same, opened by a .pth file at every interpreter start: in the fork server before fnrun's code
+STARTUP = "fnrun-test/warmleakstartup:v1"
+ZYGOTE = "functions.sdk.zygote"
 SANDBOX = Sandbox(image_pull_policy="never")
 CHANNELS = {"memfd", "socketpair", "thread", "child", "sharedAnonymous", "sharedFileDevShm", "sharedFileTmp", "sysvShm"}
 PASSWORDS = {"a": "alpha-7f3e1c", "b": "bravo-92d04a", "c": "charlie-5b8e6d"}
@@ -33,8 +36,8 @@ PASSWORDS = {"a": "alpha-7f3e1c", "b": "bravo-92d04a", "c": "charlie-5b8e6d"}
 
 @pytest.fixture(scope="module")
 def warmleak() -> None:
-    if not docker.from_env().images.list(name=IMAGE):
-        subprocess.run([sys.executable, str(REPO / "scripts" / "build_images.py"), "--only", "warmleak"], check=True)
+    if not docker.from_env().images.list(name=STARTUP):
+        subprocess.run([sys.executable, str(REPO / "scripts" / "build_images.py"), "--only", "warmleakstartup"], check=True)
 
 
 @pytest.fixture
@@ -65,12 +68,23 @@ def found(documents: list[dict]) -> dict[str, str]:
     raise AssertionError(f"no warmleak ConfigMap in {documents}")
 
 
+def clean(seen: dict[str, str], forked: bool) -> None:
+    """Every channel opened, none carried anything; the call forked by the fork server or not."""
+    assert set(seen.pop("opened").split(",")) == CHANNELS, "the function opened every channel"
+    assert (ZYGOTE in seen.pop("parent")) == forked
+    assert seen == {channel: "" for channel in CHANNELS}, "a channel carried an earlier call's data"
+
+
+@pytest.mark.parametrize("image", [IMAGE, STARTUP])
 def test_three_sibling_packages_through_one_warm_fork_server_each_get_only_their_own_data(
-    warmleak: None, tmp_path: Path,
+    warmleak: None, tmp_path: Path, image: str,
 ) -> None:
+    """warmleak's calls are forked by the fork server (its module imported in each call);
+    warmleakstartup's fork server holds the channels, refuses to serve, and each call is a new
+    process."""
     files = {"Kptfile": kptfile("root", None)}
     for name, password in PASSWORDS.items():
-        files |= {f"{name}/Kptfile": kptfile(name, IMAGE), f"{name}/secret.yaml": secret(password)}
+        files |= {f"{name}/Kptfile": kptfile(name, image), f"{name}/secret.yaml": secret(password)}
     root = write_package(tmp_path / "root", files)
     done = fnrun("render", str(root), "--image-pull-policy", "never", "--no-cache")
     assert done.code == 0, done.stderr
@@ -79,17 +93,17 @@ def test_three_sibling_packages_through_one_warm_fork_server_each_get_only_their
         texts = [path.read_text() for path in sorted((root / name).glob("*.yaml"))]
         others = [other for other in PASSWORDS.values() if other != password and other in "".join(texts)]
         assert others == [], f"package {name} holds another package's password:\n{texts}"
-        seen = found([document for text in texts for document in yaml.safe_load_all(text)])
-        assert set(seen.pop("opened").split(",")) == CHANNELS, "the function opened every channel"
-        assert seen == {channel: "" for channel in CHANNELS}, f"package {name}: a channel carried data"
+        clean(found([document for text in texts for document in yaml.safe_load_all(text)]), image == IMAGE)
 
 
-@pytest.mark.parametrize("env", [{}, {"PYTHONDONTWRITEBYTECODE": "1"}], ids=["fork-server", "exec"])
-def test_calls_in_one_warm_container_see_nothing_of_the_calls_before(pool: WarmPool, env: dict[str, str]) -> None:
-    """The same, call by call in one container: forked by the fork server, and (a PYTHON*
-    variable, which the fork server cannot honour) each a new process of the helper's."""
+@pytest.mark.parametrize("image, env", [(IMAGE, {}), (IMAGE, {"PYTHONDONTWRITEBYTECODE": "1"}), (STARTUP, {})],
+                         ids=["fork-server", "exec", "refused-fork-server"])
+def test_calls_in_one_warm_container_see_nothing_of_the_calls_before(pool: WarmPool, image: str, env: dict[str, str]) -> None:
+    """The same, call by call in one container: forked by the fork server; each a new process of
+    the helper's (a PYTHON* variable, which the fork server cannot honour); and through a fork
+    server that refused to serve."""
     warm = WarmRuntime(pool, ContainerRuntime())
-    call = Invocation(name=IMAGE, image=IMAGE, sandbox=SANDBOX, env=env)
+    call = Invocation(name=image, image=image, sandbox=SANDBOX, env=env)
     found_plan = plan(call)
     assert not isinstance(found_plan, str) and found_plan.zygote
     assert bool(found_plan.zygote_for(env)) == (not env)
@@ -97,9 +111,7 @@ def test_calls_in_one_warm_container_see_nothing_of_the_calls_before(pool: WarmP
         items = [yaml.safe_load(secret(password))]
         out = warm.run(call, yaml.safe_dump({"apiVersion": "config.kubernetes.io/v1", "kind": "ResourceList", "items": items}).encode())
         assert out.exit_code == 0, out.stderr
-        seen = found(yaml.safe_load(out.stdout)["items"])
-        assert set(seen.pop("opened").split(",")) == CHANNELS
-        assert seen == {channel: "" for channel in CHANNELS}
+        clean(found(yaml.safe_load(out.stdout)["items"]), image == IMAGE and not env)
     assert pool.started == 1 and pool.served == 3
 
 
@@ -107,9 +119,11 @@ def test_calls_in_one_warm_container_see_nothing_of_the_calls_before(pool: WarmP
 def test_a_call_that_leaves_a_clone_parent_zombie_runs_once_and_its_container_serves_on(
     pool: WarmPool, env: dict[str, str],
 ) -> None:
-    """clone(CLONE_PARENT) with no exit signal makes a child of the call's parent (the helper, or
-    the fork server) that a plain waitpid never reaps: the helper reaps it (or replaces the fork
-    server that will not), so the call is not taken for one that could not start and run again."""
+    """clone(CLONE_PARENT) makes a child of the call's parent: the helper, which reaps it, or the
+    fork server, which reaps only the call it forked. Its zombie stayed, the helper's clean-up after
+    the call failed, and the call, taken for one that could not start, ran again (three warm tries,
+    then cold). The helper now replaces a fork server that holds a zombie, and a call that ran is
+    never run again: one that leaves what cannot be ended costs its container, not a second run."""
     warm = WarmRuntime(pool, ContainerRuntime())
     call = Invocation(name=IMAGE, image=IMAGE, sandbox=SANDBOX, env=env)
     config = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "fn"}, "data": {"zombie": "true"}}
