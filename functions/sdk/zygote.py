@@ -47,11 +47,13 @@ from pathlib import Path
 
 HELPER_FD = 3
 PR_SET_DUMPABLE = 4
-WALL = 0x40000000  # __WALL: also the children that report their end with no signal (clone(CLONE_PARENT))
+WALL = 0x40000000  # __WALL: every child, whatever exit signal it was made with
 MAX_FD = 1 << 30  # closerange's end: close_range(2) takes the whole span at once
 
 
 def main(argv: list[str]) -> int:
+    """Serve calls until the helper goes. argv names the function's module, which only the helper
+    reads (to tell whether a call may use this server): it is never imported here."""
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:  # a call must not trace this process
         return 1
