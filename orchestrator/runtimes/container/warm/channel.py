@@ -55,10 +55,13 @@ class Channel:
         self.attached = attached
         self._server = LineSplitter(None)  # the helper's own stderr: what it says when it cannot serve at all
         # the helper's frames; the current call adds where its stdout and stderr go (converse)
-        self._sinks: dict[object, Callable[[bytes], None]] = {b"X": self._exited, b"N": self._refusal}
+        self._sinks: dict[object, Callable[[bytes], None]] = {b"X": self._exited, b"N": self._refusal, b"U": self._unfit}
         self._demux = FrameDemux(FrameSplitter(_HEAD, self._sinks).feed, self._server.feed)
         self._code: int | None = None
         self._refused: str | None = None
+        #: why the container may serve no further call, though this one ran ('U': something the call
+        #: started outlives it); the container is then discarded, the call's result kept
+        self.unfit: str | None = None
 
     def start(self, argv: tuple[str, ...], env: dict[str, str], zygote: tuple[str, ...] = ()) -> None:
         """Have the helper clean the container and start the function (forked by `zygote`, the
@@ -100,7 +103,7 @@ class Channel:
             del self._sinks[b"O"], self._sinks[b"E"]
         if not finished:
             raise timed_out(inv)
-        if self._refused is not None:
+        if self._refused is not None and self._code is None:
             raise NotClean(self._refused)
         if self._code is None:
             said = self._server.close().strip()
@@ -111,6 +114,9 @@ class Channel:
 
     def _exited(self, body: bytes) -> None:
         self._code = struct.unpack(">L", body)[0]
+
+    def _unfit(self, body: bytes) -> None:
+        self.unfit = body.decode("utf-8", "replace")
 
     def _refusal(self, body: bytes) -> None:
         self._refused = body.decode("utf-8", "replace")

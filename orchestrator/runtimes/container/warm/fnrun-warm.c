@@ -19,8 +19,11 @@
  *   here -> fnrun   'O' a piece of the function's stdout 'E' a piece of its stderr
  *                   'X' it exited: u32 exit code (128 + signal when killed)
  *                   'N' the call could not run (a reason); this process then exits
+ *                   'U' the call ran, but something it started survives it (a reason): its 'X'
+ *                       follows, then this process exits (the call must not be run again)
  * Before every call the container is made as a cold one would be: every process of the last call
- * killed, /tmp, /dev/shm, /dev/mqueue and System V IPC emptied, all checked. The function runs
+ * killed and reaped, /tmp, /dev/shm, /dev/mqueue and
+ * System V IPC emptied, all checked. The function runs
  * with this process's working directory and environment plus the call's, default signal
  * handling, and only its three streams open. When it exits, whatever it left running is killed
  * and its output ends with it, as in a cold container. This process makes itself non-dumpable,
@@ -33,7 +36,12 @@
  * interpreter starting: the call's three streams go to it over a socket (fd 3 in the zygote), it
  * answers the child's pid ('P') and, once the child is reaped, its exit code ('X'), both as
  * 5-byte messages. It is started clean (no call's environment), is the one process the clean-up
- * spares, and is started again when it is gone, changed (below) or a call asks for another.
+ * spares, and is started again when it is gone, changed (below) or a call asks for another. It
+ * never imports the function's own module, and refuses to serve when it holds anything a fork
+ * would hand down that a cold process lacks (a descriptor, a shared mapping, a thread, a child);
+ * what can be seen of it from here is checked too: before each call it must be alone with this
+ * process, single-threaded, with no System V segment attached anywhere, else it is replaced. A
+ * zombie of its own (a call's clone(CLONE_PARENT)), which only it could reap, replaces it too.
  *
  * A call runs as the same user as this process and the zygote, so it may change what they hand
  * down to the processes they fork (resource limits, nice value, CPU affinity, scheduling policy,
@@ -150,9 +158,27 @@ static void pause_ms(long ms) {
     nanosleep(&ts, NULL);
 }
 
+/* Process `pid`'s state letter and parent, from /proc/PID/stat (the name may hold anything, so the
+ * fields are read after its last ')'); 0 when it is gone. */
+static char state_of(long pid, long *parent) {
+    char path[64], text[512];
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    ssize_t n = read(fd, text, sizeof text - 1);
+    close(fd);
+    if (n <= 0) return 0;
+    text[n] = '\0';
+    char *close_paren = strrchr(text, ')');
+    char state = 0;
+    if (!close_paren || sscanf(close_paren + 1, " %c %ld", &state, parent) != 2) return 0;
+    return state;
+}
+
 /* The pids in this pid namespace other than 1, this process and the zygote; `signal` sends each
- * of them SIGKILL (one by one: kill(-1) would take the zygote too). */
-static int others(int signal) {
+ * of them SIGKILL (one by one: kill(-1) would take the zygote too). `*orphaned` is set when one
+ * is a zombie of the zygote's, which only the zygote could reap (a call's clone(CLONE_PARENT)). */
+static int others(int signal, int *orphaned) {
     DIR *proc = opendir("/proc");
     if (!proc) fail("cannot read /proc", strerror(errno));
     int count = 0;
@@ -163,29 +189,38 @@ static int others(int signal) {
         long pid = strtol(entry->d_name, &end, 10);
         if (*end != '\0' || pid <= 1 || pid == self || (zygote_pid > 0 && pid == zygote_pid)) continue;
         count++;
+        long parent = 0;
+        if (orphaned && zygote_pid > 0 && state_of(pid, &parent) == 'Z' && parent == zygote_pid) *orphaned = 1;
         if (signal) kill((pid_t)pid, SIGKILL);
     }
     closedir(proc);
     return count;
 }
 
-/* Reap what has ended; forget the zygote if it is among them. */
+/* Reap what has ended, whatever exit signal it was made with (__WALL); forget the zygote if it
+ * is among them. */
 static void reap(void) {
     pid_t pid;
-    while ((pid = waitpid(-1, NULL, WNOHANG)) > 0)
+    while ((pid = waitpid(-1, NULL, WNOHANG | __WALL)) > 0)
         if (pid == zygote_pid) zygote_pid = 0;
 }
 
-/* Kill every process but this one (PID 1) and the zygote, and wait until they are gone. */
-static void kill_others(void) {
+static void stop_zygote(void);
+
+/* Kill every process but this one (PID 1) and the zygote, and wait until they are gone; -1 when
+ * one survives. A zombie of the zygote's goes with the zygote: its children become this
+ * process's, reaped here, and the next call starts another zygote. */
+static int kill_others(void) {
     for (int tries = 0; tries < 400; tries++) { /* 400 x 5 ms: a loaded machine may take that long */
         reap();
-        if (others(0) == 0) return;
-        if (zygote_pid > 0) others(1);
+        int orphaned = 0;
+        if (others(0, &orphaned) == 0) return 0;
+        if (orphaned) stop_zygote();
+        if (zygote_pid > 0) others(1, NULL);
         else kill(-1, SIGKILL); /* every process this user may signal, but PID 1 and the caller */
         pause_ms(tries ? 5 : 0);
     }
-    fail("a process of an earlier call survives", NULL);
+    return -1;
 }
 
 /* Remove everything inside the directory open as `dirfd`, making entries writable first. */
@@ -251,14 +286,53 @@ static void remove_ipc(const char *kind) {
     if (left) fail("cannot remove a System V IPC object", kind);
 }
 
+/* How many System V shared memory segments are still attached somewhere (a removed segment stays,
+ * with its data, as long as a process has it attached). */
+static int attached_segments(void) {
+    FILE *list = fopen("/proc/sysvipc/shm", "re");
+    if (!list) return 0;
+    char line[512];
+    int header = 1, count = 0;
+    while (fgets(line, sizeof line, list)) {
+        if (header) { header = 0; continue; }
+        long key, id, cpid, lpid;
+        unsigned long size, attached;
+        unsigned int mode;
+        if (sscanf(line, "%ld %ld %o %lu %ld %ld %lu", &key, &id, &mode, &size, &cpid, &lpid, &attached) == 7 && attached > 0)
+            count++;
+    }
+    fclose(list);
+    return count;
+}
+
+/* The number of threads of process `pid` (0 when it cannot be read). */
+static int threads_of(pid_t pid) {
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    FILE *status = fopen(path, "re");
+    if (!status) return 0;
+    int threads = 0;
+    while (fgets(line, sizeof line, status))
+        if (sscanf(line, "Threads: %d", &threads) == 1) break;
+    fclose(status);
+    return threads;
+}
+
 static void make_clean(void) {
-    kill_others();
+    if (kill_others() != 0) fail("a process of an earlier call survives", NULL);
     empty("/tmp");
     empty("/dev/shm");
     empty("/dev/mqueue");
     remove_ipc("shm");
     remove_ipc("msg");
     remove_ipc("sem");
+    /* The zygote is the only process left: one more thread than its own, or a segment still
+     * attached, would be handed down to the call it forks; it is replaced. */
+    if (zygote_pid > 0 && (attached_segments() > 0 || threads_of(zygote_pid) != 1)) {
+        stop_zygote();
+        reap();
+    }
+    if (attached_segments() > 0) fail("a System V segment stays attached", NULL);
 }
 
 static uint32_t be32(const unsigned char *at) {
@@ -328,6 +402,25 @@ static void relay_output(int *fd, char type) {
     } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
         close(*fd);
         *fd = -1;
+    }
+}
+
+/* Relay what is left of the function's output and close it: all of it to its end (`to_end`), or
+ * only what is there now. */
+static void drain(int *fd, char type, int to_end) {
+    if (*fd < 0) return;
+    if (to_end) fcntl(*fd, F_SETFL, 0);
+    while (*fd >= 0) {
+        char buf[CHUNK];
+        ssize_t n = read(*fd, buf, sizeof buf);
+        if (n > 0) {
+            frame(type, buf, (uint32_t)n);
+        } else if (n < 0 && errno == EINTR) {
+            continue;
+        } else {
+            close(*fd);
+            *fd = -1;
+        }
     }
 }
 
@@ -463,7 +556,7 @@ static void call(unsigned char *start, uint32_t size, int signals) {
         if (child < 0) { /* it took no call: none of it ran; the call starts its own process */
             zygote_broken = 1;
             stop_zygote();
-            kill_others();
+            if (kill_others() != 0) fail("a process of an earlier call survives", NULL);
             close(in[0]); close(in[1]); close(out[0]); close(out[1]); close(err[0]); close(err[1]);
             if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC))
                 fail("cannot make a pipe", strerror(errno));
@@ -574,23 +667,30 @@ static void call(unsigned char *start, uint32_t size, int signals) {
             while (read(signals, &info, sizeof info) > 0) {}
             pid_t pid;
             int any;
-            while ((pid = waitpid(-1, &any, WNOHANG)) > 0) {
+            while ((pid = waitpid(-1, &any, WNOHANG | __WALL)) > 0) {
                 if (pid == zygote_pid) zygote_pid = 0;
                 if (pid == child) { exited = 1; status = any; }
             }
         }
     }
     if (zygote_pid > 0 && zygote_sock < 0) stop_zygote(); /* it went quiet: start another next time */
-    /* What the function left running goes now: its output ends with it, as in a cold container. */
-    kill_others();
+    /* What the function left running goes now: its output ends with it, as in a cold container.
+     * What will not go makes the container unfit, but the function has run: its output and exit
+     * are reported as they are ('U' first), never taken for a call that could not start. */
+    int survivors = kill_others();
     if (to_child >= 0) close(to_child);
     free(pending);
-    if (from_out >= 0) fcntl(from_out, F_SETFL, 0);
-    if (from_err >= 0) fcntl(from_err, F_SETFL, 0);
-    while (from_out >= 0) relay_output(&from_out, 'O');
-    while (from_err >= 0) relay_output(&from_err, 'E');
+    drain(&from_out, 'O', survivors == 0); /* a survivor may hold them: then only what is there */
+    drain(&from_err, 'E', survivors == 0);
     int code = status_code(status);
     unsigned char exit_frame[4] = {code >> 24, code >> 16, code >> 8, code};
+    if (survivors != 0) {
+        static const char why[] = "a process of the call survives";
+        frame('U', why, sizeof why - 1);
+        frame('X', exit_frame, 4);
+        kill(-1, SIGKILL);
+        exit(NOT_CLEAN);
+    }
     frame('X', exit_frame, 4);
     free(data);
 }

@@ -93,6 +93,6 @@ class WarmRuntime(Bytes):
                 raise container.engine_error(invocation, err) from None
             finally:
                 with guard.held():
-                    fit = done is not None and done[2] < 128
+                    fit = done is not None and done[2] < 128 and warm.channel.unfit is None
                     (self.pool.release if fit else self.pool.discard)(warm)
         return done
