@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from orchestrator import api
 from orchestrator.requests import Functions, Output, RenderRequest, RunRequest, SandboxSettings, Speed
 from testing.exec_functions import run_exec, script
+from testing.io_helpers import fnrun, pipe
 
 COMMENTS = ("# Copyright 2026 Google LLC", "# [START gke_tag]", "# [END gke_tag]", "#", "# note: keep", "  # indented", "# é 🚀")
 CHOMPING = ("|", "|-", "|+", ">", ">-", ">+", "|2", "|2-", ">+2")
@@ -195,3 +196,23 @@ def test_a_resource_appended_to_a_generated_file_keeps_every_byte_of_it(tmp_path
     marker = ("\n" + text).rfind("\n...\n")
     if marker >= 0 and "---" not in text[marker:]:  # the file ends in `...` and what follows it
         assert written.endswith(text[marker:])
+
+
+REAL = Path(__file__).parent / "real_tails"
+
+
+def test_real_files_come_back_byte_for_byte_through_the_cli(tmp_path: Path) -> None:
+    """Files of public repositories (real_tails/README.md) through a real `fnrun source | fnrun
+    sink` pipe, and in place through `run` and `render` with an identity function."""
+    package = shutil.copytree(REAL, tmp_path / "pkg", ignore=shutil.ignore_patterns("*.md"))
+    want = {p.relative_to(package).as_posix(): p.read_bytes() for p in package.rglob("*.y*ml")}
+    assert len(want) == 7
+    sunk = pipe(package, tmp_path / "out")
+    assert sunk.returncode == 0, sunk.stderr.decode()
+    assert {p: (tmp_path / "out" / p).read_bytes() for p in want} == want
+    ran = fnrun("run", str(package), "--allow-exec", "--exec", "cat")
+    assert ran.returncode == 0, ran.stderr.decode()
+    (package / "Kptfile").write_text(KPTFILE)
+    rendered = fnrun("render", str(package), "--allow-exec", "--no-status")
+    assert rendered.returncode == 0, rendered.stderr.decode()
+    assert {p: (package / p).read_bytes() for p in want} == want
