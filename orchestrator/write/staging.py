@@ -21,7 +21,7 @@ from . import journal
 from ..errors import EnvironmentProblem, FnrunError, InputError
 
 #: Errors of the file system itself, not of the package: fix the machine (exit 4), not the files.
-_ENVIRONMENT = frozenset({errno.EROFS, errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.EFBIG})
+_ENVIRONMENT = frozenset({errno.EROFS, errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EMFILE, errno.ENFILE, errno.ENOMEM})
 
 
 class Stager:
