@@ -236,7 +236,10 @@ def _render(request: RenderRequest, options: "RunOptions", root: Path | None, ev
     outcome = render_package(root, RenderOptions(options, request.images.prefix, record, shard_of(request.ci)), events, in_place=in_place)
     if outcome.failure is not None:
         if outcome.plan is not None and not request.ci.check:
-            writeback.apply(outcome.plan)
+            try:
+                writeback.apply(outcome.plan)
+            except FnrunError as err:  # the step's failure is the news; the status did not land
+                print(f"fnrun: warning: the failed render's status was not written: {err}", file=sys.stderr)
         raise outcome.failure
     if output.output_dir is not None:
         outcome.plan = out_of_place(output.output_dir, outcome.resources)

@@ -161,10 +161,15 @@ def _without_borrowed_edges(own: str, seen: Seen) -> str:
         start += 1
     while end > start and _borrowed(lines[end - 1], known):
         end -= 1
+    if not any(lines[n].strip() for n in range(start)):
+        start = 0  # only blank lines: they are the file's own (a blank line after a closing comment)
+    if not any(lines[n].strip() for n in range(end, len(lines))):
+        end = len(lines)
     return "".join(lines[start:end])
 
 
 def _borrowed(line: str, known: Collection[str]) -> bool:
+    """A blank line, or a comment another document holds: what a neighbour lends with its edge."""
     stripped = line.strip()
     return not stripped or (stripped.startswith("#") and stripped[1:].strip() in known)
 

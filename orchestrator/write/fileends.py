@@ -19,7 +19,7 @@ def finish(content: str, source: SourceFile | None, resources: list[Resource] = 
         crlf, final_newline, lf, bom = file_format(resources)
     mark = ann.BOM_BYTES if bom else b""
     if not final_newline and content.endswith("\n"):
-        content = without_final_newline(content, source)
+        content = without_final_newline(content, source, resources)
     if crlf and source is not None and source.raw.count(b"\n") != source.raw.count(b"\r\n"):
         return mark + text.with_line_ends(content, fast.decode(source.raw, source.path)).encode("utf-8")
     if crlf and lf:
@@ -29,20 +29,35 @@ def finish(content: str, source: SourceFile | None, resources: list[Resource] = 
     return mark + content.encode("utf-8")
 
 
-def without_final_newline(content: str, source: SourceFile | None) -> str:
+def without_final_newline(content: str, source: SourceFile | None, resources: list[Resource] = []) -> str:  # noqa: B006 - read only
     """`content` without its final newline, unless that newline is part of a value: a file's
     last line may now end a block scalar (`|`, `>`) whose clipped line break the file had not
     (its last document deleted, or its end edited); the value keeps its break, so the file keeps
-    its newline. Only the last document is read again, and only when the file's tail changed."""
+    its newline. Only the last document is read again, and only when the file's tail changed.
+
+    A new file (a sink's) has no bytes to compare with: its last resource's own text, noted as
+    the end of a file without a final newline, is that end when it still ends the file (the
+    reader read that file with a newline added, so its value is the file's as written)."""
     stripped = content[:-1]
     if source is not None and source.raw.endswith(stripped[stripped.rfind("\n") + 1 :].encode("utf-8")):
         return stripped  # the file ends as it did
+    if source is None and _ends_as_noted(content, resources):
+        return stripped
     last = next((s.text for s in reversed(text.split_documents(content)) if not s.separator), "")
     try:
         same = fast.load(last, "") == fast.load(last[:-1], "")
     except InputError:  # a doubt keeps the newline, which is always valid
         same = False
     return stripped if same else content
+
+
+def _ends_as_noted(content: str, resources: list[Resource]) -> bool:
+    """Whether the file's last resource is the one noted as ending a file without a final newline,
+    and its text with what followed it there still ends the content."""
+    last = resources[-1] if resources else None
+    if last is None or ann.NO_FINAL_NEWLINE not in last.file_format.split(",") or last.body is None:
+        return False
+    return content.endswith(last.body + last.suffix) or content.endswith(last.body.rstrip("\n") + "\n" + last.suffix)
 
 
 def file_format(resources: list[Resource]) -> tuple[bool, bool, set[int] | None, bool]:

@@ -94,11 +94,18 @@ def begin(root: Path, renames: list[tuple[Path, Path]], deletions: list[str]) ->
     temp = root / f"{JOURNAL}.{os.getpid()}{TEMP_SUFFIX}"
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
     try:
-        os.write(fd, text.encode())
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(temp, journal)
+        try:
+            data = memoryview(text.encode())
+            while data:
+                data = data[os.write(fd, data) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(temp, journal)
+    except BaseException:  # a full disk: no half journal left beside the package
+        with contextlib.suppress(OSError):
+            temp.unlink()
+        raise
     _fsync_dir(root)
     return journal
 

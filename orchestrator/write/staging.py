@@ -9,6 +9,7 @@ as it was."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import os
 import threading
@@ -17,7 +18,10 @@ from pathlib import Path
 from typing import Iterable
 
 from . import journal
-from ..errors import InputError
+from ..errors import EnvironmentProblem, FnrunError, InputError
+
+#: Errors of the file system itself, not of the package: fix the machine (exit 4), not the files.
+_ENVIRONMENT = frozenset({errno.EROFS, errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EMFILE, errno.ENFILE, errno.ENOMEM})
 
 
 class Stager:
@@ -51,7 +55,7 @@ class Stager:
                 self._unclaimed.discard(temp)
         except OSError as err:
             self.rollback()
-            raise InputError(f"cannot write {err.filename or self.root}: {err.strerror}") from None
+            raise write_failure(err, self.root / path) from None
 
     def _stage(self, target: Path, content: bytes) -> Path:
         """The new content in a temp file beside the target, with the target's mode bits (a new
@@ -82,7 +86,8 @@ class Stager:
                 view = view[os.write(fd, view) :]
         except BaseException:
             os.close(fd)
-            temp.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):
+                temp.unlink(missing_ok=True)
             raise
         os.close(fd)
         return temp
@@ -99,15 +104,18 @@ class Stager:
             log = journal.begin(self.root, renames, deletions)
         except OSError as err:
             self.rollback()
-            raise InputError(f"cannot write {err.filename or self.root}: {err.strerror}") from None
+            raise write_failure(err, self.root) from None
         journal.apply_entries(self.root, renames, deletions)
         self.temps.clear()
         journal.end(self.root, log, [target for _, target in renames] + [self.root / path for path in deletions])
 
     def discard(self) -> None:
-        """Forget every staged file (the caller starts over); directories stay until rollback."""
+        """Forget every staged file (the caller starts over); directories stay until rollback.
+        A temp that cannot be removed is left to the next read's sweep (journal.remove_strays):
+        an unlink on a file system that refused the write refuses too, and must not hide why."""
         for temp in [*self.temps.values(), *self._unclaimed]:
-            temp.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):
+                temp.unlink(missing_ok=True)
         self.temps.clear()
         self._unclaimed.clear()
 
@@ -120,6 +128,13 @@ class Stager:
         self.made.clear()
         self._known.clear()
         self._fresh.clear()
+
+
+def write_failure(err: OSError, target: Path) -> FnrunError:
+    """One line for a write the file system refused: a read-only or full file system, a quota or
+    an I/O error is the machine's (exit 4); anything else (a permission, a name) the package's."""
+    kind = EnvironmentProblem if err.errno in _ENVIRONMENT else InputError
+    return kind(f"cannot write {target}: {err.strerror or err}; nothing was written")
 
 
 def _make_directory(directory: Path, made: list[Path]) -> list[Path]:
@@ -211,13 +226,14 @@ class ForkedStager:
         try:
             reply = self._replies.readline()
             message = self._replies.read(int(reply.split()[1])).decode() if reply.startswith(b"ERR") else ""
+            environment = reply.split()[2:] == [b"%d" % EnvironmentProblem.exit_code]
         finally:
             self._replies.close()
             os.close(self._commands)
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(self.pid, 0)
         if not reply.startswith(b"OK"):
-            raise InputError(message or "cannot write the package: the staging helper stopped")
+            raise (EnvironmentProblem if environment else InputError)(message or "cannot write the package: the staging helper stopped")
 
 
 def _serve(root: Path, commands_fd: int, replies_fd: int) -> None:
@@ -230,7 +246,7 @@ def _serve(root: Path, commands_fd: int, replies_fd: int) -> None:
         os.dup2(null, 0)
         os.dup2(null, 1)
         stager = Stager(root)
-        error: str | None = None
+        error: FnrunError | None = None
         with os.fdopen(commands_fd, "rb") as commands, os.fdopen(replies_fd, "wb") as replies:
             while header := commands.readline():
                 op, *sizes = header.split()
@@ -238,17 +254,17 @@ def _serve(root: Path, commands_fd: int, replies_fd: int) -> None:
                 if op in (b"S", b"D") and error is None:
                     try:
                         stager.submit(payloads[0].decode(), payloads[1] if op == b"S" else None)
-                    except InputError as err:  # the stager rolled back already
-                        error = str(err)
+                    except FnrunError as err:  # the stager rolled back already
+                        error = err
                 elif op == b"X":
                     stager.discard()
                 elif op == b"C":
                     if error is None:
                         try:
                             stager.commit([p.decode() for p in payloads])
-                        except InputError as err:
-                            error = str(err)
-                    replies.write(b"OK\n" if error is None else b"ERR %d\n%s" % (len(error.encode()), error.encode()))
+                        except FnrunError as err:
+                            error = err
+                    replies.write(b"OK\n" if error is None else _error_reply(error))
                     return
                 elif op == b"R":
                     stager.rollback()
@@ -262,6 +278,12 @@ def _serve(root: Path, commands_fd: int, replies_fd: int) -> None:
                 stager.rollback()
     finally:
         os._exit(code)
+
+
+def _error_reply(error: FnrunError) -> bytes:
+    """`ERR <message length> <exit code>` and the message: the parent raises the same kind."""
+    message = str(error).encode()
+    return b"ERR %d %d\n%s" % (len(message), error.exit_code, message)
 
 
 def stager_for(root: Path, streaming: bool) -> Stager | ForkedStager:

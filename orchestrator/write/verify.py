@@ -92,4 +92,6 @@ def checked(path: str, assemble: Callable[[bool], bytes], resources: list[Resour
 
 
 def _text(content: bytes) -> str:
-    return content.decode("utf-8-sig").replace("\r\n", "\n")
+    """The file's text as the reader takes it: a file without a final newline is read with one."""
+    found = content.decode("utf-8-sig").replace("\r\n", "\n")
+    return found if found.endswith("\n") or not found else found + "\n"
