@@ -221,8 +221,7 @@ def signals_held() -> Iterator[None]:
         yield
         return
     caught: list[int] = []
-    held = (signal.SIGINT, signal.SIGTERM)
-    previous = {signum: signal.signal(signum, lambda number, _frame: caught.append(number)) for signum in held}
+    previous = {signum: signal.signal(signum, lambda number, _frame: caught.append(number)) for signum in stops.STOPS}
     landed = False
     try:
         stops.raise_if_asked()  # a stop whose exception the interpreter dropped (orchestrator.stops)
