@@ -1,5 +1,5 @@
 """Which directories are cases: every directory, at any depth under the given paths, that holds
-`.expected/` (kpt's ScanTestCases), named by its path relative to the path it was found under."""
+`.expected/` (kpt's ScanTestCases), named by its path as the command line reached it (`fn-render/basicpipeline`)."""
 
 from __future__ import annotations
 
@@ -20,10 +20,8 @@ def find_cases(paths: list[Path]) -> list[Case]:
     given twice, or inside another given path, yields its cases once."""
     found: dict[Path, Case] = {}
     for root in paths:
-        base = root.parent if (root / EXPECTED).is_dir() else root
         for case in _walk(root):
-            name = case.relative_to(base).as_posix() if case != base else case.name
-            found.setdefault(case.resolve(), Case(case, name))
+            found.setdefault(case.resolve(), Case(case, case.as_posix()))
     return list(found.values())
 
 

@@ -41,7 +41,7 @@ def cannot_run(case: Path, config: CaseConfig, builtin_catalog: bool) -> str | N
     missing = sorted(image for image in images_of(case, config) if not _served(image, builtin_catalog))
     if not missing:
         return None
-    said = f"{config.std_err} {config.std_err_regex}".lower()
+    said = " ".join([config.std_err, config.std_err_regex, str(config.raw.get("StdErrRegEx") or "")]).lower()
     if config.exit_code and any(word in said for word in _ABSENCE_WORDS):
         return None  # the failure it expects is the image's absence: it runs
     return f"needs {', '.join(missing)}: not in the local engine, nor served in-process" + ("" if builtin_catalog else " (try --builtin-catalog)")

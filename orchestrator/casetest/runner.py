@@ -15,13 +15,15 @@ from pathlib import Path
 from .commands import RunOptions, eval_command, is_eval, render_command, shim_environment
 from .config import EXPECTED, CaseConfig, CaseError, load_config
 from .discover import Case
-from .expect import Outcome, compare, expected_file
+from .datacompare import compare_data, expected_package
+from .expect import Mismatch, Outcome, compare, expected_file
 from .gitrepo import changes_since, commit_all
 from .process import run
 from .runnable import cannot_run
 
 PASS, FAIL, SKIP, ERROR, UPDATED = "pass", "fail", "skip", "error", "updated"
 RUNS = 2
+EXACT, DATA = "exact", "data"
 
 
 @dataclass(frozen=True)
@@ -40,6 +42,7 @@ class Settings:
     workdir: Path = Path(".")  # where render/eval commands start (kpt's suite: its e2e/)
     timeout: float = 600.0  # for each script and command
     update: bool = False
+    compare: str = "exact"  # exact: kpt's rules | data: bench's conformance scoring (orchestrator.casetest.datacompare)
 
 
 def run_case(case: Case, settings: Settings) -> Verdict:
@@ -52,11 +55,10 @@ def run_case(case: Case, settings: Settings) -> Verdict:
             return Verdict(case, SKIP, reason, sequential=config.sequential)
         expected_file(case.path, "diff.patch")  # a diff.patch that is not a patch is the case's error, before anything runs
         for iteration in range(1, RUNS + 1):
-            outcome, scratch = _run_once(case, config, settings)
+            outcome, mismatch = _run_once(case, config, settings)
             if settings.update:
                 _write_expected(case.path, config, outcome)
                 return Verdict(case, UPDATED, _updated_note(case.path, config, outcome), seconds=time.monotonic() - started)
-            mismatch = compare(case.path, config, outcome, scratch)
             if mismatch is not None:
                 where = f"run {iteration} of {RUNS}: " if iteration > 1 else ""
                 return Verdict(case, FAIL, where + mismatch.reason, mismatch.detail, time.monotonic() - started, config.sequential)
@@ -67,7 +69,7 @@ def run_case(case: Case, settings: Settings) -> Verdict:
     return Verdict(case, PASS, seconds=time.monotonic() - started, sequential=config.sequential)
 
 
-def _run_once(case: Case, config: CaseConfig, settings: Settings) -> tuple[Outcome, str]:
+def _run_once(case: Case, config: CaseConfig, settings: Settings) -> tuple[Outcome, Mismatch | None]:
     expected = case.path / EXPECTED
     with tempfile.TemporaryDirectory(prefix="fnrun-casetest-") as scratch:
         tmp = Path(scratch)
@@ -86,9 +88,13 @@ def _run_once(case: Case, config: CaseConfig, settings: Settings) -> tuple[Outco
             command, cwd = render_command(package, config, settings.options, results, out), settings.workdir
         code, stdout, stderr = run(command, cwd, env, settings.timeout, f"{case.name}: {Path(command[1]).name if command[0] == 'bash' else 'fnrun'}")
         outcome = Outcome(code, stdout, stderr, _results(results, case), changes_since(package, first))
+        if settings.compare == DATA:
+            mismatch = compare_data(config, outcome, package, expected_package(case.path, tmp / "expected"))
+        else:
+            mismatch = compare(case.path, config, outcome, scratch)
         if code == 0 or not is_eval(config):
             _script(expected / "teardown.sh", package, env, settings.timeout)
-        return outcome, scratch
+        return outcome, mismatch
 
 
 def _script(path: Path, package: Path, env: dict[str, str], timeout: float) -> None:

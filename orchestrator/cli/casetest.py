@@ -29,6 +29,7 @@ def test_command(
     junit_xml: Optional[Path] = typer.Option(None, "--junit-xml", metavar="PATH", help="Also write a JUnit XML report to PATH."),
     jobs: int = typer.Option(1, "-j", "--jobs", min=1, help="Cases to run at once (cases marked sequential run alone)."),
     case_timeout: float = typer.Option(600.0, "--case-timeout", min=1.0, metavar="SECONDS", help="Seconds before a case's script or command is killed."),
+    compare: str = typer.Option("exact", "--compare", metavar="exact|data", help="exact: kpt's rules (stderr, results, the diff byte for byte); data: exit status and resources as data only (for suites whose stderr is kpt's own)."),
     builtin_catalog: opts.BuiltinCatalog = False,
     allow_exec: opts.AllowExec = False,
     image_pull_policy: Optional[str] = typer.Option(None, "--image-pull-policy", help="Overrides every case's own: always | ifNotPresent | never."),
@@ -44,6 +45,8 @@ def test_command(
 
     if image_pull_policy is not None and image_pull_policy not in ("always", "ifNotPresent", "never"):
         raise InputError(f"--image-pull-policy {image_pull_policy!r}: expected always, ifNotPresent or never")
+    if compare not in ("exact", "data"):
+        raise InputError(f"--compare {compare!r}: expected exact or data")
     roots = list(paths or [Path(".")])
     for root in roots:
         if not root.is_dir():
@@ -53,7 +56,7 @@ def test_command(
     if not cases:
         where = ", ".join(map(str, roots))
         raise InputError(f"{where}: no case (a directory holding .expected/)" + (f" matches -k {pattern!r}" if found else ""))
-    settings = casetest.Settings(casetest.RunOptions(builtin_catalog, allow_exec, image_pull_policy), Path.cwd(), case_timeout, update)
+    settings = casetest.Settings(casetest.RunOptions(builtin_catalog, allow_exec, image_pull_policy), Path.cwd(), case_timeout, update, compare)
     from ..casetest import report
 
     started = time.monotonic()
