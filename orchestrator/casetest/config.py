@@ -71,7 +71,9 @@ def load_config(case: Path) -> CaseConfig:
     except (OSError, UnicodeDecodeError) as err:
         raise CaseError(f"{path}: cannot be read: {err}") from None
     except yaml.YAMLError as err:
-        raise CaseError(f"{path}: not YAML: {' '.join(str(err).split())}") from None
+        mark = getattr(err, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        raise CaseError(f"{path}: not YAML{where}: {getattr(err, 'problem', None) or str(err).splitlines()[0]}") from None
     if data is None:
         return CaseConfig()
     if not isinstance(data, dict):
