@@ -45,6 +45,7 @@ sys.path.insert(0, str(ROOT))
 from orchestrator.render.images import DEFAULT_PREFIX, resolve  # noqa: E402
 from orchestrator.runtimes.container.inspect import inspect_image  # noqa: E402
 from orchestrator.runtimes.host.kpt_catalog import catalog_name  # noqa: E402
+from orchestrator.casetest.datacompare import compare_files as _compare, compare_stdout as _compare_stdout  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from conformance_eval import eval_command  # noqa: E402
@@ -273,64 +274,6 @@ def _command_line_images(case: Path, config: dict) -> list[str]:
 
 def _with_tag(image: str) -> str:
     return image if "@" in image or ":" in image.rsplit("/", 1)[-1] else image + ":latest"
-
-
-def _compare(actual: Path, expected: Path) -> str:
-    """'' when every resource file holds the same data (Kptfile status aside)."""
-    files = {p.relative_to(actual).as_posix() for p in _resource_files(actual)} | {p.relative_to(expected).as_posix() for p in _resource_files(expected)}
-    for rel in sorted(files):
-        a, e = _documents(actual / rel), _documents(expected / rel)
-        if a != e:
-            if a is None or e is None:
-                return f"{rel}: {'missing' if a is None else 'unexpected'}"
-            return f"{rel}: differs"
-    return ""
-
-
-def _compare_stdout(actual: str, expected: str) -> str:
-    """'' when the output holds the same data as the case's stdOut (layout notes aside)."""
-    try:
-        got, want = (_normalised(list(yaml.safe_load_all(text))) for text in (actual, expected))
-    except yaml.YAMLError as err:
-        return f"stdout is not YAML: {str(err).splitlines()[0]}"
-    if got == want:
-        return ""
-    return f"stdout differs from stdOut ({len(got)} vs {len(want)} documents)"
-
-
-_LAYOUT_NOTES = ("internal.config.kubernetes.io/seqindent", "internal.config.kubernetes.io/fnrun-")
-
-
-def _normalised(value):
-    """Without the annotations that only note a file's layout (kpt's seqindent, fnrun's own)."""
-    if isinstance(value, list):
-        return [_normalised(v) for v in value if v is not None]
-    if not isinstance(value, dict):
-        return value
-    out = {k: _normalised(v) for k, v in value.items()}
-    meta = out.get("metadata")
-    if isinstance(meta, dict) and isinstance(meta.get("annotations"), dict):
-        kept = {k: v for k, v in meta["annotations"].items() if not k.startswith(_LAYOUT_NOTES)}
-        meta = {**meta, "annotations": kept} if kept else {k: v for k, v in meta.items() if k != "annotations"}
-        out["metadata"] = meta
-    return out
-
-
-def _resource_files(root: Path) -> list[Path]:
-    return [p for p in root.rglob("*") if p.is_file() and (p.suffix in (".yaml", ".yml") or p.name == "Kptfile") and ".expected" not in p.parts and "results" not in p.parts]
-
-
-def _documents(path: Path) -> list | None:
-    if not path.exists():
-        return None
-    try:
-        docs = [d for d in yaml.safe_load_all(path.read_text()) if d is not None]
-    except yaml.YAMLError:
-        return [path.read_text()]
-    for doc in docs:
-        if isinstance(doc, dict) and doc.get("kind") == "Kptfile":
-            doc.pop("status", None)
-    return docs
 
 
 def _load(path: Path):

@@ -35,13 +35,13 @@ def expected_package(case: Path, into: Path) -> Path:
 def compare_data(config: CaseConfig, outcome: Outcome, actual: Path, expected: Path) -> Mismatch | None:
     if (outcome.exit_code != 0) != (config.exit_code != 0):
         return Mismatch(f"exit code {outcome.exit_code}, expected {config.exit_code}", "\n".join(outcome.stderr.strip().splitlines()[-20:]))
-    difference = _compare_files(actual, expected)
+    difference = compare_files(actual, expected)
     if not difference and config.exit_code == 0 and config.std_out:
-        difference = _compare_stdout(outcome.stdout, config.std_out)
+        difference = compare_stdout(outcome.stdout, config.std_out)
     return Mismatch(difference) if difference else None
 
 
-def _compare_files(actual: Path, expected: Path) -> str:
+def compare_files(actual: Path, expected: Path) -> str:
     """'' when every resource file holds the same data (Kptfile status aside)."""
     files = {p.relative_to(actual).as_posix() for p in _resource_files(actual)} | {p.relative_to(expected).as_posix() for p in _resource_files(expected)}
     for rel in sorted(files):
@@ -53,7 +53,7 @@ def _compare_files(actual: Path, expected: Path) -> str:
     return ""
 
 
-def _compare_stdout(actual: str, expected: str) -> str:
+def compare_stdout(actual: str, expected: str) -> str:
     try:
         got, want = (_normalised(list(yaml.safe_load_all(text))) for text in (actual, expected))
     except yaml.YAMLError as err:

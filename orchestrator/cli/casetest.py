@@ -67,3 +67,19 @@ def test_command(
     if junit_xml is not None:
         report.write_junit(verdicts, junit_xml, seconds)
     return 1 if casetest.failed(verdicts) else 0
+
+
+init_app = typer.Typer(help="Start something new: a function with its first test case.", no_args_is_help=True)
+app.add_typer(init_app, name="init")
+
+
+@init_app.command("function", cls=PanelCommand, epilog="Example:\n  fnrun init function add-greeting && fnrun test add-greeting/tests")
+def init_function(
+    name: str = typer.Argument(..., help="The function's name (a DNS label: add-greeting); the directory it is written to."),
+    directory: Path = typer.Option(Path("."), "--directory", "-C", help="Where to create NAME/ (default: here)."),
+) -> None:
+    """Scaffold a Python function on fnrun's SDK: NAME/NAME.py, a Dockerfile, and a test case that passes."""
+    from ..casetest.scaffold import init_function as scaffold
+
+    root = scaffold(name, directory)
+    print(f"fnrun init: wrote {root}/ (function, Dockerfile, tests/); next: fnrun test {root}/tests", file=sys.stderr)
