@@ -14,7 +14,7 @@ from pathlib import Path
 import yaml
 
 from .config import EXPECTED, CaseConfig, CaseError
-from .expect import Mismatch, Outcome
+from .expect import Mismatch, Outcome, exit_mismatch
 
 _LAYOUT_NOTES = ("internal.config.kubernetes.io/seqindent", "internal.config.kubernetes.io/fnrun-")
 
@@ -34,7 +34,7 @@ def expected_package(case: Path, into: Path) -> Path:
 
 def compare_data(config: CaseConfig, outcome: Outcome, actual: Path, expected: Path) -> Mismatch | None:
     if (outcome.exit_code != 0) != (config.exit_code != 0):
-        return Mismatch(f"exit code {outcome.exit_code}, expected {config.exit_code}", "\n".join(outcome.stderr.strip().splitlines()[-20:]))
+        return exit_mismatch(outcome, config.exit_code)
     difference = compare_files(actual, expected)
     if not difference and config.exit_code == 0 and config.std_out:
         difference = compare_stdout(outcome.stdout, config.std_out)

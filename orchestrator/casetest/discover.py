@@ -20,19 +20,20 @@ def find_cases(paths: list[Path]) -> list[Case]:
     given twice, or inside another given path, yields its cases once."""
     found: dict[Path, Case] = {}
     for root in paths:
-        for case in _walk(root):
+        for case in case_dirs(root):
             found.setdefault(case.resolve(), Case(case, case.as_posix()))
     return list(found.values())
 
 
-def _walk(directory: Path) -> list[Path]:
+def case_dirs(directory: Path) -> list[Path]:
+    """The directory itself when it is a case, then every case below it, in path order."""
     cases = [directory] if (directory / EXPECTED).is_dir() else []
     try:
         entries = sorted(p for p in directory.iterdir() if p.is_dir() and not p.is_symlink() and p.name not in (EXPECTED, ".git"))
     except OSError:
         return cases
     for entry in entries:
-        cases += _walk(entry)
+        cases += case_dirs(entry)
     return cases
 
 

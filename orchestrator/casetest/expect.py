@@ -51,7 +51,7 @@ def expected_file(case: Path, name: str) -> str:
 def compare(case: Path, config: CaseConfig, outcome: Outcome, scratch: str) -> Mismatch | None:
     """None when the run is what the case expects."""
     if outcome.exit_code != config.exit_code:
-        return Mismatch(f"exit code {outcome.exit_code}, expected {config.exit_code}", _tail(outcome.stderr))
+        return exit_mismatch(outcome, config.exit_code)
     stderr = clean_stderr(outcome.stderr, config, scratch)
     if config.std_err not in stderr:
         return Mismatch("stderr does not contain stdErr", unified(config.std_err, stderr, "stdErr", "stderr"))
@@ -74,6 +74,12 @@ def compare(case: Path, config: CaseConfig, outcome: Outcome, scratch: str) -> M
     if actual != want:
         return Mismatch("the package's diff differs from diff.patch", unified(want, actual, "diff.patch", "actual diff"))
     return None
+
+
+def exit_mismatch(outcome: Outcome, want: int) -> Mismatch:
+    """The exit code's mismatch, with the run's last stderr line (what it said on the way out)."""
+    last = outcome.stderr.strip().splitlines()[-1:] or [""]
+    return Mismatch(f"exit code {outcome.exit_code}, expected {want}" + (f": {last[0][:300]}" if last[0] else ""), _tail(outcome.stderr))
 
 
 def clean_stderr(stderr: str, config: CaseConfig, scratch: str) -> str:

@@ -44,7 +44,10 @@ def cannot_run(case: Path, config: CaseConfig, builtin_catalog: bool) -> str | N
     said = " ".join([config.std_err, config.std_err_regex, str(config.raw.get("StdErrRegEx") or "")]).lower()
     if config.exit_code and any(word in said for word in _ABSENCE_WORDS):
         return None  # the failure it expects is the image's absence: it runs
-    return f"needs {', '.join(missing)}: not in the local engine, nor served in-process" + ("" if builtin_catalog else " (try --builtin-catalog)")
+    what = ", ".join(missing)
+    if config.exit_code:
+        return f"expects a failure of {what}, which is neither in the local engine nor served in-process (a missing image would fail it for the wrong reason)"
+    return f"needs {what}: not in the local engine, nor served in-process" + ("" if builtin_catalog else " (try --builtin-catalog)")
 
 
 def _words(text: str) -> list[str]:

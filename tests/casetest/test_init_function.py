@@ -45,7 +45,7 @@ def test_the_scaffold_passes_as_exec_and_as_image_and_fails_when_changed(tmp_pat
     assert changed.code == 1 and "++    greeting: hello-there" in changed.stdout, changed.stdout + changed.stderr
 
 
-@pytest.mark.parametrize("name", ["Add", "-x", "a_b", "x-", "", "ä"])
+@pytest.mark.parametrize("name", ["Add", "9x", "a_b", "x-", "", "ä"])
 def test_a_bad_name_is_one_line_exit_2(tmp_path: Path, name: str) -> None:
     done = fnrun("init", "function", name, "-C", str(tmp_path))
     assert done.code == 2 and len(done.stderr.strip().splitlines()) == 1 and "DNS label" in done.stderr, done.stderr

@@ -1,5 +1,6 @@
 """kpt's own e2e cases (fixtures/kpt, copied from kptdev/kpt: see its README) give the same
-verdicts under `fnrun test --compare data --builtin-catalog` as under bench's conformance runner."""
+verdicts under `fnrun test --compare data --builtin-catalog` as under bench's conformance runner (now a
+wrapper over the same library: the verdicts themselves are spelled out below, as scored before it was)."""
 
 from __future__ import annotations
 
@@ -15,10 +16,7 @@ BENCH = {"pass": "PASS", "fail": "FAIL", "cannot-run": "SKIP"}
 
 
 def _bench_verdicts(suite: Path, tmp_path: Path) -> dict[str, str]:
-    shim = tmp_path / "fnrun"
-    shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m orchestrator "$@"\n')
-    shim.chmod(0o755)
-    done = subprocess.run([sys.executable, str(REPO / "bench/conformance_render.py"), str(suite), "--builtin-catalog", "--allow-exec", "--fnrun", str(shim)],
+    done = subprocess.run([sys.executable, str(REPO / "bench/conformance_render.py"), str(suite), "--builtin-catalog", "--allow-exec"],
                           capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=900)
     verdicts = {}
     for line in done.stdout.splitlines():
