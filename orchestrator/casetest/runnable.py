@@ -6,6 +6,7 @@ expects a failure runs with a missing image only when the failure it expects is 
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import yaml
@@ -27,6 +28,9 @@ def cannot_run(case: Path, config: CaseConfig, builtin_catalog: bool) -> str | N
     """The reason the case cannot run here, or None."""
     if config.skip:
         return "the case marks itself skip"
+    runtime = os.environ.get("KRM_FN_RUNTIME", "docker").strip().lower()  # kpt's variable; fnrun speaks the Docker API
+    if config.runtimes and runtime not in {name.lower() for name in config.runtimes}:
+        return f"runs only on {', '.join(config.runtimes)} (KRM_FN_RUNTIME is {runtime})"
     if config.allow_wasm:
         return "a WASM function (fnrun runs containers, exec and builtins)"
     setup = case / EXPECTED / "setup.sh"

@@ -79,17 +79,20 @@ def test_bad_cases_are_one_line_each_and_the_run_goes_on(tmp_path: Path) -> None
     assert [line.split()[2] for line in _lines(done.stdout, "PASS")] == [f"{tmp_path}/good"]
 
 
-def test_a_case_fnrun_cannot_run_is_skipped_with_why(tmp_path: Path) -> None:
+def test_a_case_fnrun_cannot_run_is_skipped_with_why(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("KRM_FN_RUNTIME", raising=False)
     _case(tmp_path, "absent-image", {".expected/config.yaml": "testType: eval\nimage: example.invalid/nothing:v1\n"})
     _case(tmp_path, "wasm", {".expected/config.yaml": "allowWasm: true\n"})
     _case(tmp_path, "other-tool", {".expected/exec.sh": "kpt pkg get https://example.invalid/x\n"})
+    _case(tmp_path, "podman-only", {".expected/config.yaml": "runtimes: [podman]\n"})
     report = tmp_path / "report.xml"
     done = fnrun("test", str(tmp_path), "--junit-xml", str(report))
     assert done.code == 0, done.stdout + done.stderr
     skipped = {line.split()[2].rsplit("/", 1)[1]: line for line in _lines(done.stdout, "SKIP")}
-    assert set(skipped) == {"absent-image", "wasm", "other-tool"} and not _lines(done.stdout, "PASS")
+    assert set(skipped) == {"absent-image", "wasm", "other-tool", "podman-only"} and not _lines(done.stdout, "PASS")
     assert "example.invalid/nothing:v1" in skipped["absent-image"] and "WASM" in skipped["wasm"] and "kpt pkg" in skipped["other-tool"]
-    assert ET.parse(report).getroot().find("testsuite").get("skipped") == "3"
+    assert "runs only on podman" in skipped["podman-only"]
+    assert ET.parse(report).getroot().find("testsuite").get("skipped") == "4"
 
 
 def test_k_selects_and_bad_usage_exits_2(tmp_path: Path) -> None:
@@ -101,3 +104,17 @@ def test_k_selects_and_bad_usage_exits_2(tmp_path: Path) -> None:
         assert done.code == 2 and needle in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
     missing = fnrun("test", str(tmp_path / "nowhere"))
     assert missing.code == 2 and "nowhere: no such directory" in missing.stderr
+
+
+def test_a_case_whose_second_run_differs_fails_there(tmp_path: Path) -> None:
+    """kpt's runner runs each case twice from a fresh copy: a function that remembers an earlier
+    run (here exec.sh, through a file outside the package) passes the first and fails the second."""
+    marker = tmp_path / "ran-before"
+    script = (f'kpt fn eval --image fnrun/set-namespace:v1 -- namespace=prod\n'
+              f'if [ -e "$MARKER" ]; then echo "# ran before" >> resources.yaml; fi\ntouch "$MARKER"\n')
+    case = _case(tmp_path, "remembers", {".expected/exec.sh": script, ".expected/config.yaml": f"env:\n  MARKER: {marker}\n"})
+    assert fnrun("test", str(case), "--update").code == 0
+    marker.unlink()
+    done = fnrun("test", str(case))
+    assert done.code == 1, done.stdout + done.stderr
+    assert "run 2 of 2: the package's diff differs from diff.patch" in done.stdout and "+# ran before" in done.stdout
