@@ -4,7 +4,15 @@ keeping every line the edit did not touch."""
 
 from __future__ import annotations
 
+from collections import Counter
 from difflib import SequenceMatcher
+from typing import Iterable
+
+from .comments import comment_start, comments
+
+# Where a merged line came from: the original's text, the new version's, or a comment of the
+# original that a hunk would have dropped and that is kept (`_kept_comments`).
+_ORIGINAL, _NEW, _RESCUED = 0, 1, 2
 
 
 def _sync_regions(base: list[str], a: list[str], b: list[str]) -> list[tuple[int, int, int, int, int, int]]:
@@ -49,30 +57,69 @@ def _kept_comments(dropped: list[str], replacement: list[str], keep: frozenset[s
     return before, after
 
 
-def _refine(base: list[str], original: list[str], new: list[str]) -> list[str]:
+def _refine(base: list[str], original: list[str], new: list[str]) -> list[tuple[int, str]]:
     """A hunk where the original is a line-for-line reformatting of ruamel's base: keep the
     original's line wherever new kept the base's (a key added next to `[ {port: 80} ]` must not
-    turn it into `[port: 80]`)."""
+    turn it into `[port: 80]`). Each line with where it came from."""
     if len(original) != len(base):
-        return new
-    out: list[str] = []
+        return [(_NEW, line) for line in new]
+    out: list[tuple[int, str]] = []
     for tag, i1, i2, j1, j2 in SequenceMatcher(None, base, new, autojunk=False).get_opcodes():
-        out += original[i1:i2] if tag == "equal" else new[j1:j2]
+        out += [(_ORIGINAL, line) for line in original[i1:i2]] if tag == "equal" else [(_NEW, line) for line in new[j1:j2]]
     return out
 
 
-def merge_lines(original: list[str], base: list[str], new: list[str], keep: frozenset[str] = frozenset(), fine: bool = True) -> list[str]:
+def merge_lines(original: list[str], base: list[str], new: list[str], keep: Iterable[str] = (), fine: bool = True) -> list[str]:
     """Apply base→new to original (diff3). Where original and base also differ, new wins (line by
-    line when `fine`); full-line comments whose text is in `keep` survive a hunk that would drop them."""
-    out: list[str] = []
+    line when `fine`); full-line comments whose text is in `keep` survive a hunk that would drop them.
+    `keep` is every comment the result should hold, as often as it should hold it: no comment ends
+    up more often than that (`_once`)."""
+    keep = list(keep)
+    wanted = frozenset(keep)
+    out: list[tuple[int, str]] = []
     iz = ia = ib = 0
     for zmatch, zend, amatch, aend, bmatch, bend in _sync_regions(base, original, new):
         z, a, b = base[iz:zmatch], original[ia:amatch], new[ib:bmatch]
         if a == b or b == z:
-            out += a
+            out += [(_ORIGINAL, line) for line in a]
         else:
-            before, after = _kept_comments(a, b, keep)
-            out += before + (_refine(z, a, b) if fine else b) + after
-        out += original[amatch:aend]
+            before, after = _kept_comments(a, b, wanted)
+            middle = _refine(z, a, b) if fine else [(_NEW, line) for line in b]
+            out += [(_RESCUED, line) for line in before] + middle + [(_RESCUED, line) for line in after]
+        out += [(_ORIGINAL, line) for line in original[amatch:aend]]
         iz, ia, ib = zend, aend, bend
-    return out
+    return _once(out, Counter(keep)) if keep else [line for _, line in out]
+
+
+def _once(out: list[tuple[int, str]], wanted: Counter[str]) -> list[str]:
+    """The merged lines without the comments that would make a comment more frequent than
+    `wanted`: a comment a function moved (or a re-indent shifted) stands in the new version at its
+    new place, and the hunk at its old place would keep it too; a YAML library may also write a
+    comment twice (ruamel repeats the comments of an anchored scalar where an alias of it is
+    expanded). Comments kept from a dropped hunk go first, then the new version's, the last first
+    (an expanded alias comes after its anchor); the original's own lines stay."""
+    lines = [line for _, line in out]
+    extra = Counter(comments("".join(lines))) - wanted
+    for source in (_RESCUED, _NEW):
+        for position in range(len(out) - 1, -1, -1) if extra else ():
+            if out[position][0] == source and "#" in lines[position]:
+                lines[position] = _without_extra_comment(lines[position], extra)
+    return [line for line in lines if line]
+
+
+def _without_extra_comment(line: str, extra: Counter[str]) -> str:
+    """`line` without its comment when that comment is one too many ("" for a whole-line one)."""
+    if _is_comment(line):
+        text, start = line.lstrip()[1:].strip(), None
+    else:
+        start = comment_start(line)
+        if start is None:
+            return line
+        text = line[start:].strip()
+    if extra[text] <= 0:
+        return line
+    extra[text] -= 1
+    if start is None:
+        return ""
+    body = line[: start - 1].rstrip(" \t")
+    return body + line[len(line.rstrip("\r\n")) :]

@@ -1,0 +1,54 @@
+"""The round-trip editor writes each comment as often as the text it takes comments from holds it:
+a comment a function moved, or that a re-indent shifted, is not also kept at its old place, and
+one ruamel repeats where it expands an alias is written once. (The write-back fuzzer,
+tests/write/test_fuzz_writeback.py, checks the counts over generated packages.)"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from orchestrator.yamlio import diff3, fast, roundtrip
+from orchestrator.yamlio.comments import comments
+
+HEAD = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: r1\n"
+
+
+def test_a_comment_the_new_version_moved_is_not_also_kept_where_it_was() -> None:
+    """The original's comment stands at another indentation than in ruamel's dump of it (base),
+    so the hunk there conflicts and would keep it; the new version has it at its new place."""
+    original = ["a: 1\n", "    # c\n", "b: 2\n", "d: 3\n"]
+    base = ["a: 1\n", "# c\n", "b: 2\n", "d: 3\n"]
+    new = ["a: 5\n", "b: 2\n", "d: 3\n", "# c\n"]
+    assert diff3.merge_lines(original, base, new, ["c"]) == ["a: 5\n", "b: 2\n", "d: 3\n", "# c\n"]
+
+
+def test_a_comment_a_hunk_drops_is_still_kept_when_the_new_version_lost_it() -> None:
+    original = ["a: 1\n", "# c\n", "b: 2\n"]
+    new = ["a: 5\n", "b: 2\n"]
+    assert diff3.merge_lines(original, original, new, ["c"]) == ["a: 5\n", "# c\n", "b: 2\n"]
+
+
+def test_a_comment_written_twice_by_the_new_version_is_written_once() -> None:
+    original = ["a: &x 1  # c\n", "b: *x\n"]
+    base = ["a: &x 1  # c\n", "b: *x\n"]
+    new = ["a: 2  # c\n", "b: &x 1  # c\n"]
+    assert diff3.merge_lines(original, base, new, ["c"]) == ["a: 2  # c\n", "b: &x 1\n"]
+
+
+@pytest.mark.parametrize("body, change", [
+    ("data:\n  a: &x v\n  # note\n  b: *x  # inline\n  c: 1\n", lambda d: d["data"].update(a="w")),
+    ("data:\n  list:\n  - &x v\n  # note\n  - *x\n  c: 1\n", lambda d: d["data"]["list"].__setitem__(0, "w")),
+    ("data:\n  a: &x \"v\\nw\"  # note\n\n  # note\n  b: 1\n  c: *x\n", lambda d: d["data"].update(a="z")),
+])
+def test_an_alias_whose_anchor_changed_keeps_each_comment_once(body: str, change) -> None:
+    """The alias gets a copy of the old value (with the anchor, which ruamel hangs the anchor's
+    comments on too); every comment stays, once."""
+    original = HEAD + body
+    data = fast.load(original, "t")
+    change(data)
+    for new_text in (None, original):
+        edited = roundtrip.edit(original, new_text, data)
+        assert fast.load(edited, "t") == data
+        assert Counter(comments(edited)) == Counter(comments(original)), edited
