@@ -151,11 +151,17 @@ def _same(a: Any, b: Any) -> bool:
         return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
     if isinstance(a, (dict, list)) or isinstance(b, (dict, list)):
         return False
-    if isinstance(a, bool) or isinstance(b, bool):
-        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    if _boolean(a) or _boolean(b):
+        return _boolean(a) and _boolean(b) and bool(a) == bool(b)
     if isinstance(a, str) != isinstance(b, str):
         return False
     return a == b
+
+
+def _boolean(value: Any) -> bool:
+    """A bool, or ruamel's anchored one (ScalarBoolean, an int that keeps its anchor): by name, so
+    that telling them apart does not import ruamel."""
+    return isinstance(value, bool) or type(value).__name__ == "ScalarBoolean"
 
 
 def _to_tree(data: Any) -> Any:

@@ -52,3 +52,32 @@ def test_an_alias_whose_anchor_changed_keeps_each_comment_once(body: str, change
         edited = roundtrip.edit(original, new_text, data)
         assert fast.load(edited, "t") == data
         assert Counter(comments(edited)) == Counter(comments(original)), edited
+
+
+@pytest.mark.parametrize("body, change", [
+    # a block scalar replaced: ruamel loses the comment below it and the next item's header comment
+    ("data:\n- - |\n    delta kube\n  # above\n  - |-  # header\n    delta\n  - false\n# next\n- # inside\n  owner: x\n",
+     lambda d: d["data"][0].__setitem__(0, "beta")),
+    # an anchored boolean, and comments around a keep block scalar that ruamel re-indents as clip
+    ("metadata:\n    name: r1\nextra:\n    zone:\n        - &a2 false  # one\n        # two\n        - |+  # three\n            rocket\n            delta\n"
+     "    # four\n    image: &a3 \"with space\"  # five\n    # six\n    owner: x\n",
+     lambda d: d["extra"].update(image="beta")),
+])
+def test_comments_around_an_edited_block_scalar_stay_where_they_were(body: str, change) -> None:
+    original = (HEAD if body.startswith("data") else HEAD.split("metadata:")[0]) + body
+    data = fast.load(original, "t")
+    change(data)
+    edited = roundtrip.edit(original, None, data)
+    assert fast.load(edited, "t") == data
+    assert Counter(comments(edited)) == Counter(comments(original)), edited
+    kept = [line for line in original.splitlines() if line.lstrip().startswith("#")]
+    assert [line for line in edited.splitlines() if line.lstrip().startswith("#")] == kept, edited
+
+
+def test_an_anchored_boolean_that_did_not_change_keeps_its_anchor() -> None:
+    original = HEAD + "data:\n  a: &t true  # c\n  b: 1\n"
+    data = fast.load(original, "t")
+    data["data"]["b"] = 2
+    assert roundtrip.same(roundtrip.load(original)["data"]["a"], True)
+    assert not roundtrip.same(roundtrip.load(original)["data"]["a"], 1)
+    assert "a: &t true  # c\n" in roundtrip.edit(original, None, data)
