@@ -42,6 +42,8 @@ def _refuse_every_file(root: Path, names: tuple[str, ...], command: str, receive
         notes += source.notes
     if not broken or not str(first).startswith(broken[0].path + ":"):
         return  # not a file's YAML at fault (a directory, a symlink): that error stands
+    if any(entry.path.rsplit("/", 1)[-1] in names for entry in broken):
+        return  # a Kptfile that does not parse is to be fixed, not left out: its error stands
     refuse(broken + refused_as_not_krm(notes, command) + unreadable(notes, receives), root)
 
 

@@ -147,3 +147,10 @@ def test_a_pattern_matches_its_file_and_no_other(path: str, other: str) -> None:
 
     spec = pathspec.GitIgnoreSpec.from_lines([notices.pattern(path)])
     assert spec.match_file(path) and not spec.match_file(other)
+
+
+def test_a_kptfile_that_does_not_parse_is_to_be_fixed_not_left_out(tmp_path: Path) -> None:
+    root = write_package(tmp_path / "pkg", {"Kptfile": "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata: [x\n", "t.yaml": NOT_KRM[4], "web.yaml": deployment("web")})
+    refused = fnrun("run", str(root), *IDENTITY)
+    assert_one_line_error(refused, "Kptfile:4:", code=2)
+    assert ".krmignore" not in refused.stderr
