@@ -1,12 +1,14 @@
 """The write-back's differential fuzzer, long profile: thousands of generated packages and edits
 (tests/testing/yaml_fuzz.py), each applied by an exec function in ruamel round trip, ruamel safe
 or PyYAML, and checked by the oracle (every file parses, every resource is what the function
-returned, files the function did not change keep their bytes, no comment moves to another file).
+returned, files the function did not change keep their bytes, no comment moves to another file,
+every comment as often as the edits leave it).
 The test suite runs a small fixed-seed profile of the same (tests/write/test_fuzz_writeback.py).
 
     python bench/fuzz_writeback.py --cases 2000            # a fixed seed: the same cases each run
     python bench/fuzz_writeback.py --cases 500 --seed 7    # another draw
     python bench/fuzz_writeback.py --findings out.json     # every finding's files, edits and output
+    python bench/fuzz_writeback.py --tails                 # file tails too, and source | sink of each package
 
 Exit status: 0 nothing found, 1 findings.
 """
@@ -31,6 +33,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cases", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=20261126)
     parser.add_argument("--findings", type=Path, help="write every finding here (JSON)")
+    parser.add_argument("--tails", action="store_true", help="generate file tails and check source | sink (yaml_fuzz.TAILS)")
     args = parser.parse_args(argv)
 
     from hypothesis import HealthCheck, given, seed, settings
@@ -46,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     @settings(max_examples=args.cases, deadline=None, database=None, suppress_health_check=list(HealthCheck))
     @given(st.data())
     def case(data: st.DataObject) -> None:
-        package = data.draw(yaml_fuzz.packages())
+        package = data.draw(yaml_fuzz.packages(tails=args.tails or None))
         ops = data.draw(yaml_fuzz.edits(package))
         style = data.draw(st.sampled_from(yaml_fuzz.STYLES))
         wide = data.draw(st.booleans())

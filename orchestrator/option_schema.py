@@ -48,6 +48,7 @@ RUN_OPTIONS: tuple[Option, ...] = (
     _value("function_type", "--type", "-t", early=False),
     _switch("allow_exec", "--allow-exec", "--enable-exec", early=False),
     _switch("fn_config_as_item", "--fn-config-as-item", early=False),
+    _switch("fn_config_only", "--fn-config-only", early=False),
     _switch("include_meta_resources", "--include-meta-resources", "-m", early=False),
     # what the function sees, and what becomes of its output: not the container's business
     _switch("global_scope", "--global-scope"),

@@ -89,7 +89,8 @@ def run(
     origin_annotations: bool = typer.Option(False, *spellings("origin_annotations"), help="With -o stdout: annotate where each resource came from.", rich_help_panel=OUTPUT),
     transformer_annotations: bool = typer.Option(False, *spellings("transformer_annotations"), help="With -o stdout: list the functions that changed each resource.", rich_help_panel=OUTPUT),
     file_names: opts.FileNames = None,
-    fn_config_as_item: bool = typer.Option(False, *spellings("fn_config_as_item"), help="As kpt 1.0.0-beta.56's fn eval: a --fn-config file inside the package is one of the items too.", rich_help_panel=FUNCTIONS),
+    fn_config_as_item: bool = typer.Option(False, *spellings("fn_config_as_item"), hidden=True, help="The default: a --fn-config file inside the package is one of the items too, as in kpt fn eval."),
+    fn_config_only: bool = typer.Option(False, *spellings("fn_config_only"), help="A --fn-config file inside the package is the functionConfig only, not one of the items too (kpt fn eval hands it over both ways).", rich_help_panel=FUNCTIONS),
     include_meta_resources: bool = typer.Option(False, *spellings("include_meta_resources"), hidden=True, help="kpt's old flag: does nothing (with a note), the Kptfile is an item already."),
     diff: opts.Diff = False,
     results_dir: opts.ResultsDir = None,
@@ -130,11 +131,15 @@ def run(
 
     if include_meta_resources:  # kpt refuses it; the catalog's own example scripts still pass it
         print("fnrun: note: --include-meta-resources does nothing: the Kptfile and kustomization files are items already", file=sys.stderr)
+    if fn_config_as_item and fn_config_only:
+        from ..errors import InputError
+
+        raise InputError("--fn-config-as-item and --fn-config-only contradict each other; choose one (--fn-config-as-item is the default)")
     request = api.RunRequest(
         directory=directory,
         functions=api.Functions(
             image=image, tag=tag, exec_path=exec_path, fn_config=fn_config, arguments=tuple(function_args or ()),
-            fn_config_as_item=fn_config_as_item, global_scope=global_scope,
+            fn_config_as_item=not fn_config_only, global_scope=global_scope,
             match=_selection(match_api_version, match_kind, match_name, match_namespace, match_labels, match_annotations),
             exclude=_selection(exclude_api_version, exclude_kind, exclude_name, exclude_namespace, exclude_labels, exclude_annotations),
             save=save, function_type=function_type,

@@ -59,6 +59,12 @@ class KrmIgnore:
             directory += name + "/"
         return None
 
+    def owner(self, path: str) -> str:
+        """The directory ("" or "a/b/") whose `.krmignore` decides about `path`: the package root,
+        or the nearest subpackage root above it."""
+        directory = path.rsplit("/", 1)[0] + "/" if "/" in path else ""
+        return self._rules_in(directory).base
+
     def _rules_in(self, directory: str) -> _Rules:
         rules = self._rules.get(directory)
         if rules is None:

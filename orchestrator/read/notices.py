@@ -9,12 +9,15 @@ would receive it (`unreadable_for`), since there its value would be a guess."""
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Callable, Iterable, Protocol
 
 from ..errors import InputError
 from ..yamlio import fast
+from .krmignore import IGNORE_FILE, KrmIgnore
 
 if TYPE_CHECKING:
     from ..resource import Resource
@@ -58,23 +61,97 @@ def warn(notes: Iterable[Note], stream: IO[str] | None = None) -> None:
         print(line, file=out)
 
 
-def unreadable_for(notes: Iterable[Note], receives: Callable[[Note], str | None]) -> None:
-    """Refuse a resource that could not be read faithfully where it matters: `receives(note)` says
-    why (e.g. "function X would receive"), or None. One line naming the file, line and reason."""
+def unreadable_for(notes: Iterable[Note], receives: Callable[[Note], str | None], root: Path | str | None = None) -> None:
+    """Refuse the resources that could not be read faithfully where it matters: `receives(note)`
+    says why (e.g. "function X would receive"), or None. One error for all of them (`refuse`)."""
+    refuse(unreadable(notes, receives), root)
+
+
+def require_krm(notes: Iterable[Note], command: str, root: Path | str | None = None) -> None:
+    """kpt's render and fn eval take KRM only: every YAML document that is not a resource (a
+    kustomization file is read as one) is refused, nothing run, in one error (`refuse`)."""
+    refuse(refused_as_not_krm(notes, command), root)
+
+
+@dataclass(frozen=True)
+class Refused:
+    """A file a command will not read, where (1-based line) and why, and what that means."""
+
+    path: str
+    line: int
+    reason: str
+    outcome: str  # "{it}" stands for the file or the files
+
+
+def refused_as_not_krm(notes: Iterable[Note], command: str) -> list[Refused]:
+    """The documents that are not KRM, which `command` (kpt's render, fn eval) refuses."""
+    return [
+        Refused(note.path, note.line, "not a KRM resource" + (f" ({note.problem})" if note.problem else ""),
+                f"{command} refuses {{it}} too (only kustomization files are exempt), nothing was run")
+        for note in notes if not note.resource
+    ]
+
+
+def unreadable(notes: Iterable[Note], receives: Callable[[Note], str | None]) -> list[Refused]:
+    """The resources read leniently that a function would receive (`receives` says which)."""
+    found = []
     for note in notes:
         if note.resource and note.problem is not None:
             why = receives(note)
             if why is not None:
-                raise InputError(f"{note.path}:{note.line}: {note.problem} in a resource {why}; the data is ambiguous, nothing was run (fix the file, or leave it out in .krmignore)")
+                found.append(Refused(note.path, note.line, f"{note.problem} in a resource {why}", "the data is ambiguous, nothing was run (or fix {it})"))
+    return found
 
 
-def require_krm(notes: Iterable[Note], command: str) -> None:
-    """kpt's render and fn eval take KRM only: a YAML document that is not a resource (a
-    kustomization file is read as one) is refused with one line naming it, nothing run."""
-    for note in notes:
-        if not note.resource:
-            why = f" ({note.problem})" if note.problem else ""
-            raise InputError(f"{note.path}:{note.line}: not a KRM resource{why}; {command} refuses it too (only kustomization files are exempt; leave it out in .krmignore)")
+#: How many refused files the error lists with their reason; the `.krmignore` lines name them all.
+LISTED = 10
+
+
+def refuse(refused: Iterable[Refused], root: Path | str | None = None) -> None:
+    """One error for every refused file, so one edit gets past the refusal. For one file, the
+    house's one line, naming the line to add to which `.krmignore`. For more, the first line names
+    the first of them and how many there are; then the first `LISTED` with their reasons; then the
+    lines to paste into each `.krmignore` that decides about them (the package root's, or a
+    subpackage's: a parent's patterns stop at a subpackage), every file's."""
+    files: dict[str, Refused] = {}
+    for entry in sorted(refused, key=lambda e: (e.path.split("/"), e.line)):  # in the walk's order
+        files.setdefault(entry.path, entry)
+    if not files:
+        return
+    first, count = next(iter(files.values())), len(files)
+    blocks = _ignore_lines(list(files), root)
+    if count == 1:  # the house's one line: the line to add, and where
+        raise InputError(f"{first.path}:{first.line}: {first.reason}; {first.outcome.format(it='it')}; "
+                         f"leave it out in .krmignore: add the line {blocks[1]} to {blocks[0][len('add to ') : -1]}")
+    head = (f"{first.path}:{first.line}: {first.reason}, and {count - 1} more file{'s' if count > 2 else ''} "
+            f"({count} in all); {first.outcome.format(it='them')}; leave them all out in .krmignore:")
+    listing = [f"  {e.path}:{e.line}: {e.reason}" for e in list(files.values())[:LISTED]]
+    if count > LISTED:
+        listing.append(f"  ... and {count - LISTED} more (every one is in the lines below)")
+    raise InputError("\n".join([head, *listing, *blocks]))
+
+
+def _ignore_lines(paths: list[str], root: Path | str | None) -> list[str]:
+    """For each deciding `.krmignore`, a line naming it, then the block to paste: one anchored
+    pattern per file."""
+    ignore = KrmIgnore(root if root is not None else ".")
+    owners: dict[str, list[str]] = {}
+    for path in paths:
+        owners.setdefault(ignore.owner(path) if root is not None else "", []).append(path)
+    lines: list[str] = []
+    for base, owned in owners.items():
+        where = os.path.join(os.fspath(root), base, IGNORE_FILE) if root is not None else IGNORE_FILE
+        lines.append(f"add to {where}:")
+        lines += [pattern(path[len(base):]) for path in owned]
+    return lines
+
+
+def pattern(path: str) -> str:
+    """The `.krmignore` (gitignore) line that matches exactly `path`, relative to its directory:
+    anchored with `/`, its wildcard characters and trailing blanks escaped."""
+    escaped = "".join("\\" + c if c in "*?[\\" else c for c in path)
+    body = escaped.rstrip(" ")
+    return "/" + body + "\\ " * (len(escaped) - len(body))
 
 
 class _Sink(Protocol):

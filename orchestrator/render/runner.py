@@ -215,7 +215,7 @@ def _check_krm(package: Package) -> None:
     for note in package.notes:
         if note.problem is not None and note.path.rsplit("/", 1)[-1] in KPTFILE_NAMES:
             raise InputError(f"{note.path}:{note.line}: {note.problem}; a Kptfile must be read faithfully")
-    notices.require_krm(package.notes, "kpt's render")
+    notices.require_krm(package.notes, "kpt's render", package.root)
 
 
 def found_flag(resources: list[Resource], key: str) -> bool:

@@ -21,7 +21,7 @@ class Functions:
     exec_path: str | None = None
     fn_config: Path | None = None
     arguments: tuple[str, ...] = ()  # key=value: the functionConfig's data
-    fn_config_as_item: bool = False  # the fn-config file, inside the package, is an item too (kpt fn eval)
+    fn_config_as_item: bool = True  # the fn-config file, inside the package, is an item too, as kpt fn eval hands it
     global_scope: bool = False  # declared functions see the whole package, not only their directory
     match: Selection = ()  # the function sees only resources matching all of these
     exclude: Selection = ()  # resources matching all of these are not sent

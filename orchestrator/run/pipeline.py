@@ -18,6 +18,7 @@ from ..select.functions import FunctionSpec, declaration, discover
 from ..merge.origin import Changes, compare
 from ..read import notices
 from ..read.package import Package, read_package
+from ..read.unparsed import read_or_refuse
 from ..events import Events, FunctionReport
 from ..report.plain import PlainEvents
 from ..resource import Resource
@@ -53,7 +54,10 @@ def run_package(
     function: Kptfiles and kustomization files are items too, and YAML that is not KRM is refused
     (declared functions leave both alone: they are not resources a function was declared for)."""
     root = Path(root)
-    package = read_package(root, META_FILES, kustomizations=True) if meta_resources else read_package(root)
+    if meta_resources and functions is not None:  # kpt fn eval's reading: every file it refuses, in one error
+        package = read_or_refuse(root, META_FILES, "kpt fn eval", lambda note: _declares(note.data) or scope.receiver(functions, note.path, note.data))
+    else:
+        package = read_package(root, META_FILES, kustomizations=True) if meta_resources else read_package(root)
     specs = discover(package.resources) if functions is None else functions
     if options.global_scope:
         specs = [_global(s) for s in specs]
@@ -62,9 +66,11 @@ def run_package(
 
         specs = run_share(specs, root, [r.path for r in package.resources if r.path], *shard)
     check_policy(specs, options, root)
-    notices.unreadable_for(package.notes, lambda note: _declares(note.data) or scope.receiver(specs, note.path, note.data))
-    if meta_resources:
-        notices.require_krm(package.notes, "kpt fn eval")
+    receives = lambda note: _declares(note.data) or scope.receiver(specs, note.path, note.data)  # noqa: E731
+    if meta_resources:  # as kpt fn eval: YAML that is not KRM is refused, with the unreadable, in one error
+        notices.refuse(notices.refused_as_not_krm(package.notes, "kpt fn eval") + notices.unreadable(package.notes, receives), root)
+    else:
+        notices.unreadable_for(package.notes, receives, root)
     notices.warn(package.notes)
     outcome = run_functions(specs, package.resources, options, root, events or PlainEvents(), runtime_for)
     outcome.package = package

@@ -50,7 +50,7 @@ class FunctionSpec:
     selectors: tuple[Selector, ...] = ()  # the function sees the resources any of these match
     exclude: tuple[Selector, ...] = ()  # ... and none of these matches
     config_in_package: bool = False  # render: a configPath/configRef resource, read as earlier steps left it
-    config_also_item: bool = False  # run --fn-config-as-item: the --fn-config file's resource is an item too, as in kpt fn eval
+    config_also_item: bool = False  # run --fn-config of a file in the package: its resource is an item too, as in kpt fn eval
 
     @property
     def name(self) -> str:
@@ -217,12 +217,13 @@ def adhoc(
     exec_path: str | None = None,
     fn_config: Path | None = None,
     arguments: tuple[str, ...] = (),
-    config_as_item: bool = False,
+    config_as_item: bool = True,
 ) -> FunctionSpec:
     """The one function given on the command line: `--image`/`--exec` with `k=v` arguments (a
     ConfigMap functionConfig, as kpt builds it) or `--fn-config FILE`. It sees the whole package;
-    FILE's resource, when FILE lies in it, is the functionConfig only (docs/reference/declaring-functions.md), or with
-    `config_as_item` an item too, as kpt fn eval hands it over."""
+    FILE's resource, when FILE lies in it, is the functionConfig and, with `config_as_item`, one
+    of the items too, as kpt fn eval hands it over (so a function that namespaces every resource
+    namespaces its own config file); without, the config only (docs/reference/declaring-functions.md)."""
     if (image is None) == (exec_path is None):
         raise InputError("give exactly one of --image or --exec")
     if fn_config is not None and arguments:

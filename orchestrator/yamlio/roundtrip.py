@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import marshal
+from collections import Counter
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterator
@@ -150,11 +151,17 @@ def _same(a: Any, b: Any) -> bool:
         return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
     if isinstance(a, (dict, list)) or isinstance(b, (dict, list)):
         return False
-    if isinstance(a, bool) or isinstance(b, bool):
-        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    if _boolean(a) or _boolean(b):
+        return _boolean(a) and _boolean(b) and bool(a) == bool(b)
     if isinstance(a, str) != isinstance(b, str):
         return False
     return a == b
+
+
+def _boolean(value: Any) -> bool:
+    """A bool, or ruamel's anchored one (ScalarBoolean, an int that keeps its anchor): by name, so
+    that telling them apart does not import ruamel."""
+    return isinstance(value, bool) or type(value).__name__ == "ScalarBoolean"
 
 
 def _to_tree(data: Any) -> Any:
@@ -285,39 +292,42 @@ def edit(original: str, new_text: str | None, data: Any) -> str:
 
     `new_text` is the document as a function returned it (its comments win), or None when the
     value was edited through the API (the original's comments and layout are the base). Each
-    merge is checked by parsing it: if a finer merge does not yield `data`, a coarser one is
+    merge is checked by parsing it and counting its comments: if a finer merge does not yield
+    `data`, or holds a comment more often than the text it takes comments from, a coarser one is
     used, and ruamel's own dump of the edited tree as the last resort. Where the original has
     aliases, they are the user's layout as much as its comments: the original is the base, and
     `sync` keeps each alias whose places still agree, whatever the function wrote."""
     style = detect_style(original)
     lines = original.splitlines(keepends=True)
     try:
-        for candidate in _commented_merges(original, lines, new_text, data, style):
-            if means(candidate, data):
+        for candidate, keep in _commented_merges(original, lines, new_text, data, style):
+            if means(candidate, data) and not Counter(comments(candidate)) - keep:
                 return candidate
     except Exception:  # noqa: BLE001 - ruamel's own faults (its emitter fails on some comments of aliased nodes)
         pass
     return _plain_merge(original, lines, data, style)
 
 
-def _commented_merges(original: str, lines: list[str], new_text: str | None, data: Any, style: Style) -> Iterator[str]:
+def _commented_merges(original: str, lines: list[str], new_text: str | None, data: Any, style: Style) -> Iterator[tuple[str, Counter[str]]]:
     """The original merged with ruamel's comment-keeping edit, finely then coarsely, then that
-    edit's own dump: each to be checked, as ruamel can move a comment where it ends a value."""
+    edit's own dump, each with the comments it may hold (as often as the text they come from):
+    each to be checked, as ruamel can move a comment where it ends a value, or write one twice."""
     base_tree = load(original)
     r0 = dump(base_tree, style)
     if new_text is not None and (comments(new_text) or not comments(original)) and not _aliased(base_tree):
         tree = load(new_text)
         tree = sync(tree, data)
         adopt_styles(tree, load(original))
-        keep = frozenset(comments(new_text))
+        keep = comments(new_text)
     else:
         tree = sync(load(original), data)
-        keep = frozenset(comments(original))
+        keep = comments(original)
     r1 = dump(tree, style)
     base, new = r0.splitlines(keepends=True), r1.splitlines(keepends=True)
+    wanted = Counter(keep)
     for fine in (True, False):
-        yield "".join(merge_lines(lines, base, new, keep, fine))
-    yield r1
+        yield "".join(merge_lines(lines, base, new, keep, fine)), wanted
+    yield r1, wanted
 
 
 def _plain_merge(original: str, lines: list[str], data: Any, style: Style) -> str:
@@ -330,7 +340,7 @@ def _plain_merge(original: str, lines: list[str], data: Any, style: Style) -> st
     except FnrunError:
         return new
     for fine in (True, False):
-        merged = "".join(merge_lines(lines, base.splitlines(keepends=True), new.splitlines(keepends=True), frozenset(comments(original)), fine))
+        merged = "".join(merge_lines(lines, base.splitlines(keepends=True), new.splitlines(keepends=True), comments(original), fine))
         if means(merged, data):
             return merged
     return new

@@ -83,23 +83,23 @@ def test_render_gives_a_step_its_config_as_earlier_steps_left_it(tmp_path: Path)
     assert docs(tmp_path / "app.yaml")[0]["metadata"]["labels"] == {"tier": "cache"}
 
 
-def test_run_hands_an_fn_config_over_as_an_item_too_on_request(tmp_path: Path) -> None:
+def test_run_hands_an_fn_config_in_the_package_over_as_an_item_too(tmp_path: Path) -> None:
     """kpt fn eval --fn-config (the catalog's tests/starlark/eval-fn-config) hands the file over as
-    the functionConfig and, being a resource of the package, as an item too: `fnrun run` does so
-    with --fn-config-as-item; by default the config is the functionConfig only, written back
-    untouched (docs/reference/declaring-functions.md); a config from outside the package is never an item."""
+    the functionConfig and, being a resource of the package, as an item too: so does `fnrun run`;
+    --fn-config-only keeps it the functionConfig only, written back untouched
+    (docs/reference/declaring-functions.md); a config from outside the package is never an item."""
     write(tmp_path / "pkg", {"labels.yaml": LABEL_CONFIG, "app.yaml": APP})
     image, config = f"{CATALOG}/set-labels:latest", str(tmp_path / "pkg/labels.yaml")
     before = (tmp_path / "pkg/labels.yaml").read_text()
-    result = fnrun("run", str(tmp_path / "pkg"), "--image", image, "--fn-config", config, env=ON)
+    result = fnrun("run", str(tmp_path / "pkg"), "--image", image, "--fn-config", config, "--fn-config-only", env=ON)
     assert result.code == 0, result.stderr
     assert (tmp_path / "pkg/labels.yaml").read_text() == before
-    result = fnrun("run", str(tmp_path / "pkg"), "--image", image, "--fn-config", config, "--fn-config-as-item", env=ON)
+    result = fnrun("run", str(tmp_path / "pkg"), "--image", image, "--fn-config", config, env=ON)
     assert result.code == 0, result.stderr
     assert docs(tmp_path / "pkg/labels.yaml")[0]["metadata"]["labels"] == {"tier": "db"}
     assert docs(tmp_path / "pkg/app.yaml")[0]["metadata"]["labels"] == {"tier": "db"}
     write(tmp_path, {"outside.yaml": LABEL_CONFIG.replace("tier: db", "tier: web"), "other/app.yaml": APP})
-    result = fnrun("run", str(tmp_path / "other"), "--image", image, "--fn-config", str(tmp_path / "outside.yaml"), "--fn-config-as-item", env=ON)
+    result = fnrun("run", str(tmp_path / "other"), "--image", image, "--fn-config", str(tmp_path / "outside.yaml"), env=ON)
     assert result.code == 0, result.stderr
     assert docs(tmp_path / "other/app.yaml")[0]["metadata"]["labels"] == {"tier": "web"}
     assert "labels" not in docs(tmp_path / "outside.yaml")[0]["metadata"]

@@ -23,7 +23,9 @@ def test_image_with_key_value_arguments_sees_the_whole_package(tmp_path: Path) -
         assert load(tmp_path / rel)["metadata"]["labels"] == {"env": "prod", "tier": "web"}
 
 
-def test_fn_config_file_inside_the_package_is_config_not_item(tmp_path: Path) -> None:
+def test_fn_config_file_inside_the_package_is_config_and_item(tmp_path: Path) -> None:
+    """As kpt fn eval: the file is the functionConfig and, being one of the package's resources,
+    an item too (the label function labels it as well); --fn-config-only leaves it untouched."""
     write_package(
         tmp_path,
         {
@@ -32,10 +34,15 @@ def test_fn_config_file_inside_the_package_is_config_not_item(tmp_path: Path) ->
         },
     )
     config_before = (tmp_path / "cfg/labels.yaml").read_bytes()
-    result = fnrun("run", str(tmp_path), "--image", "fnrun-test/label:v1", "--fn-config", str(tmp_path / "cfg/labels.yaml"))
+    result = fnrun("run", str(tmp_path), "--image", "fnrun-test/label:v1", "--fn-config", str(tmp_path / "cfg/labels.yaml"), "--fn-config-only")
     assert result.code == 0, result
     assert load(tmp_path / "d.yaml")["metadata"]["labels"] == {"from": "file"}
     assert (tmp_path / "cfg/labels.yaml").read_bytes() == config_before
+    result = fnrun("run", str(tmp_path), "--image", "fnrun-test/label:v1", "--fn-config", str(tmp_path / "cfg/labels.yaml"))
+    assert result.code == 0, result
+    assert load(tmp_path / "cfg/labels.yaml")["metadata"]["labels"] == {"from": "file"}
+    both = fnrun("run", str(tmp_path), "-i", "fnrun-test/label:v1", "--fn-config", str(tmp_path / "cfg/labels.yaml"), "--fn-config-only", "--fn-config-as-item")
+    assert_one_line_error(both, "--fn-config-as-item and --fn-config-only", code=2)
 
 
 def test_bad_argument_is_exit_2(tmp_path: Path) -> None:

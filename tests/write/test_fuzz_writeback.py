@@ -1,6 +1,9 @@
 """Differential fuzzing of the write-back (tests/testing/yaml_fuzz.py): random packages, random
-edits by exec functions in ruamel round trip, ruamel safe and PyYAML, and the oracle's four
-checks. This is the small fixed-seed profile; bench/fuzz_writeback.py runs thousands of cases."""
+edits by exec functions in ruamel round trip, ruamel safe and PyYAML, and the oracle's checks
+(every file parses and holds what the function returned, untouched files keep their bytes, each
+comment stays in its file, as often as the edits leave it and never more often). File tails and
+`source | sink` are generated and checked when `yaml_fuzz.TAILS` is on. This is the small
+fixed-seed profile; bench/fuzz_writeback.py runs thousands of cases."""
 
 from __future__ import annotations
 
