@@ -205,7 +205,7 @@ def write_source(root: Path | str, out: IO[str], flush_every: int = 1 << 18, fn_
 
 def _function_config(path: Path) -> str:
     """The `functionConfig:` field of a list, for the one resource in `path`."""
-    from ..select.functions import _config_file as config_file  # TODO(merge): public name
+    from ..select.functions import config_file
 
     config, _ = config_file(None, path)
     return resourcelist.encode([], config).split("items: []\n", 1)[1]

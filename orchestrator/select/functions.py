@@ -230,7 +230,7 @@ def adhoc(
         raise InputError("give either --fn-config or key=value arguments, not both")
     declared_in = None
     if fn_config is not None:
-        config, declared_in = _config_file(root, fn_config)
+        config, declared_in = config_file(root, fn_config)
     else:
         data: dict[str, Any] = {}
         for argument in arguments:
@@ -253,7 +253,8 @@ def adhoc(
                         config_also_item=config_as_item and declared_in is not None)
 
 
-def _config_file(root: Path | None, path: Path) -> tuple[Resource, str | None]:
+def config_file(root: Path | None, path: Path) -> tuple[Resource, str | None]:
+    """A --fn-config FILE's one resource, and its path in the package at `root` (None outside it)."""
     from ..read.package import parse_stream
 
     try:
