@@ -14,8 +14,4 @@ KNOWN: dict[str, str] = {
     "fnconfig-ancestorfn-not-mutate-subpkg-config": _OWN_CONFIG,
     "fnconfig-in-subdir": _OWN_CONFIG,
     "fnconfig-pkgfn-refers-subdir": _OWN_CONFIG,
-    # krm-functions-catalog tests/
-    "tests/starlark/eval-fn-config": ("the catalog's expectation comes from a kpt fn eval that handed an --fn-config file inside the package "
-                                      "over as an item too (its Starlark namespaces its own config); kpt 23c57d7's fn eval keeps it out "
-                                      "(fn-eval's save-fn/custom-pkg-path expects so) and fnrun follows it; --fn-config-as-item gives the old way"),
 }

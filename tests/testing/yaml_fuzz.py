@@ -33,9 +33,8 @@ WORDS = ("alpha", "beta", "gamma", "delta", "café", "naïve", "日本", "rocket
 KEY_NAMES = ("app", "tier", "zone", "image", "port", "mode", "owner", "note", "path", "level")
 COMMENTS = ("note", "keep me", "TODO: check", "é 🚀", "see docs", "#hash inside", "end")
 
-#: Whether `packages` generates file tails (see the module's docstring); off while the write-back
-#: still loses some (a closing comment's blank line through `sink`).
-TAILS = False
+#: Whether `packages` generates file tails (see the module's docstring).
+TAILS = True
 
 # -- the generated document: a tree of values, each with how it is written ---------------------
 
