@@ -47,15 +47,16 @@ class PathChecker:
         """The file a resource path names, if a resource may land there (see the module);
         InputError naming the path and the reason otherwise."""
         target = self.contained(path)
-        if path not in self._read and path not in self._judged:
-            self._judge(path, target)
-            self._judged.add(path)
+        norm = normal(path)
+        if norm not in self._read and norm not in self._judged:
+            self._judge(path, norm, target)
+            self._judged.add(norm)
         return target
 
     def is_new(self, path: str) -> bool:
         """Whether a checked path was judged a new file: its old bytes are none, so a file that
         appears there before the write is a stale input, never something to update."""
-        return path in self._new
+        return normal(path) in self._new
 
     def contained(self, path: str) -> Path:
         """The file a path names inside the package, refusing absolute paths, `..`, directories
@@ -76,19 +77,20 @@ class PathChecker:
             raise InputError(f"resource path {path!r} leaves the package through a symlink")
         return target
 
-    def _judge(self, path: str, target: Path) -> None:
-        """A path fnrun did not read: a new YAML file in the package's own (not hidden, not
-        excluded) directories, or for a sink an existing one the walk would read."""
-        reason = _named_wrongly(path)
+    def _judge(self, path: str, norm: str, target: Path) -> None:
+        """A path fnrun did not read (`norm`: without `.` parts and doubled slashes): a new YAML
+        file in the package's own (not hidden, not excluded) directories, or for a sink an
+        existing one the walk would read."""
+        reason = _named_wrongly(norm)
         if reason is None:
-            excluded_by = self._ignore.excluded(path)
+            excluded_by = self._ignore.excluded(norm)
             if excluded_by is not None:
                 reason = f"is excluded by {excluded_by}; fnrun does not write excluded files"
         if reason is None:
             if not os.path.lexists(target):
-                reason = self._under_a_file(PurePosixPath(path))
+                reason = self._under_a_file(PurePosixPath(norm))
                 if reason is None:
-                    self._new.add(path)
+                    self._new.add(norm)
             elif not (self._update_readable and os.path.isfile(target)):
                 reason = "names an existing file fnrun did not read as part of the package; fnrun does not overwrite it"
         if reason is not None:
@@ -115,8 +117,8 @@ class PathChecker:
 
 
 class PlannedFiles:
-    """The files one write lands: none may be another's directory (`a.yaml` and `a.yaml/b.yaml`
-    would fail only at the rename, half written)."""
+    """The files one write lands, by normal path: none may be another's directory (`a.yaml` and
+    `a.yaml/b.yaml` would fail only at the rename, half written)."""
 
     def __init__(self) -> None:
         self._files: set[str] = set()
@@ -132,21 +134,26 @@ class PlannedFiles:
         self._directories.update(parents)
 
 
-def _named_wrongly(path: str) -> str | None:
+def normal(path: str) -> str:
+    """A path as the file system resolves it, `.` parts and doubled slashes gone (`..` is refused
+    before this matters): `./app.yaml` is the file fnrun read as `app.yaml`."""
+    return PurePosixPath(path).as_posix() if path else path
+
+
+def _named_wrongly(norm: str) -> str | None:
     """Why a file fnrun did not read may not be written by that name, from the name alone."""
-    parts = path.split("/")
-    hidden = next((part for part in parts if part.startswith(".")), None)
+    parts = norm.split("/")
+    hidden = next((at for at, part in enumerate(parts) if part.startswith(".")), None)
     if hidden is not None:
-        where = "is a hidden file" if hidden == parts[-1] else f"is in a hidden directory ({hidden}/)"
+        where = "is a hidden file" if hidden == len(parts) - 1 else f"is in a hidden directory ({parts[hidden]}/)"
         return f"{where}; fnrun writes no new file there"
-    if "\\" in path or ":" in parts[0]:
+    if "\\" in norm or ":" in parts[0]:
         return "holds a backslash or a drive letter; fnrun creates files only with '/' between directories"
     try:
-        path.encode("utf-8")
+        norm.encode("utf-8")
     except UnicodeEncodeError:
         return "is not UTF-8"
-    name = parts[-1]
-    if not (name.endswith(YAML_SUFFIXES) or name == KPTFILE):
+    if not (parts[-1].endswith(YAML_SUFFIXES) or parts[-1] == KPTFILE):
         return f"is not a YAML file (*.yaml, *.yml or {KPTFILE}); fnrun creates no other kind"
     return None
 

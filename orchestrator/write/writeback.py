@@ -19,7 +19,7 @@ from ..read.package import Package, SourceFile
 from ..resource import Resource
 from .body import resolve_body
 from .fileends import finish
-from .landing import PathChecker, PlannedFiles, check_path  # noqa: F401 - check_path is where report.locate reads a named file
+from .landing import PathChecker, PlannedFiles, check_path, normal  # noqa: F401 - check_path is where report.locate reads a named file
 from .staging import Stager, stager_for
 from ..yamlio import comments, fast, roundtrip, text
 
@@ -51,7 +51,7 @@ def plan(root: Path | str, resources: list[Resource], original: Package | None =
     check = check or checker(root, original)
     by_path: dict[str, list[Resource]] = {}
     for resource in resources:
-        path = resource.path or ann.default_path(resource.value)
+        path = normal(resource.path or ann.default_path(resource.value))
         by_path.setdefault(path, []).append(resource)
     result = WritePlan(root)
     paths = sorted(by_path)
@@ -256,7 +256,7 @@ class StreamWriter:
         self._current: str | None = None
 
     def add(self, resource: Resource) -> None:
-        path = resource.path or ann.default_path(resource.value)
+        path = normal(resource.path or ann.default_path(resource.value))
         if path not in self._groups:
             self._check(path)
             self._planned.add(path)

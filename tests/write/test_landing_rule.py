@@ -9,6 +9,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+import yaml
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from orchestrator import annotations as ann
@@ -16,7 +17,7 @@ from orchestrator.errors import InputError
 from orchestrator.read.package import read_package
 from orchestrator.resource import Resource
 from orchestrator.write import writeback
-from orchestrator.write.landing import PathChecker
+from orchestrator.write.landing import PathChecker, normal
 from testing.io_helpers import snapshot, write_files
 
 CM = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n"
@@ -88,6 +89,7 @@ def test_a_write_changes_only_what_it_read_and_new_yaml_files(paths: list[str]) 
         ("local/l.yaml", "excluded by .krmignore"),
         (".fnrun-journal", "is a hidden file"),
         (".new.yaml", "is a hidden file"),
+        (".a/.a", "hidden directory (.a/)"),
         ("sub/Kptfile", "existing file fnrun did not read"),  # `run` with declared functions reads no Kptfile
         ("new\\x.yaml", "backslash"),
         ("lat\udce9.yaml", "not UTF-8"),
@@ -101,13 +103,29 @@ def test_what_a_run_may_not_land_on(tmp_path: Path, path: str, reason: str) -> N
     assert repr(path) in str(raised.value) and reason in str(raised.value)
 
 
-@pytest.mark.parametrize("path", ["app.yaml", ".hidden.yaml", "back\\slash.yaml", "values.yaml", "new.yaml", "a/b/new.yml", "new/Kptfile"])
+@pytest.mark.parametrize("path", ["app.yaml", "./app.yaml", "sub//s.yml", ".hidden.yaml", "back\\slash.yaml", "values.yaml", "new.yaml", "a/b/new.yml", "new/Kptfile"])
 def test_what_a_run_may_land_on(tmp_path: Path, path: str) -> None:
     root = _package(tmp_path)
     package = read_package(root)
     check = writeback.checker(root, package)
     assert check(path) == root / path
-    assert check.is_new(path) == (path not in package.files)
+    assert check.is_new(path) == (normal(path) not in package.files)
+
+
+def test_two_spellings_of_a_file_are_one_file(tmp_path: Path) -> None:
+    root = _package(tmp_path)
+    package = read_package(root)
+    writeback.write(root, [*package.resources, _planted("./app.yaml", 0)], package)
+    assert [d["metadata"]["name"] for d in yaml.safe_load_all((root / "app.yaml").read_text())] == ["app", "planted0"]
+
+
+def test_a_file_and_a_file_under_it_are_refused_before_anything_is_staged(tmp_path: Path) -> None:
+    root = _package(tmp_path)
+    package = read_package(root)
+    before = _state(root)
+    with pytest.raises(InputError, match="'new.yaml' and 'new.yaml/x.yaml' cannot both be files"):
+        writeback.write(root, [*package.resources, _planted("new.yaml", 0), _planted("new.yaml/x.yaml", 1)], package)
+    assert _state(root) == before
 
 
 def test_a_sink_may_update_an_existing_file_its_reader_left_out(tmp_path: Path) -> None:
