@@ -198,3 +198,16 @@ def test_sink_still_updates_the_package_files_and_its_kptfile(tmp_path: Path) ->
     assert "name: renamed" in (root / "Kptfile").read_text()
     assert "k: changed" in (root / "app.yaml").read_text()
     assert (root / "local/secret.yaml").read_text() == CM.format(name="secret")
+
+
+def test_out_of_place_a_file_the_package_read_lands_as_it_would_in_place(tmp_path: Path, image: str) -> None:
+    """`-o DIR`: DIR is new, and a hidden file fnrun read (`.hidden.yaml`) is written there as in
+    place; what the function may not do in place it may not do there either."""
+    root = _package(tmp_path / "pkg")
+    write_files(root, {".hidden.yaml": CM.format(name="hidden")})
+    result = _run(root, image, "made/new.yaml", "-o", str(tmp_path / "out"))
+    assert result.returncode == 0, result.stderr.decode()
+    assert yaml.safe_load((tmp_path / "out/.hidden.yaml").read_text()) == yaml.safe_load(CM.format(name="hidden"))
+    assert (tmp_path / "out/made/new.yaml").is_file()
+    _failed_once(_run(root, image, ".git/hooks/pre-commit", "-o", str(tmp_path / "out2")), repr(".git/hooks/pre-commit"))
+    assert not (tmp_path / "out2").exists()
