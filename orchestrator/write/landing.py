@@ -66,6 +66,8 @@ class PathChecker:
             raise InputError(f"resource path {path!r} must be relative to the package")
         if ".." in pure.parts:
             raise InputError(f"resource path {path!r} leaves the package (contains '..')")
+        if "\0" in path:
+            raise InputError(f"resource path {path!r} holds a NUL character, which no file name can")
         target = self.root / pure
         parent = pure.parent.as_posix()
         real = self._real_dir("" if parent == "." else parent)

@@ -37,7 +37,7 @@ FILES = {
 EXECUTABLE = (".git/hooks/pre-commit", "hack/update.sh", "sub/s.yml")
 PARTS = ["app.yaml", "Kptfile", "sub", "s.yml", ".hidden.yaml", "back\\slash.yaml", "values.yaml", "local", "l.yaml",
          ".git", "hooks", "pre-commit", "hack", "update.sh", "README.md", "new.yaml", "new.yml", "new.txt", ".fnrun-journal",
-         ".krmignore", "..", "c:x.yaml", "new"]
+         ".krmignore", "..", "c:x.yaml", "new", "nul\0.yaml"]
 
 
 def _package(root: Path) -> Path:
@@ -93,6 +93,7 @@ def test_a_write_changes_only_what_it_read_and_new_yaml_files(paths: list[str]) 
         ("sub/Kptfile", "existing file fnrun did not read"),  # `run` with declared functions reads no Kptfile
         ("new\\x.yaml", "backslash"),
         ("lat\udce9.yaml", "not UTF-8"),
+        ("nul\0.yaml", "NUL character"),
     ],
 )
 def test_what_a_run_may_not_land_on(tmp_path: Path, path: str, reason: str) -> None:
