@@ -94,6 +94,7 @@ def test_a_write_changes_only_what_it_read_and_new_yaml_files(paths: list[str]) 
         ("new\\x.yaml", "backslash"),
         ("lat\udce9.yaml", "not UTF-8"),
         ("nul\0.yaml", "NUL character"),
+        ("README.md/x.yaml", "under 'README.md', which is not a directory"),
     ],
 )
 def test_what_a_run_may_not_land_on(tmp_path: Path, path: str, reason: str) -> None:
