@@ -202,7 +202,7 @@ def _run_functions(request: RunRequest, options: "RunOptions", root: Path | None
     _kptfile_pipelines_not_run(request, summary)
     plan = None if request.output.to_stdout else outcome.plan
     if request.output.output_dir is not None:
-        plan = out_of_place(request.output.output_dir, outcome.resources)
+        plan = out_of_place(request.output.output_dir, outcome.resources, outcome.package)
     return _Produced(outcome.resources, plan, functions is not None, saving)
 
 
@@ -242,16 +242,17 @@ def _render(request: RenderRequest, options: "RunOptions", root: Path | None, ev
                 print(f"fnrun: warning: the failed render's status was not written: {err}", file=sys.stderr)
         raise outcome.failure
     if output.output_dir is not None:
-        outcome.plan = out_of_place(output.output_dir, outcome.resources)
+        outcome.plan = out_of_place(output.output_dir, outcome.resources, outcome.package)
     return _Produced(outcome.resources, outcome.plan, kptfiles_last=True)
 
 
-def out_of_place(target: Path, resources: list) -> WritePlan:
-    """`-o DIR` for run and render alike: the rendered package planned into DIR, the source untouched."""
+def out_of_place(target: Path, resources: list, source: Package | None) -> WritePlan:
+    """`-o DIR` for run and render alike: the rendered package planned into DIR, the source untouched;
+    a file the source's read may land in DIR as it would in place (write.landing)."""
     from .render.output import check_output_dir
 
     check_output_dir(target)
-    return writeback.plan(target, resources)
+    return writeback.plan(target, resources, check=writeback.PathChecker(target, source.files if source is not None else ()))
 
 
 def for_cluster(resources: list) -> list:

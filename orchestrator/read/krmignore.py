@@ -46,7 +46,7 @@ class KrmIgnore:
         if rules.spec is None:
             return False
         rel = directory[len(rules.base):] + name + ("/" if is_dir else "")
-        return rules.spec.match_file(rel)
+        return rules.spec.match_file(rel if rel.isascii() else _matchable(rel))
 
     def excluded(self, path: str) -> str | None:
         """The `.krmignore` file that excludes `path` (a slash-separated file path), or None."""
@@ -76,6 +76,17 @@ class KrmIgnore:
                 rules = self._rules_in(parent + "/" if parent else "")
             self._rules[directory] = rules
         return rules
+
+
+def _matchable(rel: str) -> str:
+    """A name as pathspec can match it: one that is not UTF-8 comes from os.scandir with its odd
+    bytes as lone surrogates, which the matcher cannot encode; each becomes U+FFFD, one character
+    for each odd byte."""
+    try:
+        rel.encode("utf-8")
+        return rel
+    except UnicodeEncodeError:
+        return os.fsencode(rel).decode("utf-8", "replace")
 
 
 def _load(path: str, shown: str) -> "pathspec.PathSpec | None":

@@ -90,11 +90,23 @@ def package_files(root: Path, names: tuple[str, ...] = ()) -> list[str]:
                 if not entry.is_file():
                     broken = entry.is_symlink() and not os.path.exists(entry.path)
                     raise InputError(f"{rel}: cannot read: {'a broken symlink' if broken else 'not a regular file'}")
+                _utf8_name(rel)
                 found.append(rel)
             elif entry.name.endswith(journal.TEMP_SUFFIX):
                 strays.append(entry.path)
     journal.remove_strays(strays)
     return sorted(found)
+
+
+def _utf8_name(rel: str) -> None:
+    """A file's path is text in a ResourceList (YAML, JSON), which cannot hold a name that is not
+    UTF-8 (Python holds its bytes as lone surrogates; kpt writes such a file back under another
+    name): refused, naming the file with its odd bytes escaped."""
+    try:
+        rel.encode("utf-8")
+    except UnicodeEncodeError:
+        shown = os.fsencode(rel).decode("utf-8", "backslashreplace")
+        raise InputError(f"{shown}: the file name is not UTF-8, which a ResourceList cannot carry; rename the file") from None
 
 
 def _inside(path: str, root: str) -> bool:

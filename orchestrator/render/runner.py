@@ -100,8 +100,9 @@ def render_package(
     outcome = RenderOutcome(package.resources, [], package=package)
     events.planned([spec for _, spec in planned])
     committed = [package.resources]  # what rendered so far: kept by save-on-render-failure
+    paths = writeback.checker(root, package)
     try:
-        _run_pipelines(planned, committed, options.run, root, events, runtime_for, outcome)
+        _run_pipelines(planned, committed, options.run, root, events, runtime_for, outcome, paths)
     except FnrunError as err:
         outcome.failure = err
     finally:
@@ -113,7 +114,7 @@ def render_package(
         written = outcome.resources
         if options.record_status:
             written = _with_root_status(written, outcome)
-        outcome.plan = writeback.plan(root, written, package)
+        outcome.plan = writeback.plan(root, written, package, paths)
     return outcome
 
 
@@ -125,6 +126,7 @@ def _run_pipelines(
     events: Events,
     runtime_for: RuntimeFor,
     outcome: RenderOutcome,
+    paths: writeback.PathChecker,
 ) -> None:
     """Each package's pipeline is one unit (orchestrator.run.units): sibling packages, which do not
     see each other, may render at once; reports and failures are committed in kpt's order."""
@@ -145,7 +147,7 @@ def _run_pipelines(
             if cancel.is_set():
                 raise Cancelled()
             try:
-                step_run = _run_step(key, *planned[key], done.after, options, root, shown, active)
+                step_run = _run_step(key, *planned[key], done.after, options, root, shown, active, paths)
             except FnrunError as err:  # an earlier step's report still counts, as in the serial run
                 done.payload = (done.payload[0], err)
                 return done
@@ -173,7 +175,8 @@ def _run_pipelines(
 
 
 def _run_step(
-    key: int, step: Step, spec: FunctionSpec, resources: list[Resource], options: RunOptions, root: Path, events: Events, active: "RunSession"
+    key: int, step: Step, spec: FunctionSpec, resources: list[Resource], options: RunOptions, root: Path, events: Events, active: "RunSession",
+    paths: writeback.PathChecker,
 ) -> tuple[tuple[Step | None, FunctionReport], FnrunError | None, tuple[list[Resource], list[Resource]] | None]:
     """One step: ((step or None if skipped, report), failure, (resources after, its output))."""
     spec = with_current_config(spec, resources)
@@ -181,7 +184,7 @@ def _run_step(
     if step.when is not None and not holds(step.when, items, step.where):
         active.done(key)
         return (None, _skipped(spec, step, events)), None, None
-    output, report, failure = run_scoped(spec, items, options, root, events, active.runtime_for(key))
+    output, report, failure = run_scoped(spec, items, options, root, events, active.runtime_for(key), paths)
     active.done(key)
     if failure is not None:
         return (step, report), failure, None

@@ -72,9 +72,10 @@ def run_package(
     else:
         notices.unreadable_for(package.notes, receives, root)
     notices.warn(package.notes)
-    outcome = run_functions(specs, package.resources, options, root, events or PlainEvents(), runtime_for)
+    paths = writeback.checker(root, package)
+    outcome = run_functions(specs, package.resources, options, root, events or PlainEvents(), runtime_for, paths)
     outcome.package = package
-    outcome.plan = writeback.plan(root, outcome.resources, package)
+    outcome.plan = writeback.plan(root, outcome.resources, package, paths)
     if write:
         writeback.apply(outcome.plan)
     return outcome
@@ -116,9 +117,11 @@ def run_functions(
     root: Path,
     events: Events,
     runtime_for: RuntimeFor,
+    paths: writeback.PathChecker | None = None,
 ) -> Outcome:
     """Every function in order; functions whose scopes do not overlap may run at once, with
-    everything they report kept in this order (orchestrator.run.units)."""
+    everything they report kept in this order (orchestrator.run.units). `paths` judges where each
+    function's resources may land (write.landing); None: a stream, only kept inside root."""
     from .session import session
     from .units import Cancelled, Executed, Unit, run_units
 
@@ -132,7 +135,7 @@ def run_functions(
             raise Cancelled()
         spec = specs[index]
         items, positions = scope.split(spec, current)
-        output, report, failure = run_scoped(spec, items, options, root, shown, active.runtime_for(index))
+        output, report, failure = run_scoped(spec, items, options, root, shown, active.runtime_for(index), paths)
         active.done(index)
         if output is None:
             return Executed(current, [], (report, failure))
@@ -165,8 +168,10 @@ def run_scoped(
     root: Path,
     events: Events,
     runtime_for: RuntimeFor,
+    paths: writeback.PathChecker | None = None,
 ) -> tuple[list[Resource] | None, FunctionReport, FunctionError | None]:
-    """Run one function over the items in its scope; its output (None on failure) replaces them."""
+    """Run one function over the items in its scope; its output (None on failure) replaces them;
+    a resource it puts where `paths` refuses fails it (write.landing)."""
     with OutputDecoder(spec.name) as decoder:
         report = FunctionReport(spec.name, spec.kind, spec.declared_in)
         events.started(spec)
@@ -198,7 +203,7 @@ def run_scoped(
                 raise FunctionError(f"function {spec.name} reported {count} error result(s)")
             assert decoded is not None
             new_items = scope.reconcile(spec, sent, decoded.items, options.file_names, options.package_paths)
-            _check_item_paths(spec, root, new_items)
+            _check_item_paths(spec, paths or writeback.PathChecker(root).contained, new_items)
         except FunctionError as err:
             report.error = str(err)
             events.finished(spec, report)
@@ -223,10 +228,10 @@ def _run(runtime: Runtime, call: Invocation, spec: FunctionSpec, items: list[Res
     return runtime.run(call, resourcelist.encode(items, spec.config).encode("utf-8"), on_stderr, on_stdout)
 
 
-def _check_item_paths(spec: FunctionSpec, root: Path, items: list[Resource]) -> None:
-    """Every output path stays in the package; each distinct path is checked once (a file holds
-    many resources, and each check resolves symlinks on disk: 0.5 s for 10,000 items otherwise)."""
-    check = writeback.PathChecker(root)
+def _check_item_paths(spec: FunctionSpec, check: Callable[[str], object], items: list[Resource]) -> None:
+    """Every output path lands where a function's resources may (write.landing); each distinct
+    path is checked once (a file holds many resources, and each check resolves symlinks on disk:
+    0.5 s for 10,000 items otherwise)."""
     for path in dict.fromkeys(item.path or "" for item in items):
         try:
             check(path)

@@ -6,22 +6,20 @@ touched (not even its mtime)."""
 
 from __future__ import annotations
 
-import os
-import posixpath
 from dataclasses import dataclass, field
 from functools import partial
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Callable
 
 from .. import annotations as ann
 from . import journal, layout, numbering, verify
 from .. import workers
 from ..errors import InputError
-from ..read.krmignore import KrmIgnore
 from ..read.package import Package, SourceFile
 from ..resource import Resource
 from .body import resolve_body
 from .fileends import finish
+from .landing import PathChecker, PlannedFiles, check_path, normal  # noqa: F401 - check_path is where report.locate reads a named file
 from .staging import Stager, stager_for
 from ..yamlio import comments, fast, roundtrip, text
 
@@ -46,67 +44,21 @@ class WritePlan:
         return f"{created} created, {updated} updated, {deleted} deleted, {len(self.unchanged)} unchanged"
 
 
-class PathChecker:
-    """Validates resource paths against one package root, resolving each directory once."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self.real_root = os.path.realpath(root)
-        self._real_dirs: dict[str, str] = {"": self.real_root}
-        self._ignore = KrmIgnore(root)
-
-    def __call__(self, path: str) -> Path:
-        """The file a resource path names, refusing absolute paths, `..`, symlink escapes and
-        paths `.krmignore` excludes (they are not part of the package, so never written)."""
-        pure = PurePosixPath(path)
-        if not path or pure.is_absolute() or "\\" in path or ":" in pure.parts[0]:
-            raise InputError(f"resource path {path!r} must be relative to the package")
-        if ".." in pure.parts:
-            raise InputError(f"resource path {path!r} leaves the package (contains '..')")
-        excluded_by = self._ignore.excluded(pure.as_posix())
-        if excluded_by is not None:
-            raise InputError(f"resource path {path!r} is excluded by {excluded_by}; fnrun does not write excluded files")
-        target = self.root / pure
-        parent = pure.parent.as_posix()
-        real = self._real_dir("" if parent == "." else parent)
-        if os.path.islink(target):
-            real = os.path.realpath(target)
-        elif os.path.isdir(target):
-            raise InputError(f"resource path {path!r} is a directory")
-        if real != self.real_root and not real.startswith(self.real_root.rstrip(os.sep) + os.sep):
-            raise InputError(f"resource path {path!r} leaves the package through a symlink")
-        return target
-
-    def _real_dir(self, rel: str) -> str:
-        """Where a package directory really is: its parent's real path plus its name, unless it
-        is a symlink (one lstat per directory, however many files it holds)."""
-        real = self._real_dirs.get(rel)
-        if real is None:
-            head, name = posixpath.split(rel)
-            real = os.path.join(self._real_dir(head), name)
-            if os.path.islink(real):
-                real = os.path.realpath(real)
-            self._real_dirs[rel] = real
-        return real
-
-
-def check_path(root: Path, path: str) -> Path:
-    """The file a resource path names, refusing absolute paths, `..` and symlink escapes."""
-    return PathChecker(Path(root))(path)
-
-
-def plan(root: Path | str, resources: list[Resource], original: Package | None = None) -> WritePlan:
-    """What writing `resources` into root would change, file by file."""
+def plan(root: Path | str, resources: list[Resource], original: Package | None = None, check: PathChecker | None = None) -> WritePlan:
+    """What writing `resources` into root would change, file by file; every path must be one a
+    resource may land on (write.landing: by default, `original`'s files or new YAML files)."""
     root = Path(root)
-    check = PathChecker(root)
+    check = check or checker(root, original)
     by_path: dict[str, list[Resource]] = {}
     for resource in resources:
-        path = resource.path or ann.default_path(resource.value)
+        path = normal(resource.path or ann.default_path(resource.value))
         by_path.setdefault(path, []).append(resource)
     result = WritePlan(root)
     paths = sorted(by_path)
+    planned = PlannedFiles()
     for path in paths:
         check(path)
+        planned.add(path)
 
     def assemble(path: str) -> bytes:
         return _assemble_file(path, by_path[path], original, original.files.get(path) if original else None)
@@ -115,7 +67,7 @@ def plan(root: Path | str, resources: list[Resource], original: Package | None =
     for path in paths:
         source = original.files.get(path) if original else None
         new = assembled[path]
-        old = _on_disk(root, path, source)
+        old = _on_disk(root, path, source, check)
         if old is not None and new == old:
             result.unchanged.append(path)
         else:
@@ -148,17 +100,28 @@ def _assemble_files(paths: list[str], weights: list[int], assemble: Callable[[st
     return assembled
 
 
-def _on_disk(root: Path, path: str, source: SourceFile | None) -> bytes | None:
-    """What the file holds now, as read: the package's own read, or for a path the reader does
-    not read (a Kptfile, a file a sink lands on) its bytes now, so it is updated, not clobbered."""
+def _on_disk(root: Path, path: str, source: SourceFile | None, check: PathChecker) -> bytes | None:
+    """What the file holds now, as read: the package's own read; None for a file the checker
+    judged new (one that appears before the commit is then a stale input, never overwritten);
+    for an existing file a sink may update though its reader did not read it (a Kptfile), its
+    bytes now."""
     if source is not None:
         return source.raw
+    if check.is_new(path):
+        return None
     try:
         return (root / path).read_bytes()
     except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
         return None
     except OSError as err:
         raise InputError(f"{path}: cannot read: {err.strerror}") from None
+
+
+def checker(root: Path, original: Package | None, update_readable: bool = False) -> PathChecker:
+    """The landing rule for a write into root: the files of `original` may change, new YAML files
+    may appear (write.landing); `update_readable`: a sink, which may also update an existing
+    file the package walk would read."""
+    return PathChecker(root, original.files if original is not None else (), update_readable)
 
 
 def _deletions(original: Package | None, kept: set[str], check: PathChecker) -> list[FileChange]:
@@ -284,7 +247,8 @@ class StreamWriter:
     def __init__(self, root: Path | str, original: Package | None) -> None:
         self.root = Path(root)
         self.original = original
-        self._check = PathChecker(self.root)
+        self._check = checker(self.root, original, update_readable=True)
+        self._planned = PlannedFiles()
         self._stager = stager_for(self.root, streaming=True)
         self._groups: dict[str, list[Resource]] = {}
         self._done: dict[str, FileChange | None] = {}  # assembled paths: their change, None if unchanged
@@ -292,9 +256,10 @@ class StreamWriter:
         self._current: str | None = None
 
     def add(self, resource: Resource) -> None:
-        path = resource.path or ann.default_path(resource.value)
+        path = normal(resource.path or ann.default_path(resource.value))
         if path not in self._groups:
             self._check(path)
+            self._planned.add(path)
             self._groups[path] = []
         if self._current is not None and path != self._current:
             self._assemble(self._current)
@@ -305,7 +270,7 @@ class StreamWriter:
     def _assemble(self, path: str) -> None:
         source = self.original.files.get(path) if self.original else None
         new = _assemble_file(path, self._groups[path], self.original, source)
-        old = _on_disk(self.root, path, source)
+        old = _on_disk(self.root, path, source, self._check)
         if old is not None and new == old:
             if path in self._staged:  # staged before more of its resources came
                 self._stager.submit(path, None)
@@ -322,6 +287,7 @@ class StreamWriter:
         self._groups.clear()
         self._done.clear()
         self._staged.clear()
+        self._planned = PlannedFiles()
         self._current = None
 
     def finish(self) -> WritePlan:

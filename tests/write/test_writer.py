@@ -238,16 +238,17 @@ def _leftovers(root: Path) -> list[str]:
 
 
 def test_failure_while_staging_leaves_every_file_as_it_was(tmp_path: Path) -> None:
-    """A real fault midway: the second target's directory is a regular file, so staging it
-    fails after the first file was staged. The first file keeps its old bytes, no temp file
-    stays, nothing lands."""
-    write_files(tmp_path, {"a.yaml": cm("a"), "notes.txt": "a regular file\n", "z.yaml": cm("z")})
+    """A real fault midway: the second target's directory is a regular file by the time the plan
+    is applied (the plan refuses a path under a file), so staging it fails after the first file
+    was staged. The first file keeps its old bytes, no temp file stays, nothing lands."""
+    write_files(tmp_path, {"a.yaml": cm("a"), "z.yaml": cm("z")})
     package = read_package(tmp_path)
-    before = snapshot(tmp_path)
     edited = [r.replaced({**r.data, "data": {"k": "changed"}}) for r in package.resources]
-    stuck = Resource({"apiVersion": "v1", "kind": "A", "metadata": {"name": "s", "annotations": {ann.PATH: "notes.txt/s.yaml"}}})
+    stuck = Resource({"apiVersion": "v1", "kind": "A", "metadata": {"name": "s", "annotations": {ann.PATH: "notes/s.yaml"}}})
     plan = writeback.plan(tmp_path, [*edited, stuck], package)
-    assert [c.path for c in plan.changes] == ["a.yaml", "notes.txt/s.yaml", "z.yaml"]
+    assert [c.path for c in plan.changes] == ["a.yaml", "notes/s.yaml", "z.yaml"]
+    (tmp_path / "notes").write_text("a regular file\n")
+    before = snapshot(tmp_path)
     with pytest.raises(InputError, match="cannot write"):
         writeback.apply(plan)
     assert snapshot(tmp_path) == before and _leftovers(tmp_path) == []
