@@ -140,9 +140,14 @@ def _size(path: Path) -> int:
         return 0  # reading it says what is wrong
 
 
-def _listed(root: Path, names: tuple[str, ...]) -> list[str]:
+def require_directory(root: Path) -> None:
+    """A package is a directory: say which of the two things is wrong with `root` when it is not."""
     if not root.is_dir():
-        raise InputError(f"{root}: not a directory")
+        raise InputError(f"{root}: {'not a directory' if os.path.lexists(root) else 'does not exist'}")
+
+
+def _listed(root: Path, names: tuple[str, ...]) -> list[str]:
+    require_directory(root)
     return package_files(root, names)
 
 

@@ -30,7 +30,10 @@ def read_or_refuse(root: Path, names: tuple[str, ...], command: str, receives: C
 
 def _refuse_every_file(root: Path, names: tuple[str, ...], command: str, receives: Callable[[Note], str | None], first: InputError) -> None:
     """Raise the refusal of every file, when `first` is a file's parse error; else return."""
-    rels = package_files(root, names)
+    try:
+        rels = package_files(root, names)
+    except InputError:  # the package itself cannot be listed: `first` says why
+        return
     broken: list[Refused] = []
     notes: list[Note] = []
     for rel in rels:

@@ -25,7 +25,7 @@ from . import resourcelist
 from ..errors import FnrunError, InputError
 from .fastlist import FAILURE_NOTE
 from ..read.notices import Note, warn
-from ..read.package import package_files, read_path
+from ..read.package import package_files, read_path, require_directory
 
 META_FILES = ("Kptfile",)  # read as YAML though not *.yaml: `kpt fn source` lists a package's Kptfiles too
 BATCH = 25  # files per batch handed out to a process
@@ -38,8 +38,7 @@ def source_chunks(root: Path | str, parallel: bool = True, notes: list[Note] | N
     `notes` (read.notices)."""
     notes = [] if notes is None else notes
     root = Path(root)
-    if not root.is_dir():
-        raise InputError(f"{root}: {'not a directory' if os.path.lexists(root) else 'does not exist'}")
+    require_directory(root)
     files = package_files(root, META_FILES)
     batches = [files[i : i + BATCH] for i in range(0, len(files), BATCH)]
     started = False

@@ -40,3 +40,12 @@ def test_a_package_file_is_named_from_where_fnrun_ran(package: Path, tmp_path: P
 def test_an_error_that_names_no_package_file_is_left_alone(package: Path, tmp_path: Path) -> None:
     result = fnrun("run", "deploy", "-i", "Bad Image!!", cwd=tmp_path / "work")
     assert result.stderr.decode().startswith("fnrun: error: --image: image ")
+
+
+@pytest.mark.parametrize("command", [["run", "{dir}", "-i", "fnrun/set-namespace:v1"], ["render", "{dir}"], ["source", "{dir}"]])
+def test_a_missing_package_does_not_exist_and_a_file_is_not_a_directory(tmp_path: Path, command: list[str]) -> None:
+    (tmp_path / "file.yaml").write_text("a: 1\n")
+    for name, says in (("missing", "does not exist"), ("file.yaml", "not a directory")):
+        result = fnrun(*[word.format(dir=tmp_path / name) for word in command])
+        assert result.returncode == 2
+        assert result.stderr.decode() == f"fnrun: error: {tmp_path / name}: {says}\n"
