@@ -35,7 +35,7 @@ def cache_prune(everything: bool = typer.Option(False, "--all", help="Remove eve
     print(f"fnrun cache: removed {removed} entr{'y' if removed == 1 else 'ies'}", file=sys.stderr)
 
 
-@app.command(cls=PanelCommand, epilog="Examples:\n  fnrun doctor\n  fnrun doctor samples/set-labels\n  fnrun doctor my-kpt-package --builtin-catalog")
+@app.command(cls=PanelCommand, epilog="Examples:\n  fnrun doctor\n  fnrun doctor samples/set-labels\n  fnrun doctor samples/kpt-package --builtin-catalog   # kpt's catalog in-process (exit 1: require-resource-limits has no builtin)")
 def doctor(
     directory: Optional[Path] = typer.Argument(None, help="Package whose function images to look for."),
     oci_runtime: Optional[str] = typer.Option(None, "--runtime", envvar="FNRUN_RUNTIME", help="Check that the engine offers this OCI runtime."),

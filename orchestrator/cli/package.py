@@ -14,7 +14,7 @@ from .helptext import PanelCommand
 
 
 @app.command(cls=PanelCommand, epilog="Examples:\n  fnrun source samples/nginx > package.yaml\n"
-             "  fnrun source samples/set-labels --fn-config labels.yaml | python3 my_function.py")
+             "  fnrun source samples/set-labels --fn-config samples/set-labels/fn-config.yaml > list.yaml   # for a function's stdin")
 def source(
     directory: Path = typer.Argument(Path("."), help="Package directory to read (default: the current one)."),
     fn_config: Optional[Path] = typer.Option(None, "--fn-config", help="A file whose one resource becomes the list's functionConfig, as kpt's."),

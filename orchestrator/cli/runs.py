@@ -90,7 +90,7 @@ def run(
     transformer_annotations: bool = typer.Option(False, *spellings("transformer_annotations"), help="With -o stdout: list the functions that changed each resource.", rich_help_panel=OUTPUT),
     file_names: opts.FileNames = None,
     fn_config_as_item: bool = typer.Option(False, *spellings("fn_config_as_item"), hidden=True, help="The default: a --fn-config file inside the package is one of the items too, as in kpt fn eval."),
-    fn_config_only: bool = typer.Option(False, *spellings("fn_config_only"), help="A --fn-config file inside the package is the functionConfig only, not one of the items too (kpt fn eval hands it over both ways).", rich_help_panel=FUNCTIONS),
+    fn_config_only: bool = typer.Option(False, *spellings("fn_config_only"), help="Keep a --fn-config file inside the package out of the items.", rich_help_panel=FUNCTIONS),
     include_meta_resources: bool = typer.Option(False, *spellings("include_meta_resources"), hidden=True, help="kpt's old flag: does nothing (with a note), the Kptfile is an item already."),
     diff: opts.Diff = False,
     results_dir: opts.ResultsDir = None,

@@ -16,8 +16,12 @@ BIN = Path(sys.executable).parent  # the virtualenv's fnrun, which the scripts c
 
 
 def _bash_completions(words: list[str]) -> list[str]:
-    script = subprocess.run(["bash", "--norc", "-c", f"{sys.executable} -m orchestrator --show-completion"],
-                            capture_output=True, text=True, timeout=120).stdout  # detected: bash
+    # typer detects the user's shell from the process tree, which fails without a terminal (CI):
+    # its own switch for tests makes --show-completion take the shell's name instead
+    shown = dict(os.environ, _TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION="1")
+    script = subprocess.run([sys.executable, "-m", "orchestrator", "--show-completion", "bash"], capture_output=True, text=True,
+                            env=shown, timeout=120).stdout
+    assert "complete -o default -F _fnrun_completion fnrun" in script, script
     program = f"""{script}
 COMP_WORDS=({' '.join(words)})
 COMP_CWORD={len(words) - 1}
@@ -27,7 +31,7 @@ printf '%s\\n' "${{COMPREPLY[@]}}"
     env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}")
     done = subprocess.run(["bash", "--norc", "-c", program], capture_output=True, text=True, env=env, timeout=120)
     assert done.returncode == 0, done.stderr
-    return done.stdout.split()
+    return done.stdout.split() or [f"(nothing; stderr: {done.stderr})"]
 
 
 @pytest.mark.skipif(not (BIN / "fnrun").exists(), reason="fnrun is not installed in this interpreter's environment")

@@ -123,7 +123,7 @@ def test_sink_refuses_paths_leaving_the_package_and_writes_nothing(tmp_path: Pat
 
 
 def test_source_of_a_missing_directory(tmp_path: Path) -> None:
-    assert_one_line_error(fnrun("source", str(tmp_path / "nope")), "nope: not a directory")
+    assert_one_line_error(fnrun("source", str(tmp_path / "nope")), "nope: does not exist")
 
 
 def test_source_into_a_full_device_is_one_line(tmp_path: Path) -> None:
