@@ -82,7 +82,7 @@ def assert_stdout_faithful(stdout: str, source: str) -> None:
             assert item.text == before[place].text, place
 
 
-@pytest.mark.parametrize("order", list(itertools.permutations(ISSUE_STEPS)), ids="→".join)
+@pytest.mark.parametrize("order", list(itertools.permutations(ISSUE_STEPS)), ids="-".join)
 def test_setters_after_any_step_render(tmp_path: Path, order: tuple[str, ...]) -> None:
     """The pipeline of the report, in every order: in place, on stdout and in another directory."""
     root = tmp_path / "pkg"
@@ -129,7 +129,7 @@ def _declaration(step: str) -> str:
         """) + data
 
 
-@pytest.mark.parametrize("order", list(itertools.permutations(ISSUE_STEPS)), ids="→".join)
+@pytest.mark.parametrize("order", list(itertools.permutations(ISSUE_STEPS)), ids="-".join)
 def test_setters_after_any_step_run(tmp_path: Path, order: tuple[str, ...]) -> None:
     """The same pipeline declared in the package (`fnrun run DIR`, file order), in place and on stdout."""
     root = tmp_path / "pkg"
@@ -161,9 +161,9 @@ def test_one_step_on_stdout_keeps_the_text(tmp_path: Path) -> None:
     assert 'enabled: "true"' in stdout and "'true'" not in stdout.replace("local-config: 'true'", "")
 
 
-def _checked(rng_seed: int, tmp_path: Path, pipelines: list[list[str]]) -> None:
-    """One root package with a subpackage per pipeline, rendered in place, to stdout and to
-    another directory; each subpackage's files against what kpt makes of them."""
+def _checked(rng_seed: int, tmp_path: Path, pipelines: list[list[str]], to_directory: bool = True) -> None:
+    """One root package with a subpackage per pipeline, rendered in place, to stdout and (with
+    `to_directory`) to another directory; each subpackage's files against what kpt makes of them."""
     rng = random.Random(rng_seed)
     root = tmp_path / "root"
     root.mkdir()
@@ -174,10 +174,11 @@ def _checked(rng_seed: int, tmp_path: Path, pipelines: list[list[str]]) -> None:
     unchanged = {sub: documents(sub) for sub in subpackages}
     source = ok("source", str(root))
     assert_stdout_faithful(ok("render", str(root), "-o", "stdout"), source)
-    ok("render", str(root), "-o", str(tmp_path / "out"))
+    if to_directory:
+        ok("render", str(root), "-o", str(tmp_path / "out"))
     ok("render", str(root))
     for sub, steps in zip(subpackages, pipelines):
-        for written in (sub, tmp_path / "out" / sub.name):
+        for written in (sub, tmp_path / "out" / sub.name) if to_directory else (sub,):
             assert documents(written) == wanted[sub], (steps, written)
             for name, text in originals[sub].items():
                 now = (written / name).read_text()
@@ -187,12 +188,13 @@ def _checked(rng_seed: int, tmp_path: Path, pipelines: list[list[str]]) -> None:
 
 
 def test_every_pair(tmp_path: Path) -> None:
-    """Every ordered pair of the catalog functions fnrun runs in-process."""
-    _checked(42, tmp_path, [list(pair) for pair in itertools.permutations(STEPS, 2)])
+    """Every ordered pair of the catalog functions fnrun runs in-process (another directory as
+    the output is the random orders' and the report's pipeline's to check)."""
+    _checked(42, tmp_path, [list(pair) for pair in itertools.permutations(STEPS, 2)], to_directory=False)
 
 
-@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(seed=st.integers(0, 2**32 - 1), orders=st.lists(st.permutations(list(STEPS)).map(lambda p: p[:5]), min_size=1, max_size=4))
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 2**32 - 1), orders=st.lists(st.permutations(list(STEPS)).map(lambda p: p[:5]), min_size=1, max_size=3))
 def test_random_orders(tmp_path_factory: pytest.TempPathFactory, seed: int, orders: list[list[str]]) -> None:
     """Random orders of five of them over generated packages."""
     _checked(seed, tmp_path_factory.mktemp("orders"), orders)
