@@ -8,7 +8,10 @@ instead and edits it to the new value (orchestrator/runtimes/host/catalog_handov
 says which items changed and how.
 
 In (stdin, JSON): `{"items": [value, ...], "config": value, "texts": [text, ...] | null}`, the
-items' texts only for a function that reads comments (apply-setters' `# kpt-set:` markers).
+items' texts only for a function that reads comments (apply-setters' `# kpt-set:` markers). A
+text may be older than its value (an earlier step changed the item): the function runs over the
+text as ruamel reads it, and what it changed there is carried onto the value (`carried`), whose
+other fields stay as they are.
 Out (stdout, JSON): `{"items": [entry, ...], "results": [...]}`, an entry being the position of
 an item handed back unchanged, `[position, value]` for one it changed, or a bare value for one it
 made (matched by fnrun to a sent item by its path annotations, else a new item); or FALLBACK
@@ -120,9 +123,10 @@ def same(a: Any, b: Any) -> bool:
 
 
 def carried(data: Any, before: Any, after: Any) -> Any:
-    """`data` (the item as fnrun read it) with what the function changed from `before` to `after`
-    (the same item as the function read it, and as it left it): fields it did not touch keep
-    fnrun's reading, where ruamel's may differ (a date, an octal number)."""
+    """`data` (the item as fnrun holds it) with what the function changed from `before` to `after`
+    (the item's text as the function read it, and as it left it): fields it did not touch keep
+    fnrun's value, where ruamel's reading may differ (a date, an octal number) or the text is
+    older (a field an earlier step added or changed)."""
     if same(before, after):
         return data
     if isinstance(data, dict) and isinstance(before, dict) and isinstance(after, dict):

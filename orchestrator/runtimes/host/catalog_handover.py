@@ -30,8 +30,11 @@ READS_COMMENTS = frozenset({"functions.kpt_catalog.apply_setters"})
 
 
 def sendable(module: str, items: list[Resource], function_config: dict | None) -> bytes:
-    """The child's stdin: the items as fnrun holds them, their texts for a function that reads comments."""
-    texts = [item.text for item in items] if module in READS_COMMENTS else None
+    """The child's stdin: the items as fnrun holds them and, for a function that reads comments,
+    the text each was read from. An item an earlier step changed still has its old text (its
+    comments are where they were; rendering it anew would cost a round trip per item): the
+    function reads its comments there, and its changes are carried onto the item's value."""
+    texts = [item.body if item.body is not None else item.text for item in items] if module in READS_COMMENTS else None
     return _dumps({"items": [item.data for item in items], "config": function_config, "texts": texts}).encode()
 
 
