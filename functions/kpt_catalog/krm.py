@@ -143,7 +143,12 @@ def main(transform: Transform, prog: str, with_comments: bool = False, emit_comm
     """Run `transform` over the ResourceList on stdin. `with_comments` hands it ruamel's
     round-trip nodes; `emit_comments` also writes them back as YAML, so comments the function
     adds reach the files (JSON, faster to read back, carries none). `error_exit`: the exit code
-    with an error result (the catalog's newer functions report a bad config and exit 0)."""
+    with an error result (the catalog's newer functions report a bad config and exit 0). Where
+    fnrun hands the items over (functions/kpt_catalog/handover.py), only what changed goes back."""
+    from functions.kpt_catalog import handover
+
+    if handover.requested():
+        handover.run(transform, prog, with_comments and not emit_comments, error_exit)
     raw = sys.stdin.buffer.read()
     try:
         resource_list = load(raw, with_comments) or {}

@@ -19,7 +19,7 @@ from typing import Any, Iterator
 if __package__ in (None, ""):
     sys.path[0] = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from functions.kpt_catalog import krm, regex  # noqa: E402
+from functions.kpt_catalog import handover, krm, regex  # noqa: E402
 
 _KEYS = {"by-value", "by-value-regex", "by-path", "by-file-path", "put-value", "put-comment"}
 _GROUP = re.compile(r"\$\{(\d+)\}")
@@ -42,6 +42,8 @@ def search_replace(items: list[krm.Item], config: krm.Item) -> list[dict]:
     except ValueError as err:
         raise krm.ConfigError(f"by-value-regex: {err}") from None
     pattern = _segments(data["by-path"]) if "by-path" in data else None
+    if "put-comment" in data and not all(hasattr(item, "yaml_add_eol_comment") for item in items):
+        raise handover.NeedsText  # comments go on round-trip nodes, which plain data is not
     results = []
     for item in items:
         if "by-file-path" in data and not _file_matches(_file_of(item), data["by-file-path"]):

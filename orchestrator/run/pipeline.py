@@ -220,8 +220,9 @@ def _run(runtime: Runtime, call: Invocation, spec: FunctionSpec, items: list[Res
          handover: bool = True, on_stdout: Callable[[bytes], None] | None = None) -> RunOutput:
     """A runtime that takes the items as fnrun holds them (a catalog function in a forked child,
     orchestrator.runtimes.host.handover) skips the ResourceList's text both ways, where files are the
-    result (the write-back edits their text to the values handed back); the others get it."""
-    if handover and runtime.takes_items:
+    result (the write-back edits their text to the values handed back), and one whose text way
+    would lose the items' text (`items_always`) wherever it can; the others get it."""
+    if runtime.takes_items and (handover or runtime.items_always):
         output = runtime.run_items(call, items, spec.config.data if spec.config is not None else None, on_stderr)
         if output is not None:
             return output

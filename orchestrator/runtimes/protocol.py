@@ -100,13 +100,17 @@ class Runtime(Protocol):
     """Run one invocation to completion. Raise FnrunError for what stops the run before or outside
     the function (missing image, timeout, engine unreachable); return a non-zero exit_code as is.
 
-    Beside bytes in and out, two capabilities, each declared by every runtime:
+    Beside bytes in and out, three capabilities, each declared by every runtime:
     `takes_items`: `run_items` may run the function over the items as fnrun holds them, with no
     ResourceList text either way (a catalog function in a fork); else it always answers None.
+    `items_always`: `run_items` is asked even where the items' text is the result (stdin,
+    `--output -`), since the text it hands back (each item's own, or that text edited) is the
+    function's, and `run` gives no better (kpt's catalog in fnrun's versions answers JSON).
     `streams_stdout`: `run` hands stdout to `on_stdout` while it arrives, so fnrun can decode it
     while the function still writes; else it never calls `on_stdout`."""
 
     takes_items: bool
+    items_always: bool
     streams_stdout: bool
 
     def run(self, invocation: Invocation, stdin: bytes, on_stderr: StderrSink | None = None,
@@ -124,6 +128,7 @@ class Bytes:
     nothing more; a runtime with a capability overrides its declaration."""
 
     takes_items: bool = False
+    items_always: bool = False
     streams_stdout: bool = False
 
     def run_items(self, invocation: Invocation, items: list[Any], function_config: dict | None,

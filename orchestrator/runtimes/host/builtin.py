@@ -22,7 +22,7 @@ import tempfile
 from pathlib import Path
 
 from orchestrator.resource import Resource
-from orchestrator.runtimes.host import forked
+from orchestrator.runtimes.host import catalog_handover, forked
 from orchestrator.runtimes.host import handover
 from orchestrator.runtimes.protocol import Bytes, Invocation, ItemsOutput, RunOutput, StderrSink, StdoutSink
 from orchestrator.runtimes.host.confine import confinement
@@ -113,6 +113,9 @@ def _scratch() -> tempfile.TemporaryDirectory[str]:
     return tempfile.TemporaryDirectory(prefix="fnrun-builtin-", dir=shm if os.access(shm, os.W_OK | os.X_OK) else None)
 
 
+#: The package of fnrun's versions of kpt's catalog functions (orchestrator.runtimes.host.kpt_catalog).
+KPT_CATALOG_PACKAGE = "functions.kpt_catalog."
+
 #: Catalog modules whose function runs over handed-over data (orchestrator.runtimes.host.handover):
 #: they edit through the SDK only. inject-sidecar copies commented YAML nodes out of its config,
 #: which plain data does not carry.
@@ -129,50 +132,64 @@ class BuiltinRuntime(Bytes):
 
     def __init__(self, module: str) -> None:
         self.module = module
-        self.takes_items = module in HANDOVER
+        # kpt's catalog in fnrun's versions: their text way answers JSON, which carries no
+        # comments, so the items are handed over wherever they can be (catalog_handover)
+        self.kpt_catalog = module.startswith(KPT_CATALOG_PACKAGE)
+        self.takes_items = module in HANDOVER or self.kpt_catalog
+        self.items_always = self.kpt_catalog
 
     def run(self, invocation: Invocation, stdin: bytes, on_stderr: StderrSink | None = None,
             on_stdout: StdoutSink | None = None) -> RunOutput:
-        argv = self._argv(invocation)
-        env = self._environment(invocation)
         with _scratch() as cwd:
-            confine = confinement(invocation.sandbox.memory)
-            spawn = None
-            if forked.can_fork(self.module, FUNCTIONS_DIR):
-                spawn = lambda: forked.spawn(self.module, list(invocation.args), env, cwd, invocation.sandbox.memory,  # noqa: E731
-                                             timeout=invocation.sandbox.timeout, name=invocation.name)
-            output = run_process(argv, invocation, env, cwd, stdin, on_stderr, confine, spawn, on_stdout)
+            output = self._process(invocation, self._environment(invocation), cwd, stdin, on_stderr, on_stdout)
         return RunOutput(output.stdout, output.stderr, output.exit_code, output.duration, builtin=True)
+
+    def _process(self, invocation: Invocation, env: dict[str, str], cwd: str, stdin: bytes, on_stderr: StderrSink | None,
+                 on_stdout: StdoutSink | None = None, handover: bool = False) -> RunOutput:
+        """The module run over `stdin` in a child of the fork server where it can be, else in a
+        new interpreter, confined either way."""
+        confine = confinement(invocation.sandbox.memory)
+        spawn = None
+        if forked.can_fork(self.module, FUNCTIONS_DIR):
+            spawn = lambda: forked.spawn(self.module, list(invocation.args), env, cwd, invocation.sandbox.memory, handover=handover,  # noqa: E731
+                                         timeout=invocation.sandbox.timeout, name=invocation.name)
+        return run_process(self._argv(invocation), invocation, env, cwd, stdin, on_stderr, confine, spawn, on_stdout)
 
     def run_items(self, invocation: Invocation, items: list[Resource], function_config: dict | None,
                   on_stderr: StderrSink | None = None) -> ItemsOutput | None:
         """The function over the items as fnrun holds them, in a fork, under the same runner
         (timeout, output cap, kill) and confinement as `run`; None where that does not apply
-        (the caller then sends the ResourceList as text to `run`)."""
-        if not self.takes_items or os.environ.get("FNRUN_BUILTIN_HANDOVER", "1") == "0":
+        (the caller then sends the ResourceList as text to `run`). fnrun's own catalog goes the
+        text way where it cannot fork or FNRUN_BUILTIN_HANDOVER=0 says so; kpt's catalog hands
+        the items over in a new interpreter too, and always, as only that keeps their text."""
+        if not self.takes_items:
             return None
-        if not forked.can_fork(self.module, FUNCTIONS_DIR):
+        if not self.kpt_catalog and (os.environ.get("FNRUN_BUILTIN_HANDOVER", "1") == "0" or not forked.can_fork(self.module, FUNCTIONS_DIR)):
             return None
         data = [item.data for item in items]
         if not handover.is_plain([data, function_config]):
             return None
         env = self._environment(invocation)
+        if self.kpt_catalog:
+            env[catalog_handover.ENV_VAR] = "1"
+            sent = catalog_handover.sendable(self.module, items, function_config)
+        else:
+            sent = handover.sendable(data, function_config)
         lines = handover.HeldLines(on_stderr)
-        sent = handover.sendable(data, function_config)
         went_back = False  # the text way runs it again and shows its stderr then
         try:
             with _scratch() as cwd:
-                spawn = lambda: forked.spawn(self.module, list(invocation.args), env, cwd, invocation.sandbox.memory, handover=True,  # noqa: E731
-                                             timeout=invocation.sandbox.timeout, name=invocation.name)
-                output = run_process(self._argv(invocation), invocation, env, cwd, sent, lines, spawn=spawn)
+                output = self._process(invocation, env, cwd, sent, lines, handover=not self.kpt_catalog)
             went_back = output.stdout == handover.FALLBACK
             if went_back:
                 return None
-            try:
-                back = handover.handed_back(output.stdout, output.exit_code, items, invocation.name) if output.stdout.strip() else None
-            except handover.NeedsText:
-                went_back = True
-                return None
+            back = None
+            if output.stdout.strip():
+                try:
+                    back = (catalog_handover.handed_back if self.kpt_catalog else handover.handed_back)(output.stdout, output.exit_code, items, invocation.name)
+                except handover.NeedsText:
+                    went_back = True
+                    return None
         finally:
             if not went_back:
                 lines.release()  # also before a timeout's or the cap's error, as the text way shows them
@@ -183,4 +200,6 @@ class BuiltinRuntime(Bytes):
         return [sys.executable, "-s", "-m", self.module, *invocation.args]  # -s: no user site-packages
 
     def _environment(self, invocation: Invocation) -> dict[str, str]:
-        return {"PATH": os.defpath, **invocation.env, "PYTHONPATH": str(FUNCTIONS_DIR.parent), "PYTHONDONTWRITEBYTECODE": "1"}
+        env = {"PATH": os.defpath, **invocation.env, "PYTHONPATH": str(FUNCTIONS_DIR.parent), "PYTHONDONTWRITEBYTECODE": "1"}
+        env.pop(catalog_handover.ENV_VAR, None)  # fnrun's alone to set (run_items): the text way's stdin is YAML
+        return env

@@ -214,9 +214,9 @@ def handed_back(stdout: bytes, exit_code: int, sent: list[Resource], name: str) 
         changed: list[tuple[int, Resource, Any]] = []  # (place in items, item sent, its new value)
         for entry in envelope["items"]:
             if type(entry) is int:
-                items.append(_at(sent, entry))
+                items.append(item_at(sent, entry))
             else:
-                changed.append((len(items), _at(sent, entry[0]), entry[1]))
+                changed.append((len(items), item_at(sent, entry[0]), entry[1]))
                 items.append(changed[-1][1])  # until the check below says it can be replaced
         results = envelope["results"]
         if not isinstance(results, list):
@@ -233,7 +233,8 @@ def handed_back(stdout: bytes, exit_code: int, sent: list[Resource], name: str) 
     return items, results
 
 
-def _at(sent: list[Resource], position: Any) -> Resource:
+def item_at(sent: list[Resource], position: Any) -> Resource:
+    """The item sent at `position`, which the function's output names."""
     if type(position) is not int or not 0 <= position < len(sent):
         raise IndexError(f"no item {position!r}")
     return sent[position]
