@@ -75,7 +75,7 @@ def test_one_refusal_names_every_file_and_one_paste_gets_past_it(tmp_path_factor
     assert (f"and {len(odd) - 1} more file" in head and f"({len(odd)} in all)" in head) if len(odd) > 1 else "more file" not in head
     listed = [line[2:].split(": not ")[0].rsplit(":", 1)[0] for line in refused.stderr.splitlines() if line.startswith("  ")]
     assert sorted(listed) == sorted(odd) if len(odd) > 1 else listed == []
-    assert head.startswith(f"fnrun: error: {listed[0] if listed else odd[0]}:") and (": not a KRM resource" in head or ": not YAML (" in head)
+    assert head.startswith(f"fnrun: error: {root}/{listed[0] if listed else odd[0]}:")  # as typed: the package as given and (": not a KRM resource" in head or ": not YAML (" in head)
     assert snapshot(root) == before
     blocks = pasted(refused.stderr) if len(odd) > 1 else _one_line(head)
     named = [where[len(str(root)) + 1 :].rsplit(".krmignore", 1)[0] + line[1:].replace("\\", "") for where, lines in blocks.items() for line in lines]

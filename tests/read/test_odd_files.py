@@ -106,7 +106,7 @@ def test_a_duplicate_key_in_a_resource_a_function_receives_is_an_error(tmp_path:
     assert "ambiguous" in stderr and "leave it out in .krmignore: add the line /app/dup.yaml to" in stderr
     refused = fnrun("run", str(root), "--image", "fnrun-test/label:v1", "--", "team=web")  # with the YAML that is not KRM, in one error
     assert refused.returncode == 2 and refused.stderr.decode().count("fnrun: error: ") == 1
-    assert refused.stderr.decode().startswith("fnrun: error: app/dup.yaml:7: duplicate key 'a' in a resource function fnrun-test/label:v1 would receive, and 6 more files (7 in all)")
+    assert refused.stderr.decode().startswith(f"fnrun: error: {root}/app/dup.yaml:7: duplicate key 'a' in a resource function fnrun-test/label:v1 would receive, and 6 more files (7 in all)")
     assert snapshot(root) == before
 
 
@@ -136,7 +136,7 @@ def test_truly_unparseable_yaml_in_scope_is_still_an_error(tmp_path: Path) -> No
     before = snapshot(root)
     refused = fnrun("run", str(root), "--image", "fnrun-test/label:v1", "--", "team=web")  # with the YAML that is not KRM, in one error
     assert refused.returncode == 2 and refused.stderr.decode().count("fnrun: error: ") == 1
-    assert refused.stderr.decode().startswith("fnrun: error: bad.yaml:4: not YAML (") and "and 6 more files (7 in all)" in refused.stderr.decode()
+    assert refused.stderr.decode().startswith(f"fnrun: error: {root}/bad.yaml:4: not YAML (") and "and 6 more files (7 in all)" in refused.stderr.decode()
     assert snapshot(root) == before
     alone = write_files(tmp_path / "alone", {"cm.yaml": CM.format(name="cm"), "bad.yaml": "apiVersion: v1\nkind: A\ndata: [x\n"})
     assert_one_line_error(fnrun("run", str(alone), "--image", "fnrun-test/label:v1", "--", "team=web"), "bad.yaml:4:", "add the line /bad.yaml to")

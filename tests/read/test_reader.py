@@ -143,5 +143,8 @@ def test_yaml_1_2_scalars_stay_as_written(tmp_path: Path) -> None:
 
 
 def test_not_a_directory(tmp_path: Path) -> None:
-    with pytest.raises(InputError, match="not a directory"):
+    with pytest.raises(InputError, match="missing: does not exist"):
         read_package(tmp_path / "missing")
+    (tmp_path / "file.yaml").write_text("a: 1\n")
+    with pytest.raises(InputError, match="file.yaml: not a directory"):
+        read_package(tmp_path / "file.yaml")
