@@ -104,7 +104,7 @@ def test_failures_after_the_early_start_leave_no_container(tmp_path: Path, test_
 
 def test_a_missing_package_is_reported_as_ever_and_its_container_removed(tmp_path: Path, test_images: None) -> None:
     done, pid = launch("run", str(tmp_path / "nowhere"), "--image", IDENTITY)
-    assert done.returncode == 2 and "not a directory" in done.stderr, done.stderr
+    assert done.returncode == 2 and "nowhere: does not exist" in done.stderr, done.stderr
     assert STARTED.search(done.stderr) and "removed unused container" in done.stderr, done.stderr
     assert containers_of(pid) == []
 

@@ -120,6 +120,9 @@ class ContainerRuntime(Bytes):
 def engine_error(inv: Invocation, err: BaseException) -> FnrunError:
     """The engine refused or failed a request: the machine's problem, not the package's (exit 4),
     with the fix where the engine's words are known (runtimes.container.start_failures)."""
+    if isinstance(err, requests.exceptions.ConnectionError):  # refused, reset or aborted: the engine went away
+        where = engine_choice.chosen().host or "the default socket"
+        return EnvironmentProblem(f"function {inv.name}: cannot reach the container engine at {where}: {_brief(err)}")
     text = str(getattr(err, "explanation", None) or err)
     return start_failure(inv.name, text) or EnvironmentProblem(f"function {inv.name}: container engine error: {_brief(err)}")
 
