@@ -25,6 +25,7 @@ from .app import app
 from . import runs, package, engine, shell  # noqa: F401 - each registers its commands on `app`
 from . import imagebuild  # noqa: F401 - `fnrun images build`, on the images group
 from . import casetest  # noqa: F401 - `fnrun test`
+from . import serve  # noqa: F401 - `fnrun serve`
 from .images import register as _register_image_commands
 
 _register_image_commands(app)

@@ -1,0 +1,32 @@
+"""`fnrun serve`'s options as the user spells them, parsed once into the server's settings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..errors import InputError
+from ..requests import SandboxSettings
+from ..requests.parse import sandbox_of
+from ..sizes import parse_size
+from .evaluate import Settings
+from .server import Listen, serve
+
+
+def serve_command(*, address: str, insecure: bool, tls_cert: Path | None, tls_key: Path | None, client_ca: Path | None,
+                  max_request: str, parallel: int, queue: int, grace: float, builtin_catalog: bool,
+                  image_pull_policy: str, timeout: float, memory: str, oci_runtime: str | None, cache: bool) -> int:
+    """Parse, then serve until stopped."""
+    from ..runtimes.host import kpt_catalog
+
+    try:
+        request_limit = parse_size(max_request)
+    except ValueError:
+        raise InputError(f"--max-request {max_request!r}: use a size such as 6M or 64M") from None
+    if not address.startswith("unix:") and not address.rpartition(":")[2].isdigit():
+        raise InputError(f"--address {address!r}: use HOST:PORT or unix:PATH")
+    sandbox = sandbox_of(SandboxSettings(timeout=timeout, memory=memory, image_pull_policy=image_pull_policy, oci_runtime=oci_runtime))
+    settings = Settings(sandbox=sandbox, builtin_catalog=builtin_catalog or kpt_catalog.enabled_by_environment(),
+                        cache=cache, parallel=parallel, queue=queue)
+    listen = Listen(address=address, insecure=insecure, tls_cert=tls_cert, tls_key=tls_key, client_ca=client_ca,
+                    max_request=request_limit, grace=grace)
+    return serve(settings, listen)

@@ -1,0 +1,135 @@
+"""One function call as a server answers it: a ResourceList's bytes and an image in, the function's
+ResourceList and its stderr out, or a typed refusal.
+
+The call goes through the same registry `run` uses (orchestrator.runtimes.choose): kpt's catalog
+in-process when the operator allows it, fnrun's own catalog images by their own code, every other
+image in a sandboxed container behind the result cache. Nothing here knows about gRPC: the server
+(orchestrator.serve.server) turns each refusal's kind into a status code."""
+
+from __future__ import annotations
+
+import threading
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Iterator
+
+from ..errors import EnvironmentProblem, FnrunError, ImageUnavailable, InputError
+from ..requests import full_image
+from ..run import resourcelist
+from ..runtimes import Invocation, Runtime, Sandbox, Serving, choose
+from ..yamlio import fast
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What the operator decided for every call (fnrun serve's options)."""
+
+    sandbox: Sandbox = Sandbox()
+    builtin_catalog: bool = False
+    cache: bool = True
+    parallel: int = 4  # containers of one image running at once
+    queue: int = 64  # calls of one image waiting for one of those
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The function ran: its ResourceList (items and results) and its stderr, whatever its exit code."""
+
+    image: str
+    resource_list: bytes
+    log: bytes
+    exit_code: int
+    duration: float
+    cached: bool
+    builtin: bool
+
+
+class Busy(EnvironmentProblem):
+    """Every container of an image is taken and its waiting list is full."""
+
+
+class UnknownFunction(ImageUnavailable):
+    """No builtin has the image and the engine neither holds nor can pull it."""
+
+
+class Evaluator:
+    """Calls functions for many clients at once, each call on its own: its own container (or its
+    own forked builtin), its own input, its own output. Per image at most `parallel` run at once
+    and at most `queue` wait; a call beyond that is refused, never parked without bound."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._lock = threading.Lock()
+        self._slots: dict[str, threading.BoundedSemaphore] = {}
+        self._waiting: dict[str, int] = {}
+
+    def evaluate(self, resource_list: bytes, image: str) -> Answer:
+        reference = _image(image)
+        source = f"the ResourceList for {reference}"
+        text = fast.decode(resource_list, source)
+        decoded = resourcelist.decode(text, source)
+        if decoded.kind != "ResourceList":
+            raise InputError(f"{source}: not a ResourceList (kind: ResourceList, items: [...])")
+        call = Invocation(name=reference, image=reference, sandbox=self.settings.sandbox)
+        serving = Serving(builtin=True, kpt_catalog=self.settings.builtin_catalog, cache=self.settings.cache)
+        runtime = choose("container", call, serving)
+        with self._slot(reference):
+            try:
+                return _run(runtime, call, resource_list, decoded)
+            except ImageUnavailable as err:
+                raise UnknownFunction(str(err)) from None
+
+    def waiting(self) -> int:
+        """Calls waiting for a container now, all images together."""
+        with self._lock:
+            return sum(self._waiting.values())
+
+    @contextmanager
+    def _slot(self, image: str) -> Iterator[None]:
+        with self._lock:
+            slots = self._slots.setdefault(image, threading.BoundedSemaphore(self.settings.parallel))
+            if self._waiting.get(image, 0) >= self.settings.queue:
+                raise Busy(f"function {image}: {self.settings.parallel} calls run and {self.settings.queue} wait already; try again later")
+            self._waiting[image] = self._waiting.get(image, 0) + 1
+        try:
+            slots.acquire()
+        finally:
+            with self._lock:
+                self._waiting[image] -= 1
+        try:
+            yield
+        finally:
+            slots.release()
+
+
+def _run(runtime: Runtime, call: Invocation, resource_list: bytes, decoded: resourcelist.Decoded) -> Answer:
+    """The call, by the items where the runtime takes them so (kpt's catalog in-process: each item
+    keeps its own text, comments included, as the catalog's containers keep them), else by bytes."""
+    assert call.image is not None
+    if runtime.items_always:
+        out = runtime.run_items(call, decoded.items, decoded.function_config)
+        if out is not None:
+            body = resourcelist.encode(out.items, decoded.function_config) + _results(out.results) if out.items is not None else ""
+            return Answer(call.image, body.encode(), out.stderr.encode(), out.exit_code, out.duration, out.cached, out.builtin)
+    out = runtime.run(call, resource_list)
+    return Answer(call.image, out.stdout, out.stderr.encode(), out.exit_code, out.duration, out.cached, out.builtin)
+
+
+def _results(results: list) -> str:
+    return fast.dump({"results": results}) if results else ""
+
+
+def _image(image: str) -> str:
+    """The image as a Kptfile names it: a short name is kpt's catalog's."""
+    from ..render.reference import check_reference
+
+    name = image.strip()
+    if not name:
+        raise InputError("the request names no image")
+    reference = full_image(name, None)
+    assert reference is not None
+    check_reference(reference, "the request's image")
+    return reference
+
+
+__all__ = ["Answer", "Busy", "Evaluator", "FnrunError", "Settings", "UnknownFunction"]

@@ -1,0 +1,191 @@
+"""`fnrun serve`: Porch's function-runner service over fnrun's runtimes, until SIGTERM or Ctrl-C.
+
+Each call runs on a thread of the server's pool through orchestrator.serve.evaluate; the answer's
+status says whose problem a refusal is: INVALID_ARGUMENT (the request), NOT_FOUND (no such function
+here: porch-server then tries its next runtime), RESOURCE_EXHAUSTED (too many calls waiting, or a
+request over the size limit), UNAVAILABLE (the engine), INTERNAL (the function failed: its
+ResourceList with its results and its stderr travel in the trailing metadata, `resource-list-bin`
+and `log-bin`). A stop drains the calls under way for the grace period, then removes every
+container still running and ends."""
+
+from __future__ import annotations
+
+import ipaddress
+import signal
+import sys
+import threading
+import time
+from concurrent import futures
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import EnvironmentProblem, FnrunError, FunctionError, ImageUnavailable, InputError
+from ..stops import STOPS
+from . import wire
+from .evaluate import Answer, Busy, Evaluator, Settings
+
+#: Porch's function runner takes requests up to 6 MiB unless told otherwise.
+DEFAULT_MAX_REQUEST = 6 * 1024 * 1024
+DEFAULT_ADDRESS = "127.0.0.1:9445"
+STOP_LIMIT = 5.0  # seconds after the grace period: containers removed, the process gone
+
+
+@dataclass(frozen=True)
+class Listen:
+    """Where and how the server listens."""
+
+    address: str = DEFAULT_ADDRESS  # HOST:PORT, or unix:PATH
+    insecure: bool = False  # plaintext beyond loopback, because the operator said so
+    tls_cert: Path | None = None
+    tls_key: Path | None = None
+    client_ca: Path | None = None  # mutual TLS: clients must present a certificate this CA signed
+    max_request: int = DEFAULT_MAX_REQUEST
+    grace: float = 10.0  # seconds a stop lets calls under way finish
+
+
+def local_only(address: str) -> bool:
+    """A unix socket or a loopback address: nobody else can connect, so plaintext is fine."""
+    if address.startswith("unix:"):
+        return True
+    host = address.rpartition(":")[0].strip("[]")
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def credentials(listen: Listen) -> Any:
+    """The server's TLS credentials, or None for plaintext (refused beyond loopback unless --insecure)."""
+    if listen.tls_cert is None and listen.tls_key is None:
+        if listen.client_ca is not None:
+            raise InputError("--client-ca needs --tls-cert and --tls-key: mutual TLS is TLS first")
+        if not (listen.insecure or local_only(listen.address)):
+            raise InputError(f"--address {listen.address} is reachable from other machines: give --tls-cert and --tls-key, or --insecure for plaintext")
+        return None
+    if listen.tls_cert is None or listen.tls_key is None:
+        raise InputError("--tls-cert and --tls-key go together")
+    import grpc
+
+    def read(path: Path, flag: str) -> bytes:
+        try:
+            return path.read_bytes()
+        except OSError as err:
+            raise InputError(f"{flag} {path}: cannot read it: {err.strerror}") from None
+
+    pair = [(read(listen.tls_key, "--tls-key"), read(listen.tls_cert, "--tls-cert"))]
+    if listen.client_ca is None:
+        return grpc.ssl_server_credentials(pair)
+    return grpc.ssl_server_credentials(pair, root_certificates=read(listen.client_ca, "--client-ca"), require_client_auth=True)
+
+
+class FunctionEvaluator:
+    """The servicer: one method, EvaluateFunction."""
+
+    def __init__(self, evaluator: Evaluator, messages: Any) -> None:
+        self.evaluator = evaluator
+        self.messages = messages
+
+    def EvaluateFunction(self, request: Any, context: Any) -> Any:  # noqa: N802 - the service's name for it
+        import grpc
+
+        started = time.monotonic()
+        image = request.image
+        try:
+            answer = self.evaluator.evaluate(request.resource_list, image)
+        except FnrunError as err:
+            code = status_of(err)
+            log_line(image, time.monotonic() - started, code.name, len(request.resource_list), 0)
+            context.abort(code, str(err))
+        log_line(answer.image, answer.duration, f"exit {answer.exit_code}", len(request.resource_list), len(answer.resource_list), answer)
+        if answer.exit_code != 0:
+            context.set_trailing_metadata((("resource-list-bin", answer.resource_list), ("log-bin", answer.log)))
+            context.abort(grpc.StatusCode.INTERNAL, failure(answer))
+        return self.messages.EvaluateFunctionResponse(resource_list=answer.resource_list, log=answer.log)
+
+
+def status_of(err: FnrunError) -> Any:
+    """The status code that says whose problem `err` is (by its type, never its text)."""
+    import grpc
+
+    if isinstance(err, Busy):
+        return grpc.StatusCode.RESOURCE_EXHAUSTED
+    if isinstance(err, ImageUnavailable):
+        return grpc.StatusCode.NOT_FOUND
+    if isinstance(err, EnvironmentProblem):
+        return grpc.StatusCode.UNAVAILABLE
+    if isinstance(err, FunctionError):
+        return grpc.StatusCode.INTERNAL
+    return grpc.StatusCode.INVALID_ARGUMENT
+
+
+def failure(answer: Answer) -> str:
+    """The status message of a failed function: its exit code and the end of its stderr."""
+    tail = answer.log.decode(errors="replace").strip()[-2000:]
+    return f"function {answer.image} failed with exit code {answer.exit_code}" + (f": {tail}" if tail else "")
+
+
+def log_line(image: str, seconds: float, outcome: str, bytes_in: int, bytes_out: int, answer: Answer | None = None) -> None:
+    """One line per call for the operator: image, duration, outcome, bytes in and out."""
+    how = " (builtin)" if answer is not None and answer.builtin else " (cached)" if answer is not None and answer.cached else ""
+    print(f"fnrun serve: {image} {seconds * 1000:.0f}ms {outcome}{how} in={bytes_in} out={bytes_out}", file=sys.stderr, flush=True)
+
+
+def serve(settings: Settings, listen: Listen, ready: "threading.Event | None" = None) -> int:
+    """Serve until SIGTERM or SIGINT (to the main thread); 0 after a clean stop."""
+    import grpc
+
+    messages, services = wire.modules()
+    health_servicer, health_messages, health_services = wire.health()
+    creds = credentials(listen)
+    _sweep_orphans()
+    # The pool's threads must not take the stop signals: the main thread waits for them below.
+    signal.pthread_sigmask(signal.SIG_BLOCK, STOPS)
+    evaluator = Evaluator(settings)
+    options = [("grpc.max_receive_message_length", listen.max_request), ("grpc.max_send_message_length", -1), ("grpc.so_reuseport", 0)]
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=max(8, settings.parallel * 4), thread_name_prefix="fnrun-call"), options=options)
+    services.add_FunctionEvaluatorServicer_to_server(FunctionEvaluator(evaluator, messages), server)
+    health = health_servicer.HealthServicer()
+    health_services.add_HealthServicer_to_server(health, server)
+    try:
+        port = server.add_secure_port(listen.address, creds) if creds is not None else server.add_insecure_port(listen.address)
+    except RuntimeError as err:
+        raise EnvironmentProblem(f"--address {listen.address}: cannot listen there: {err}") from None
+    if port == 0 and not listen.address.startswith("unix:"):
+        raise EnvironmentProblem(f"--address {listen.address}: cannot listen there (in use, or not this machine's)")
+    server.start()
+    for name in ("", wire.SERVICE):
+        health.set(name, health_messages.HealthCheckResponse.SERVING)
+    print(f"fnrun serve: listening on {listen.address}{' (TLS)' if creds is not None else ''}", file=sys.stderr, flush=True)
+    if ready is not None:
+        ready.set()
+    signum = signal.sigwait(STOPS)
+    print(f"fnrun serve: {signal.Signals(signum).name}: draining calls for up to {listen.grace:g}s", file=sys.stderr, flush=True)
+    health.enter_graceful_shutdown()
+    stopped = server.stop(listen.grace)
+    stopped.wait(listen.grace + STOP_LIMIT / 2)
+    _remove_containers()
+    print("fnrun serve: stopped", file=sys.stderr, flush=True)
+    return 0
+
+
+def _sweep_orphans() -> None:
+    """What an earlier server killed with SIGKILL left: its containers, by their owner labels."""
+    from ..runtimes.container import orphans
+    from ..runtimes.container.runtime import api_client, remove_quietly
+
+    try:
+        removed = orphans.sweep(api_client(), remove_quietly)
+    except Exception as err:  # noqa: BLE001 - no engine yet is no reason not to serve builtins
+        print(f"fnrun serve: warning: {err}; container calls answer UNAVAILABLE until the engine answers", file=sys.stderr, flush=True)
+        return
+    if removed:
+        print(f"fnrun serve: removed {removed} container(s) gone fnrun processes left", file=sys.stderr, flush=True)
+
+
+def _remove_containers() -> None:
+    from ..runtimes.container import live
+
+    live.cancel_all()

@@ -1,0 +1,222 @@
+"""`fnrun serve` as porch-server meets it: a real server process on a unix socket, clients generated
+from the same evaluator.proto, real containers on the engine."""
+
+from __future__ import annotations
+
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any, Iterator
+
+import grpc
+import pytest
+import yaml
+
+from orchestrator.runtimes.container.settings import LABEL_PID
+from orchestrator.serve import wire
+from testing.pipeline_helpers import REPO, assert_one_line_error, fnrun, test_images  # noqa: F401 - fixture
+from testing.runtime_fixtures import api, wait_for
+
+LABEL = "fnrun-test/label:v1"
+FAIL = "fnrun-test/fail:v1"
+SLEEP = "fnrun-test/sleep:v1"
+APPLY_SETTERS = "ghcr.io/kptdev/krm-functions-catalog/apply-setters:v0.2.0"
+
+
+def resource_list(*names: str, config: dict[str, str] | None = None, comment: str = "") -> bytes:
+    items = "".join(
+        f"- apiVersion: apps/v1\n  kind: Deployment\n  metadata:\n    name: {name}{comment}\n"
+        f"  spec:\n    replicas: 1 # kpt-set: ${{replicas}}\n"
+        for name in names
+    )
+    data = "".join(f"    {key}: {value!r}\n" for key, value in (config or {}).items())
+    function_config = f"functionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: fn\n  data:\n{data}" if data else ""
+    return f"apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n{items}{function_config}".encode()
+
+
+class Server:
+    """A `fnrun serve` process and a channel to it."""
+
+    def __init__(self, *args: str) -> None:
+        self.dir = Path(tempfile.mkdtemp(prefix="fnrun-serve-"))  # a unix socket's path is short
+        self.address = f"unix:{self.dir / 'fnrun.sock'}"
+        self.proc = subprocess.Popen([sys.executable, "-m", "orchestrator", "serve", "--address", self.address, *args],
+                                     cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.channel = grpc.insecure_channel(self.address)
+        self.messages, services = wire.modules()
+        self.stub = services.FunctionEvaluatorStub(self.channel)
+        grpc.channel_ready_future(self.channel).result(timeout=60)
+
+    def call(self, body: bytes, image: str, timeout: float = 120) -> Any:
+        return self.stub.EvaluateFunction(self.messages.EvaluateFunctionRequest(resource_list=body, image=image), timeout=timeout)
+
+    def health(self, service: str = "") -> int:
+        _, health_messages, health_services = wire.health()
+        stub = health_services.HealthStub(self.channel)
+        return stub.Check(health_messages.HealthCheckRequest(service=service), timeout=10).status
+
+    def stop(self) -> tuple[int, str]:
+        self.channel.close()
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        try:
+            _, stderr = self.proc.communicate(timeout=60)
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+                self.proc.wait()
+            shutil.rmtree(self.dir, ignore_errors=True)
+        return self.proc.returncode, stderr
+
+
+@pytest.fixture
+def server(test_images: None) -> Iterator[Server]:  # noqa: F811 - the fixture
+    running = Server("--no-cache", "--builtin-catalog")
+    try:
+        yield running
+    finally:
+        code, stderr = running.stop()
+        assert code == 0 and "Traceback" not in stderr, stderr
+        assert api().containers(all=True, filters={"label": f"{LABEL_PID}={running.proc.pid}"}) == []
+
+
+def items_of(answer: bytes) -> list[dict]:
+    return yaml.safe_load(answer)["items"]
+
+
+def test_health_is_serving_for_the_server_and_the_evaluator(server: Server) -> None:
+    _, health_messages, _ = wire.health()
+    assert server.health() == health_messages.HealthCheckResponse.SERVING
+    assert server.health(wire.SERVICE) == health_messages.HealthCheckResponse.SERVING
+
+
+def test_kpt_catalog_by_its_full_name_runs_in_process_and_keeps_comments(server: Server) -> None:
+    answer = server.call(resource_list("web", config={"replicas": "4"}, comment=" # the front end"), APPLY_SETTERS)
+    text = answer.resource_list.decode()
+    assert "replicas: 4 # kpt-set: ${replicas}" in text, text
+    assert "name: web # the front end" in text, text
+
+
+def test_a_short_name_is_kpt_catalog_s(server: Server) -> None:
+    answer = server.call(resource_list("web", config={"replicas": "2"}), "apply-setters:v0.2.0")
+    assert items_of(answer.resource_list)[0]["spec"]["replicas"] == 2
+
+
+def test_twenty_calls_of_one_container_function_each_answer_their_own(server: Server) -> None:
+    for n in range(20):
+        answer = server.call(resource_list(f"web-{n}", config={"tier": f"t{n}"}), LABEL)
+        [item] = items_of(answer.resource_list)
+        assert item["metadata"]["name"] == f"web-{n}" and item["metadata"]["labels"] == {"tier": f"t{n}"}
+        assert b"label" in answer.log  # the function's stderr
+
+
+def test_an_unknown_image_is_not_found(server: Server) -> None:
+    with pytest.raises(grpc.RpcError) as caught:
+        server.call(resource_list("web"), "fnrun-test/no-such-function:v1")
+    assert caught.value.code() == grpc.StatusCode.NOT_FOUND
+    assert "fnrun-test/no-such-function:v1" in caught.value.details()
+
+
+def test_a_failing_function_is_an_error_with_its_stderr_and_results(server: Server) -> None:
+    with pytest.raises(grpc.RpcError) as caught:
+        server.call(resource_list("web"), FAIL)
+    error = caught.value
+    assert error.code() == grpc.StatusCode.INTERNAL
+    assert "exit code 1" in error.details() and "failing on purpose" in error.details(), error.details()
+    trailing = dict(error.trailing_metadata())
+    assert b"failing on purpose" in trailing["log-bin"]
+
+
+@pytest.mark.parametrize("body, says", [
+    (b"\xff\xfe", "UTF-8"),
+    (b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n", "not a ResourceList"),
+])
+def test_a_bad_request_is_invalid_argument(server: Server, body: bytes, says: str) -> None:
+    with pytest.raises(grpc.RpcError) as caught:
+        server.call(body, LABEL)
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT and says in caught.value.details(), caught.value.details()
+
+
+def test_an_oversized_request_is_refused_and_the_server_keeps_serving(test_images: None) -> None:  # noqa: F811
+    running = Server("--no-cache", "--max-request", "64k")
+    try:
+        big = resource_list(*(f"web-{n:05d}" for n in range(2000)))
+        assert len(big) > 64 * 1024
+        with pytest.raises(grpc.RpcError) as caught:
+            running.call(big, LABEL)
+        assert caught.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        _, health_messages, _ = wire.health()
+        assert running.health() == health_messages.HealthCheckResponse.SERVING
+        assert items_of(running.call(resource_list("web", config={"a": "b"}), LABEL).resource_list)[0]["metadata"]["labels"] == {"a": "b"}
+    finally:
+        code, stderr = running.stop()
+    assert code == 0, stderr
+
+
+def test_many_clients_at_once_each_get_their_own_items(server: Server) -> None:
+    answers: dict[tuple[int, int], list[dict]] = {}
+    failures: list[BaseException] = []
+
+    def client(c: int) -> None:
+        channel = grpc.insecure_channel(server.address)
+        stub = wire.modules()[1].FunctionEvaluatorStub(channel)
+        try:
+            for n in range(8):
+                body = resource_list(f"c{c}-n{n}", config={"owner": f"c{c}-n{n}"})
+                request = server.messages.EvaluateFunctionRequest(resource_list=body, image=LABEL)
+                answers[c, n] = items_of(stub.EvaluateFunction(request, timeout=300).resource_list)
+        except BaseException as err:  # noqa: BLE001 - reported below
+            failures.append(err)
+        finally:
+            channel.close()
+
+    threads = [threading.Thread(target=client, args=(c,)) for c in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == []
+    assert len(answers) == 64
+    for (c, n), items in answers.items():
+        assert [(i["metadata"]["name"], i["metadata"]["labels"]) for i in items] == [(f"c{c}-n{n}", {"owner": f"c{c}-n{n}"})]
+
+
+def test_sigterm_ends_a_call_under_way_within_its_grace_and_leaves_no_container(test_images: None) -> None:  # noqa: F811
+    running = Server("--no-cache", "--grace", "1")
+    outcome: list[Any] = []
+
+    def slow_call() -> None:
+        try:
+            outcome.append(running.call(resource_list("web", config={"seconds": "120"}), SLEEP, timeout=120))
+        except grpc.RpcError as err:
+            outcome.append(err.code())
+
+    caller = threading.Thread(target=slow_call)
+    caller.start()
+    filters = {"label": f"{LABEL_PID}={running.proc.pid}", "status": "running"}
+    assert wait_for(lambda: api().containers(filters=filters), timeout=120), "the function never started"
+    started = time.monotonic()
+    running.proc.send_signal(signal.SIGTERM)
+    running.proc.wait(timeout=60)
+    ended = time.monotonic() - started
+    caller.join(timeout=60)
+    code, stderr = running.stop()
+    assert code == 0 and "Traceback" not in stderr, stderr
+    assert ended < 1 + 5, (ended, stderr)
+    assert outcome and outcome[0] in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED), outcome
+    assert api().containers(all=True, filters={"label": f"{LABEL_PID}={running.proc.pid}"}) == []
+
+
+def test_plaintext_beyond_loopback_is_refused() -> None:
+    result = fnrun("serve", "--address", "0.0.0.0:0")
+    assert_one_line_error(result, "--address 0.0.0.0:0", "--tls-cert", "--insecure", code=2)
+
+
+def test_a_bad_size_is_one_line() -> None:
+    result = fnrun("serve", "--max-request", "lots")
+    assert_one_line_error(result, "--max-request 'lots'", code=2)
