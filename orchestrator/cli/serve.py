@@ -26,23 +26,27 @@ def serve(
     parallel: int = typer.Option(4, "--parallel", min=1, help="Containers of one image running at once."),
     queue: int = typer.Option(64, "--queue", min=0, help="Calls of one image that may wait; more are RESOURCE_EXHAUSTED."),
     grace: float = typer.Option(10.0, "--grace", min=0, help="Seconds a stop lets calls under way finish."),
+    idle_ttl: float = typer.Option(1800.0, "--idle-ttl", min=1, help="Seconds a warm container waits for its next call (Porch's 30 minutes)."),
     builtin_catalog: opts.BuiltinCatalog = False,
     image_pull_policy: opts.PullPolicy = "ifNotPresent",
     timeout: opts.Timeout = 300.0,
     memory: opts.Memory = "512m",
     oci_runtime: opts.OciRuntime = None,
     no_cache: opts.NoCache = False,
+    no_warm: opts.NoWarm = False,
 ) -> int:
     """Evaluate functions for porch-server and other gRPC clients until SIGTERM.
 
     Porch's FunctionEvaluator service (EvaluateFunction: a ResourceList and an image in, the
     function's ResourceList and its stderr out) and the standard health service. Every call runs
     as `fnrun run` runs a function: sandboxed, kpt's catalog in-process with --builtin-catalog,
-    behind the result cache."""
+    behind the result cache; an image's calls share warm containers across requests, each call a
+    fresh process in it."""
     from ..serve.command import serve_command
 
     return serve_command(
         address=address, insecure=insecure, tls_cert=tls_cert, tls_key=tls_key, client_ca=client_ca,
         max_request=max_request, parallel=parallel, queue=queue, grace=grace, builtin_catalog=builtin_catalog,
         image_pull_policy=image_pull_policy, timeout=timeout, memory=memory, oci_runtime=oci_runtime, cache=not no_cache,
+        warm=not no_warm, idle_ttl=idle_ttl,
     )

@@ -14,8 +14,10 @@ from .server import Listen, serve
 
 def serve_command(*, address: str, insecure: bool, tls_cert: Path | None, tls_key: Path | None, client_ca: Path | None,
                   max_request: str, parallel: int, queue: int, grace: float, builtin_catalog: bool,
-                  image_pull_policy: str, timeout: float, memory: str, oci_runtime: str | None, cache: bool) -> int:
+                  image_pull_policy: str, timeout: float, memory: str, oci_runtime: str | None, cache: bool,
+                  warm: bool, idle_ttl: float) -> int:
     """Parse, then serve until stopped."""
+    from ..runtimes.container import warm as warm_containers
     from ..runtimes.host import kpt_catalog
 
     try:
@@ -26,7 +28,8 @@ def serve_command(*, address: str, insecure: bool, tls_cert: Path | None, tls_ke
         raise InputError(f"--address {address!r}: use HOST:PORT or unix:PATH")
     sandbox = sandbox_of(SandboxSettings(timeout=timeout, memory=memory, image_pull_policy=image_pull_policy, oci_runtime=oci_runtime))
     settings = Settings(sandbox=sandbox, builtin_catalog=builtin_catalog or kpt_catalog.enabled_by_environment(),
-                        cache=cache, parallel=parallel, queue=queue)
+                        cache=cache, parallel=parallel, queue=queue,
+                        warm=warm and warm_containers.enabled_by_environment(), idle_ttl=idle_ttl)
     listen = Listen(address=address, insecure=insecure, tls_cert=tls_cert, tls_key=tls_key, client_ca=client_ca,
                     max_request=request_limit, grace=grace)
     return serve(settings, listen)

@@ -16,7 +16,7 @@ from typing import Iterator
 from ..errors import EnvironmentProblem, FnrunError, ImageUnavailable, InputError
 from ..requests import full_image
 from ..run import resourcelist
-from ..runtimes import Invocation, Runtime, Sandbox, Serving, choose
+from ..runtimes import Invocation, Runtime, Sandbox, Serving, choose, get_runtime
 from ..yamlio import fast
 
 
@@ -29,6 +29,8 @@ class Settings:
     cache: bool = True
     parallel: int = 4  # containers of one image running at once
     queue: int = 64  # calls of one image waiting for one of those
+    warm: bool = True  # calls in warm containers kept across requests (FNRUN_WARM=0: every call cold)
+    idle_ttl: float = 1800.0  # seconds a warm container may wait for its next call (Porch's 30 minutes)
 
 
 @dataclass(frozen=True)
@@ -58,10 +60,32 @@ class Evaluator:
     and at most `queue` wait; a call beyond that is refused, never parked without bound."""
 
     def __init__(self, settings: Settings) -> None:
+        from ..runtimes.container.warm.pool import WarmPool
+
         self.settings = settings
         self._lock = threading.Lock()
         self._slots: dict[str, threading.BoundedSemaphore] = {}
         self._waiting: dict[str, int] = {}
+        self.pool = WarmPool(per_image=settings.parallel) if settings.warm else None
+
+    def _container(self, kind: str) -> Runtime:
+        """A container call: in a warm container of the server's pool where it can be exactly
+        what a fresh container gives (warm.plan decides), else cold."""
+        cold = get_runtime(kind)
+        if self.pool is None or kind != "container":
+            return cold
+        from ..runtimes.container.warm.runtime import WarmRuntime
+
+        return WarmRuntime(self.pool, cold)
+
+    def expire(self) -> int:
+        """Remove warm containers idle for the TTL; how many went."""
+        return self.pool.expire(self.settings.idle_ttl) if self.pool is not None else 0
+
+    def close(self) -> None:
+        """Remove every idle warm container (those lent to a call go with it)."""
+        if self.pool is not None:
+            self.pool.close()
 
     def evaluate(self, resource_list: bytes, image: str) -> Answer:
         reference = _image(image)
@@ -72,7 +96,7 @@ class Evaluator:
             raise InputError(f"{source}: not a ResourceList (kind: ResourceList, items: [...])")
         call = Invocation(name=reference, image=reference, sandbox=self.settings.sandbox)
         serving = Serving(builtin=True, kpt_catalog=self.settings.builtin_catalog, cache=self.settings.cache)
-        runtime = choose("container", call, serving)
+        runtime = choose("container", call, serving, self._container)
         with self._slot(reference):
             try:
                 return _run(runtime, call, resource_list, decoded)

@@ -161,14 +161,28 @@ def serve(settings: Settings, listen: Listen, ready: "threading.Event | None" = 
     print(f"fnrun serve: listening on {listen.address}{' (TLS)' if creds is not None else ''}", file=sys.stderr, flush=True)
     if ready is not None:
         ready.set()
+    done = threading.Event()
+    expiry = threading.Thread(target=_expire, args=(evaluator, done), name="fnrun-expire", daemon=True)
+    expiry.start()
     signum = signal.sigwait(STOPS)
     print(f"fnrun serve: {signal.Signals(signum).name}: draining calls for up to {listen.grace:g}s", file=sys.stderr, flush=True)
+    done.set()
     health.enter_graceful_shutdown()
     stopped = server.stop(listen.grace)
     stopped.wait(listen.grace + STOP_LIMIT / 2)
     _remove_containers()
+    evaluator.close()
     print("fnrun serve: stopped", file=sys.stderr, flush=True)
     return 0
+
+
+def _expire(evaluator: Evaluator, done: threading.Event) -> None:
+    """Every so often, the warm containers idle for the TTL go."""
+    every = min(30.0, max(0.05, evaluator.settings.idle_ttl / 4))
+    while not done.wait(every):
+        removed = evaluator.expire()
+        if removed:
+            print(f"fnrun serve: removed {removed} warm container(s) idle for {evaluator.settings.idle_ttl:g}s", file=sys.stderr, flush=True)
 
 
 def _sweep_orphans() -> None:

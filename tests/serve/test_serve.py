@@ -115,6 +115,37 @@ def test_twenty_calls_of_one_container_function_each_answer_their_own(server: Se
         assert b"label" in answer.log  # the function's stderr
 
 
+def test_one_image_s_calls_share_one_warm_container_across_requests(server: Server) -> None:
+    for n in range(5):
+        server.call(resource_list(f"web-{n}", config={"n": str(n)}), LABEL)
+    kept = api().containers(filters={"label": f"{LABEL_PID}={server.proc.pid}", "status": "running"})
+    assert [c["Image"] for c in kept] == [LABEL], kept  # one container served every call, and waits for the next
+
+
+WARMLEAK = "fnrun-test/warmleak:v1"
+CHANNELS = {"memfd", "socketpair", "thread", "child", "sharedAnonymous", "sharedFileDevShm", "sharedFileTmp", "sysvShm"}
+
+
+def test_a_hostile_image_s_calls_from_different_clients_see_nothing_of_each_other(server: Server) -> None:
+    """tests/images/warmleak opens every channel a forked process inherits and writes each call's
+    Secrets into them: the next tenant's call must find every channel empty."""
+    for tenant in ("alpha-7f3e1c", "bravo-92d04a", "charlie-5b8e6d"):
+        body = (f"apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- apiVersion: v1\n  kind: Secret\n"
+                f"  metadata:\n    name: db\n  stringData:\n    password: {tenant}\n").encode()
+        channel = grpc.insecure_channel(server.address)  # each tenant its own client
+        try:
+            stub = wire.modules()[1].FunctionEvaluatorStub(channel)
+            answer = stub.EvaluateFunction(server.messages.EvaluateFunctionRequest(resource_list=body, image=WARMLEAK), timeout=120)
+        finally:
+            channel.close()
+        [seen] = [i["data"] for i in items_of(answer.resource_list) if i["kind"] == "ConfigMap"]
+        assert set(seen.pop("opened").split(",")) == CHANNELS, "the function opened every channel"
+        seen.pop("parent")
+        assert seen == {name: "" for name in CHANNELS}, f"a channel carried an earlier call's data: {seen}"
+    kept = api().containers(filters={"label": f"{LABEL_PID}={server.proc.pid}", "status": "running"})
+    assert [c["Image"] for c in kept] == [WARMLEAK], "the calls went through one warm container"
+
+
 def test_an_unknown_image_is_not_found(server: Server) -> None:
     with pytest.raises(grpc.RpcError) as caught:
         server.call(resource_list("web"), "fnrun-test/no-such-function:v1")

@@ -37,7 +37,7 @@ LABEL_WARM = "fnrun.warm"
 #: An image label naming a Python module that serves `python3 -m MODULE` calls as a fork server
 #: (fnrun's SDK images: functions/sdk/zygote.py; the helper starts it, fnrun-warm.c).
 LABEL_ZYGOTE = "dev.fnrun.python-zygote"
-IDLE_TTL = 600  # seconds without a call after which a warm container ends itself (its stream should have ended first)
+IDLE_TTL = 1800  # seconds without a call after which a warm container ends itself (its stream should have ended first; `fnrun serve` expires idle ones after as long, as Porch does)
 HELPER = f"{TARGET}/{NAME}"
 
 

@@ -10,6 +10,7 @@ should this one be killed outright (runtimes.container.orphans).
 from __future__ import annotations
 
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +34,7 @@ class Warm:
     local: Path | None = None  # whose function-config directory /local holds now
     calls: int = 0
     staging: Path | None = None  # what is bind-mounted at /local (warm.local)
+    idle_since: float = 0.0  # time.monotonic() when it was last given back
 
 
 class WarmPool:
@@ -103,6 +105,7 @@ class WarmPool:
         with self._cond:
             self._pending[key] -= 1
             if idle is not None and not self._closed:
+                idle.idle_since = time.monotonic()
                 self._idle.setdefault(key, []).append(idle)
                 idle = None
             self._cond.notify_all()
@@ -226,6 +229,7 @@ class WarmPool:
         still come for it)."""
         with self._cond:
             if not self._closed and self._count.get(warm.key, 0) <= self._needed.get(warm.key, self._cap(warm.key)):
+                warm.idle_since = time.monotonic()
                 self._idle.setdefault(warm.key, []).append(warm)
                 self._cond.notify_all()
                 return
@@ -250,6 +254,18 @@ class WarmPool:
                 doomed.append(idle.pop())
         for warm in doomed:
             self.discard(warm)
+
+    def expire(self, idle_for: float) -> int:
+        """Remove the containers no call has used for `idle_for` seconds (a server's idle TTL: a
+        run's pool lives shorter than that); how many went."""
+        cutoff = time.monotonic() - idle_for
+        with self._cond:
+            doomed = [warm for group in self._idle.values() for warm in group if warm.idle_since <= cutoff]
+            for key, group in self._idle.items():
+                self._idle[key] = [warm for warm in group if warm.idle_since > cutoff]
+        for warm in doomed:
+            self.discard(warm)
+        return len(doomed)
 
     def _drop_slot(self, key: str) -> None:
         with self._cond:
