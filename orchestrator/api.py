@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from .doctor import Finding
     from .select.functions import FunctionSpec
     from .run.pipeline import Events, Outcome, RunOptions
+    from .run.options import RuntimeFor
     from .report import RunSummary
 
 
@@ -196,14 +197,27 @@ def _run_functions(request: RunRequest, options: "RunOptions", root: Path | None
     functions = given_functions(request, root)
     saving = _save_request(request, root)
     if root is None:
-        _, outcome = run_stream(read_stdin(), functions, options, events)
+        _, outcome = run_stream(read_stdin(), functions, options, events, runtime_for=runtime_for(options))
         return _Produced(outcome.resources, None, functions is not None, saving)
-    outcome = run_package(root, functions, options, events, write=False, shard=shard_of(request.ci), meta_resources=functions is not None)
+    outcome = run_package(root, functions, options, events, runtime_for(options), write=False, shard=shard_of(request.ci),
+                          meta_resources=functions is not None)
     _kptfile_pipelines_not_run(request, summary)
     plan = None if request.output.to_stdout else outcome.plan
     if request.output.output_dir is not None:
         plan = out_of_place(request.output.output_dir, outcome.resources, outcome.package)
     return _Produced(outcome.resources, plan, functions is not None, saving)
+
+
+def runtime_for(options: "RunOptions") -> "RuntimeFor":
+    """This machine's runtimes, or (--server) container functions sent to a function runner."""
+    from .runtimes import get_runtime
+
+    if options.server is None:
+        return get_runtime
+    from .runtimes.remote import RemoteRuntime
+
+    remote = RemoteRuntime(options.server)
+    return lambda kind: remote if kind == "container" else get_runtime(kind)
 
 
 def _save_request(request: RunRequest, root: Path | None) -> "save.SaveRequest | None":
@@ -233,7 +247,8 @@ def _render(request: RenderRequest, options: "RunOptions", root: Path | None, ev
     if output.output_dir is not None:
         check_output_dir(output.output_dir)
     record = request.record_status and in_place and not request.ci.check
-    outcome = render_package(root, RenderOptions(options, request.images.prefix, record, shard_of(request.ci)), events, in_place=in_place)
+    outcome = render_package(root, RenderOptions(options, request.images.prefix, record, shard_of(request.ci)), events,
+                             runtime_for(options), in_place=in_place)
     if outcome.failure is not None:
         if outcome.plan is not None and not request.ci.check:
             try:

@@ -143,6 +143,8 @@ def _early_container(args: list[str]) -> EarlyContainer | None:
     """The container to start early for this command line, or None for the ordinary path."""
     if args[:1] not in (["run"], ["render"]) or os.environ.get("FNRUN_EARLY_START", "1").strip().lower() in OFF:
         return None
+    if os.environ.get("FNRUN_SERVER", "").strip():  # every call goes to the function runner (--server)
+        return None
     render = args[0] == "render"
     parsed = _command_line(args[1:], RENDER_BY_SPELLING if render else BY_SPELLING)
     if parsed is None or parsed[0].get("--image-pull-policy", ["ifNotPresent"])[-1] == "always":

@@ -88,6 +88,7 @@ RUN_OPTIONS: tuple[Option, ...] = (
     _switch("no_warm", "--no-warm"),
     _switch("builtin_catalog", "--builtin-catalog", early=False),
     _switch("no_lock", "--no-lock"),
+    _value("server", "--server", early=False),  # the calls go to a function runner: nothing starts here
 )
 
 BY_NAME: dict[str, Option] = {option.name: option for option in RUN_OPTIONS}
@@ -106,6 +107,7 @@ RENDER_OPTIONS: tuple[Option, ...] = (
     _as_render("image_prefix", early=True),
     _as_render("allow_exec", early=True),  # exec steps run on this machine, never in the early container
     _as_render("builtin_catalog"),
+    _as_render("server"),
     # a Kptfile step declares no network of its own, so the flag does not reach its container
     # (orchestrator.run.invocations): the launcher's request leaves it out as the render's does
     _as_render("network", container=False),

@@ -25,6 +25,7 @@ Timeout = Annotated[float, typer.Option(*spellings("timeout"), help="Seconds bef
 NoCache = Annotated[bool, typer.Option(*spellings("no_cache"), help="Run functions even when a result is cached (FNRUN_CACHE=0).", rich_help_panel=ENGINE)]
 NoBuiltin = Annotated[bool, typer.Option(*spellings("no_builtin"), help="Always start fnrun's catalog images as containers (FNRUN_BUILTIN=0).", rich_help_panel=ENGINE)]
 NoWarm = Annotated[bool, typer.Option(*spellings("no_warm"), help="Start a container per call even for an image called more than once (FNRUN_WARM=0).", rich_help_panel=ENGINE)]
+Server = Annotated[Optional[str], typer.Option(*spellings("server"), envvar="FNRUN_SERVER", metavar="ADDR", help="Container calls go to fnrun serve (FNRUN_SERVER).", show_default=False, show_envvar=False, rich_help_panel=ENGINE)]
 BuiltinCatalog = Annotated[bool, typer.Option(*spellings("builtin_catalog"), help="Run kpt's catalog functions in-process (FNRUN_BUILTIN_CATALOG=1).", rich_help_panel=ENGINE)]
 MaxOutput = Annotated[str, typer.Option(*spellings("max_output"), help="Most a function may print before it is killed (256M).", show_default=False, rich_help_panel=SANDBOX)]
 Memory = Annotated[str, typer.Option(*spellings("memory"), help="Memory limit per container (512m).", show_default=False, rich_help_panel=SANDBOX)]
@@ -36,7 +37,7 @@ KeepCapabilities = Annotated[bool, typer.Option(*spellings("keep_capabilities"),
 OciRuntime = Annotated[Optional[str], typer.Option(*spellings("oci_runtime"), envvar="FNRUN_RUNTIME", help="OCI runtime for function containers (runsc, crun).", rich_help_panel=ENGINE)]
 MountMode = Annotated[str, typer.Option(*spellings("mount_mode"), envvar="FNRUN_MOUNTS", help="bind | upload | auto (default): how /local and --mount reach the engine.", show_default=False, rich_help_panel=ENGINE)]
 Check = Annotated[bool, typer.Option(*spellings("check"), help="Write nothing; print the diff; exit 3 if anything would change.", rich_help_panel=CI)]
-Diff = Annotated[bool, typer.Option(*spellings("diff"), help="Write, and print the diff of what was written.", rich_help_panel=OUTPUT)]
+Diff = Annotated[bool, typer.Option(*spellings("diff"), help="Write, then print what changed as a diff.", rich_help_panel=OUTPUT)]
 ResultsFormat = Annotated[Optional[str], typer.Option(*spellings("results_format"), metavar="FORMAT", help="text | json | yaml: all results as one document on stdout.", rich_help_panel=CI)]
 ResultsDir = Annotated[Optional[Path], typer.Option(*spellings("results_dir"), metavar="DIR", help="Write all results to DIR/results.yaml.", rich_help_panel=OUTPUT)]
 Jobs = Annotated[Optional[int], typer.Option(*spellings("jobs"), help="Work at once (default min(4, CPUs); FNRUN_JOBS).", rich_help_panel=ENGINE)]
@@ -78,5 +79,6 @@ def output_group(
     )
 
 
-def speed(*, jobs: int | None, no_cache: bool, no_builtin: bool, no_warm: bool, builtin_catalog: bool) -> groups.Speed:
-    return groups.Speed(cache=not no_cache, builtin=not no_builtin, builtin_catalog=builtin_catalog, warm=not no_warm, jobs=jobs)
+def speed(*, jobs: int | None, no_cache: bool, no_builtin: bool, no_warm: bool, builtin_catalog: bool, server: str | None) -> groups.Speed:
+    return groups.Speed(cache=not no_cache, builtin=not no_builtin, builtin_catalog=builtin_catalog, warm=not no_warm, jobs=jobs,
+                        server=server or None)

@@ -119,6 +119,7 @@ def run(
     no_builtin: opts.NoBuiltin = False,
     no_warm: opts.NoWarm = False,
     builtin_catalog: opts.BuiltinCatalog = False,
+    server: opts.Server = None,
     no_lock: opts.NoLock = False,
 ) -> None:
     """Run functions over a package and write back only what they changed.
@@ -155,7 +156,7 @@ def run(
             verbose=verbose, origin_annotations=origin_annotations, transformer_annotations=transformer_annotations,
         ),
         ci=api.CI(check=check, rerun=_rerun(ctx), results_format=results_format, shard=shard),
-        speed=opts.speed(jobs=jobs, no_cache=no_cache, no_builtin=no_builtin, no_warm=no_warm, builtin_catalog=builtin_catalog),
+        speed=opts.speed(jobs=jobs, no_cache=no_cache, no_builtin=no_builtin, no_warm=no_warm, builtin_catalog=builtin_catalog, server=server),
     )
     with _paths_as_typed(directory):
         api.run(request)
@@ -239,6 +240,7 @@ def render(
     no_builtin: opts.NoBuiltin = False,
     no_warm: opts.NoWarm = False,
     builtin_catalog: opts.BuiltinCatalog = False,
+    server: opts.Server = None,
     no_lock: opts.NoLock = False,
 ) -> None:
     """Render a kpt package: every Kptfile pipeline (subpackages first), written back only where changed.
@@ -261,7 +263,7 @@ def render(
             verbose=verbose,
         ),
         ci=api.CI(check=check, rerun=_rerun(ctx), results_format=results_format, shard=shard),
-        speed=opts.speed(jobs=jobs, no_cache=no_cache, no_builtin=no_builtin, no_warm=no_warm, builtin_catalog=builtin_catalog),
+        speed=opts.speed(jobs=jobs, no_cache=no_cache, no_builtin=no_builtin, no_warm=no_warm, builtin_catalog=builtin_catalog, server=server),
         record_status=not no_status,
         strict_results=strict_results,
     )

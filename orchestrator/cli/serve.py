@@ -32,6 +32,7 @@ def serve(
     timeout: opts.Timeout = 300.0,
     memory: opts.Memory = "512m",
     oci_runtime: opts.OciRuntime = None,
+    mount_mode: opts.MountMode = "auto",
     no_cache: opts.NoCache = False,
     no_warm: opts.NoWarm = False,
 ) -> int:
@@ -47,6 +48,6 @@ def serve(
     return serve_command(
         address=address, insecure=insecure, tls_cert=tls_cert, tls_key=tls_key, client_ca=client_ca,
         max_request=max_request, parallel=parallel, queue=queue, grace=grace, builtin_catalog=builtin_catalog,
-        image_pull_policy=image_pull_policy, timeout=timeout, memory=memory, oci_runtime=oci_runtime, cache=not no_cache,
+        image_pull_policy=image_pull_policy, timeout=timeout, memory=memory, oci_runtime=oci_runtime, mount_mode=mount_mode, cache=not no_cache,
         warm=not no_warm, idle_ttl=idle_ttl,
     )

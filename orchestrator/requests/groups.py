@@ -96,6 +96,7 @@ class Speed:
     builtin_catalog: bool = False  # kpt's catalog images by fnrun's code (FNRUN_BUILTIN_CATALOG=1)
     warm: bool = True  # one warm container per image called more than once (FNRUN_WARM=0)
     jobs: int | None = None  # work at once; None: FNRUN_JOBS or min(4, CPUs)
+    server: str | None = None  # container functions evaluated by `fnrun serve` there (FNRUN_SERVER)
 
 
 @dataclass(frozen=True)

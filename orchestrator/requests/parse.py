@@ -49,7 +49,7 @@ def pipeline_options(request: Request, root: Path | None) -> "RunOptions":
         env=request.sandbox.env,
         mounts=tuple(parse_mount_flag(m) for m in request.sandbox.mounts),
         results_dir=request.output.results_dir,
-        cache=speed.cache and enabled_by_environment(),
+        cache=speed.cache and enabled_by_environment() and speed.server is None,  # the server keeps its own
         builtin=speed.builtin and builtin_by_environment(),
         builtin_catalog=speed.builtin_catalog or kpt_catalog.enabled_by_environment(),
         jobs=default_jobs() if speed.jobs is None else parse_jobs(speed.jobs),
@@ -59,7 +59,17 @@ def pipeline_options(request: Request, root: Path | None) -> "RunOptions":
         package_paths=command.package_paths,
         error_results_fail=command.error_results_fail,
         handover=not (request.directory == "-" or request.output.to_stdout),
+        server=_server(speed.server),
     )
+
+
+def _server(address: str | None) -> str | None:
+    """--server's address, checked for its form (whether it answers, the first call finds out)."""
+    if address is None or not address.strip():
+        return None
+    from ..runtimes.remote import check_address
+
+    return check_address(address, "--server")
 
 
 def sandbox_of(settings: SandboxSettings) -> "Sandbox":

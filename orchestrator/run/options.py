@@ -46,6 +46,9 @@ class RunOptions:
     # An image the run calls more than once serves every call from one warm container, a fresh
     # process per call (orchestrator.runtimes.container.warm).
     warm: bool = True
+    # Container functions go to the function runner at this address (`fnrun serve`; --server),
+    # reading and writing stay here (orchestrator.runtimes.remote).
+    server: str | None = None
 
 
 RuntimeFor = Callable[[str], Runtime]

@@ -23,6 +23,8 @@ class Mount:
 
 
 PULL_POLICIES = ("always", "ifNotPresent", "never")
+#: What every function's environment holds, as kpt sets it: the KRM function protocol's switches.
+BASE_ENV = {"LOG_TO_STDERR": "true", "STRUCTURED_RESULTS": "true"}
 
 
 @dataclass(frozen=True)

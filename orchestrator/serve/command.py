@@ -7,6 +7,7 @@ from pathlib import Path
 from ..errors import InputError
 from ..requests import SandboxSettings
 from ..requests.parse import sandbox_of
+from ..runtimes.remote import check_address
 from ..sizes import parse_size
 from .evaluate import Settings
 from .server import Listen, serve
@@ -14,7 +15,7 @@ from .server import Listen, serve
 
 def serve_command(*, address: str, insecure: bool, tls_cert: Path | None, tls_key: Path | None, client_ca: Path | None,
                   max_request: str, parallel: int, queue: int, grace: float, builtin_catalog: bool,
-                  image_pull_policy: str, timeout: float, memory: str, oci_runtime: str | None, cache: bool,
+                  image_pull_policy: str, timeout: float, memory: str, oci_runtime: str | None, mount_mode: str, cache: bool,
                   warm: bool, idle_ttl: float) -> int:
     """Parse, then serve until stopped."""
     from ..runtimes.container import warm as warm_containers
@@ -24,9 +25,9 @@ def serve_command(*, address: str, insecure: bool, tls_cert: Path | None, tls_ke
         request_limit = parse_size(max_request)
     except ValueError:
         raise InputError(f"--max-request {max_request!r}: use a size such as 6M or 64M") from None
-    if not address.startswith("unix:") and not address.rpartition(":")[2].isdigit():
-        raise InputError(f"--address {address!r}: use HOST:PORT or unix:PATH")
-    sandbox = sandbox_of(SandboxSettings(timeout=timeout, memory=memory, image_pull_policy=image_pull_policy, oci_runtime=oci_runtime))
+    address = check_address(address, "--address")
+    sandbox = sandbox_of(SandboxSettings(timeout=timeout, memory=memory, image_pull_policy=image_pull_policy, oci_runtime=oci_runtime,
+                                         mount_mode=mount_mode))
     settings = Settings(sandbox=sandbox, builtin_catalog=builtin_catalog or kpt_catalog.enabled_by_environment(),
                         cache=cache, parallel=parallel, queue=queue,
                         warm=warm and warm_containers.enabled_by_environment(), idle_ttl=idle_ttl)

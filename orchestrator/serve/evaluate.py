@@ -16,6 +16,7 @@ from typing import Iterator
 from ..errors import EnvironmentProblem, FnrunError, ImageUnavailable, InputError
 from ..requests import full_image
 from ..run import resourcelist
+from ..runtimes.protocol import BASE_ENV
 from ..runtimes import Invocation, Runtime, Sandbox, Serving, choose, get_runtime
 from ..yamlio import fast
 
@@ -94,7 +95,7 @@ class Evaluator:
         decoded = resourcelist.decode(text, source)
         if decoded.kind != "ResourceList":
             raise InputError(f"{source}: not a ResourceList (kind: ResourceList, items: [...])")
-        call = Invocation(name=reference, image=reference, sandbox=self.settings.sandbox)
+        call = Invocation(name=reference, image=reference, env=dict(BASE_ENV), sandbox=self.settings.sandbox)
         serving = Serving(builtin=True, kpt_catalog=self.settings.builtin_catalog, cache=self.settings.cache)
         runtime = choose("container", call, serving, self._container)
         with self._slot(reference):

@@ -1,11 +1,12 @@
 """`fnrun serve`: Porch's function-runner service over fnrun's runtimes, until SIGTERM or Ctrl-C.
 
 Each call runs on a thread of the server's pool through orchestrator.serve.evaluate; the answer's
-status says whose problem a refusal is: INVALID_ARGUMENT (the request), NOT_FOUND (no such function
-here: porch-server then tries its next runtime), RESOURCE_EXHAUSTED (too many calls waiting, or a
+status says whose problem a refusal is: INVALID_ARGUMENT (the request), NOT_FOUND (no builtin has
+the image and the engine neither holds nor can pull it; porch-server, which asks its own builtins
+first, fails that render), RESOURCE_EXHAUSTED (too many calls waiting, or a
 request over the size limit), UNAVAILABLE (the engine), INTERNAL (the function failed: its
-ResourceList with its results and its stderr travel in the trailing metadata, `resource-list-bin`
-and `log-bin`). A stop drains the calls under way for the grace period, then removes every
+ResourceList with its results, its stderr and its exit code travel in the trailing metadata,
+`resource-list-bin`, `log-bin` and `exit-code`: orchestrator.runtimes.remote reads them). A stop drains the calls under way for the grace period, then removes every
 container still running and ends."""
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import Any
 
 from ..errors import EnvironmentProblem, FnrunError, FunctionError, ImageUnavailable, InputError
 from ..stops import STOPS
-from . import wire
+from ..runtimes.remote import EXIT_CODE_KEY, LOG_KEY, RESOURCE_LIST_KEY, wire
 from .evaluate import Answer, Busy, Evaluator, Settings
 
 #: Porch's function runner takes requests up to 6 MiB unless told otherwise.
@@ -101,7 +102,7 @@ class FunctionEvaluator:
             context.abort(code, str(err))
         log_line(answer.image, answer.duration, f"exit {answer.exit_code}", len(request.resource_list), len(answer.resource_list), answer)
         if answer.exit_code != 0:
-            context.set_trailing_metadata((("resource-list-bin", answer.resource_list), ("log-bin", answer.log)))
+            context.set_trailing_metadata(((RESOURCE_LIST_KEY, answer.resource_list), (LOG_KEY, answer.log), (EXIT_CODE_KEY, str(answer.exit_code))))
             context.abort(grpc.StatusCode.INTERNAL, failure(answer))
         return self.messages.EvaluateFunctionResponse(resource_list=answer.resource_list, log=answer.log)
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from orchestrator import procstat
 from orchestrator.errors import InputError
-from orchestrator.runtimes.protocol import PULL_POLICIES, Invocation, Sandbox
+from orchestrator.runtimes.protocol import BASE_ENV, PULL_POLICIES, Invocation, Sandbox
 
 LABEL_FUNCTION = "fnrun.function"
 LABEL_PID = "fnrun.pid"  # lets tests (and a user) find what one fnrun process started
@@ -27,7 +27,6 @@ LABEL_BOOT = "fnrun.boot"
 LABEL_STARTED = "fnrun.started"
 LABEL_PRESTARTED = "fnrun.prestarted"  # started ahead of its function's turn (runtimes.container.prestart, launch)
 NOBODY = "65534:65534"
-BASE_ENV = {"LOG_TO_STDERR": "true", "STRUCTURED_RESULTS": "true"}
 
 
 def function_env(declared: tuple[str, ...] | list[str], given: tuple[str, ...] | list[str]) -> dict[str, str]:

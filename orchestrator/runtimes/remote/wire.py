@@ -9,9 +9,9 @@ from __future__ import annotations
 from functools import lru_cache
 from types import ModuleType
 
-from ..errors import EnvironmentProblem
+from ...errors import EnvironmentProblem
 
-PROTO = "orchestrator/serve/evaluator.proto"  # found on sys.path, as grpc_tools resolves imports
+PROTO = "orchestrator/runtimes/remote/evaluator.proto"  # found on sys.path, as grpc_tools resolves imports
 SERVICE = "evaluator.FunctionEvaluator"
 
 

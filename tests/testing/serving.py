@@ -1,0 +1,63 @@
+"""A `fnrun serve` process for tests (tests/serve/): started on a unix socket of its own, with a
+channel and a client generated from the same evaluator.proto."""
+
+from __future__ import annotations
+
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import grpc
+
+from orchestrator.runtimes.remote import wire
+from testing.pipeline_helpers import REPO
+
+
+def resource_list(*names: str, config: dict[str, str] | None = None, comment: str = "") -> bytes:
+    items = "".join(
+        f"- apiVersion: apps/v1\n  kind: Deployment\n  metadata:\n    name: {name}{comment}\n"
+        f"  spec:\n    replicas: 1 # kpt-set: ${{replicas}}\n"
+        for name in names
+    )
+    data = "".join(f"    {key}: {value!r}\n" for key, value in (config or {}).items())
+    function_config = f"functionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: fn\n  data:\n{data}" if data else ""
+    return f"apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n{items}{function_config}".encode()
+
+
+class Server:
+    """A `fnrun serve` process and a channel to it."""
+
+    def __init__(self, *args: str) -> None:
+        self.dir = Path(tempfile.mkdtemp(prefix="fnrun-serve-"))  # a unix socket's path is short
+        self.address = f"unix:{self.dir / 'fnrun.sock'}"
+        self.proc = subprocess.Popen([sys.executable, "-m", "orchestrator", "serve", "--address", self.address, *args],
+                                     cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.channel = grpc.insecure_channel(self.address)
+        self.messages, services = wire.modules()
+        self.stub = services.FunctionEvaluatorStub(self.channel)
+        grpc.channel_ready_future(self.channel).result(timeout=60)
+
+    def call(self, body: bytes, image: str, timeout: float = 120) -> Any:
+        return self.stub.EvaluateFunction(self.messages.EvaluateFunctionRequest(resource_list=body, image=image), timeout=timeout)
+
+    def health(self, service: str = "") -> int:
+        _, health_messages, health_services = wire.health()
+        stub = health_services.HealthStub(self.channel)
+        return stub.Check(health_messages.HealthCheckRequest(service=service), timeout=10).status
+
+    def stop(self) -> tuple[int, str]:
+        self.channel.close()
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        try:
+            _, stderr = self.proc.communicate(timeout=60)
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+                self.proc.wait()
+            shutil.rmtree(self.dir, ignore_errors=True)
+        return self.proc.returncode, stderr
