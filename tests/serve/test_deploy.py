@@ -114,7 +114,9 @@ def test_probes_container_port_service_and_address_agree() -> None:
     assert f"EXPOSE {port}" in DOCKERFILE.read_text()
 
 
-def test_the_service_and_the_policy_select_the_deployment_s_pods_and_admit_porch_server_only() -> None:
+def test_the_service_and_the_policy_select_the_deployment_s_pods_and_admit_porch_only() -> None:
+    """porch-server (--function-runner) and porch-controllers (FUNCTION_RUNNER_ADDRESS), by the labels
+    Porch's own deployments give their pods; no namespace selector, so only porch-system's."""
     labels = one("Deployment")["spec"]["template"]["metadata"]["labels"]
     assert one("Deployment")["spec"]["selector"]["matchLabels"].items() <= labels.items()
     assert one("Service")["spec"]["selector"].items() <= labels.items()
@@ -122,7 +124,8 @@ def test_the_service_and_the_policy_select_the_deployment_s_pods_and_admit_porch
     assert policy["podSelector"]["matchLabels"].items() <= labels.items()
     assert policy["policyTypes"] == ["Ingress"]
     [rule] = policy["ingress"]
-    assert rule["from"] == [{"podSelector": {"matchLabels": {"app": "porch-server"}}}]
+    assert rule["from"] == [{"podSelector": {"matchLabels": {"app": "porch-server"}}},
+                            {"podSelector": {"matchLabels": {"k8s-app": "porch-controllers"}}}]
     assert rule["ports"] == [{"protocol": "TCP", "port": one("Service")["spec"]["ports"][0]["targetPort"]}]
 
 
