@@ -6,7 +6,11 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import shutil
 import sys
+import tempfile
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -168,43 +172,92 @@ def image() -> Iterator[str]:
         client.close()
 
 
-def test_the_image_answers_health_and_a_call_with_the_engine_s_socket_mounted(image: str, test_images: None) -> None:  # noqa: F811
+@dataclass
+class Served:
+    """A `fnrun serve` container of the image, and a channel to it."""
+
+    container: Any
+    channel: grpc.Channel
+    hostname: str
+    api: Any  # the engine's low-level client
+
+    def call(self, body: bytes, image: str = IDENTITY) -> Any:
+        messages, services = wire.modules()
+        return services.FunctionEvaluatorStub(self.channel).EvaluateFunction(
+            messages.EvaluateFunctionRequest(resource_list=body, image=image), timeout=300)
+
+    def ours(self, **filters: str) -> list[dict[str, Any]]:
+        """The containers this server started (fnrun labels them with its host name)."""
+        return self.api.containers(all=True, filters={"label": f"fnrun.host={self.hostname}", **filters})
+
+
+@contextmanager
+def served(image: str, command: list[str] | None = None, environment: dict[str, str] | None = None,
+           shared: str | None = None) -> Iterator[Served]:
+    """The image run as a deployment runs it: the engine's socket mounted (its group added, the
+    server is not root), port 9445 published on loopback; `shared`, a directory mounted at the
+    same path, as the manifests share the warm helper's with the engine. After the block: stopped
+    with SIGTERM, exit 0, no Traceback, and no container of its left (any left are removed)."""
     socket_path = unix_socket()
     if socket_path is None:
         pytest.skip("the engine is not on a local unix socket here: nothing to mount")
+    volumes = {socket_path: {"bind": "/var/run/docker.sock", "mode": "rw"}}
+    if shared is not None:
+        volumes[shared] = {"bind": shared, "mode": "ro"}
     client = docker.from_env(timeout=120)
-    container = client.containers.run(
-        image, detach=True, group_add=[str(os.stat(socket_path).st_gid)],
-        volumes={socket_path: {"bind": "/var/run/docker.sock", "mode": "rw"}},
-        ports={"9445/tcp": ("127.0.0.1", None)}, labels={"fnrun-test": "test_deploy"},
-    )
-    hostname = ""
+    container = client.containers.run(image, command=command, environment=environment, detach=True, volumes=volumes,
+                                      group_add=[str(os.stat(socket_path).st_gid)], ports={"9445/tcp": ("127.0.0.1", None)},
+                                      labels={"fnrun-test": "test_deploy"})
+    left: list[dict[str, Any]] = []
     try:
         container.reload()
-        hostname = container.attrs["Config"]["Hostname"]
         port = container.attrs["NetworkSettings"]["Ports"]["9445/tcp"][0]["HostPort"]
-        channel = grpc.insecure_channel(f"127.0.0.1:{port}")
-        try:
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
             grpc.channel_ready_future(channel).result(timeout=120)
-            _, health_messages, health_services = wire.health()
-            status = health_services.HealthStub(channel).Check(health_messages.HealthCheckRequest(service=wire.SERVICE), timeout=30).status
-            assert status == health_messages.HealthCheckResponse.SERVING
-            messages, services = wire.modules()
-            body = (b"apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n"
-                    b"- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: from-the-image # kept\n")
-            answer = services.FunctionEvaluatorStub(channel).EvaluateFunction(
-                messages.EvaluateFunctionRequest(resource_list=body, image=IDENTITY), timeout=300)
-            assert answer.resource_list == body
-        finally:
-            channel.close()
+            running = Served(container, channel, container.attrs["Config"]["Hostname"], client.api)
+            yield running
         container.stop(timeout=30)
-        assert container.wait(timeout=60)["StatusCode"] == 0, container.logs().decode()
         logs = container.logs().decode()
-        assert f"{IDENTITY}" in logs and "exit 0" in logs and "Traceback" not in logs, logs
+        assert container.wait(timeout=60)["StatusCode"] == 0 and "Traceback" not in logs, logs
+        left = running.ours()
     finally:
         container.remove(force=True)
-        left = client.api.containers(all=True, filters={"label": f"fnrun.host={hostname}"}) if hostname else []
         for entry in left:
             client.api.remove_container(entry["Id"], force=True)
         client.close()
     assert left == [], "the server left function containers behind"
+
+
+BODY = (b"apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n"
+        b"- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: %s # kept\n")
+
+
+def test_the_image_s_defaults_answer_health_and_a_call(image: str, test_images: None) -> None:  # noqa: F811
+    with served(image) as running:
+        _, health_messages, health_services = wire.health()
+        for service in ("", wire.SERVICE):  # the kubelet's grpc probe asks for ""
+            status = health_services.HealthStub(running.channel).Check(health_messages.HealthCheckRequest(service=service), timeout=30).status
+            assert status == health_messages.HealthCheckResponse.SERVING, service
+        body = BODY % b"from-the-image"
+        assert running.call(body).resource_list == body
+        logs = running.container.logs().decode()
+    assert f"{IDENTITY} " in logs and "exit 0" in logs, logs
+
+
+def test_with_the_helper_at_a_path_the_engine_sees_one_warm_container_serves_every_call(image: str, test_images: None) -> None:  # noqa: F811
+    """The manifests' arrangement on one machine: the warm helper in a directory the server and the
+    engine see at the same path (FNRUN_WARM_HELPER names it)."""
+    shared = Path(tempfile.mkdtemp(prefix="fnrun-warm-shared-"))
+    try:
+        shutil.copy2(serve_image.warm_helper(), shared / "fnrun-warm")
+        shared.chmod(0o755)
+        (shared / "fnrun-warm").chmod(0o755)
+        environment = {"FNRUN_WARM_HELPER": str(shared / "fnrun-warm")}
+        with served(image, ["--address", "0.0.0.0:9445", "--insecure", "--no-cache"], environment, str(shared)) as running:
+            for n in range(4):
+                body = BODY % f"call-{n}".encode()
+                assert running.call(body).resource_list == body
+            warm = running.ours(status="running")
+            assert [(c["Image"], c["Labels"].get("fnrun.warm")) for c in warm] == [(IDENTITY, "1")], warm
+    finally:
+        shutil.rmtree(shared, ignore_errors=True)
