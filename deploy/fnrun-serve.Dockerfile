@@ -15,8 +15,9 @@ RUN python3 -m compileall -q /opt/fnrun \
     && chmod 0755 /usr/local/bin/fnrun /opt/fnrun/warm /opt/fnrun/warm/fnrun-warm \
     && mkdir -p /var/cache/fnrun && chown 65534:65534 /var/cache/fnrun
 # site/ after the sources: the Debian YAML libraries in the base stay below the pinned ones.
-# FNRUN_WARM_HELPER: the helper is prebuilt (the base has no compiler). Its directory is given to
-# each warm container: the engine must see this path, or the call is uploaded (FNRUN_MOUNTS).
+# FNRUN_WARM_HELPER: the helper is prebuilt (the base has no compiler). Its directory is bind-mounted
+# into each warm container, so the engine must see it at the same path, or calls run cold
+# (deploy/kubernetes shares it with the engine through a volume).
 ENV PYTHONPATH=/opt/fnrun:/opt/fnrun/site \
     PYTHONDONTWRITEBYTECODE=1 \
     XDG_CACHE_HOME=/var/cache/fnrun \

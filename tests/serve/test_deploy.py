@@ -194,8 +194,9 @@ class Served:
 @contextmanager
 def served(image: str, command: list[str] | None = None, environment: dict[str, str] | None = None,
            shared: str | None = None) -> Iterator[Served]:
-    """The image run as a deployment runs it: the engine's socket mounted (its group added, the
-    server is not root), port 9445 published on loopback; `shared`, a directory mounted at the
+    """The image run as the Deployment runs it: not root (the engine socket's group added), a
+    read-only root with /tmp and the cache on their own volumes, no capabilities, the engine's
+    socket mounted, port 9445 published on loopback; `shared`, a directory mounted at the
     same path, as the manifests share the warm helper's with the engine. After the block: stopped
     with SIGTERM, exit 0, no Traceback, and no container of its left (any left are removed)."""
     socket_path = unix_socket()
@@ -207,7 +208,9 @@ def served(image: str, command: list[str] | None = None, environment: dict[str, 
     client = docker.from_env(timeout=120)
     container = client.containers.run(image, command=command, environment=environment, detach=True, volumes=volumes,
                                       group_add=[str(os.stat(socket_path).st_gid)], ports={"9445/tcp": ("127.0.0.1", None)},
-                                      labels={"fnrun-test": "test_deploy"})
+                                      labels={"fnrun-test": "test_deploy"}, read_only=True, cap_drop=["ALL"],
+                                      security_opt=["no-new-privileges"],
+                                      tmpfs={"/tmp": "mode=1777", "/var/cache/fnrun": "mode=1777"})
     left: list[dict[str, Any]] = []
     try:
         container.reload()
