@@ -37,7 +37,7 @@ from orchestrator.imagebuild.engine import BuildFailure, Target, build  # noqa: 
 
 DOCKERFILE = REPO / "deploy" / "fnrun-serve.Dockerfile"
 TAG = "fnrun/fnrun-serve:v1"
-SERVE_PACKAGES = ("grpcio", "grpcio-health-checking", "grpcio-tools", "protobuf", "typing-extensions")
+SERVE_PACKAGES = ("grpcio", "grpcio-health-checking", "grpcio-tools", "prometheus-client", "protobuf", "typing-extensions")
 PYTHON = "3.11"  # the base image's (Debian bookworm)
 GLIBC = (36, 34, 28, 17)  # manylinux_2_X wheels bookworm's glibc 2.36 runs, newest first
 LOG_DIR = REPO / "build" / "image-logs"

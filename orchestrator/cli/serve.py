@@ -26,6 +26,7 @@ def serve(
     parallel: int = typer.Option(4, "--parallel", min=1, help="Containers of one image running at once."),
     queue: int = typer.Option(64, "--queue", min=0, help="Calls of one image that may wait; more are RESOURCE_EXHAUSTED."),
     grace: float = typer.Option(10.0, "--grace", min=0, help="Seconds a stop lets calls under way finish."),
+    metrics: Optional[str] = typer.Option(None, "--metrics", metavar="HOST:PORT", help="Serve Prometheus counters at http://HOST:PORT/metrics."),
     idle_ttl: float = typer.Option(1800.0, "--idle-ttl", min=1, help="Seconds a warm container waits for its next call (Porch's 30 minutes)."),
     builtin_catalog: opts.BuiltinCatalog = False,
     image_pull_policy: opts.PullPolicy = "ifNotPresent",
@@ -47,7 +48,7 @@ def serve(
 
     return serve_command(
         address=address, insecure=insecure, tls_cert=tls_cert, tls_key=tls_key, client_ca=client_ca,
-        max_request=max_request, parallel=parallel, queue=queue, grace=grace, builtin_catalog=builtin_catalog,
+        max_request=max_request, metrics=metrics, parallel=parallel, queue=queue, grace=grace, builtin_catalog=builtin_catalog,
         image_pull_policy=image_pull_policy, timeout=timeout, memory=memory, oci_runtime=oci_runtime, mount_mode=mount_mode, cache=not no_cache,
         warm=not no_warm, idle_ttl=idle_ttl,
     )

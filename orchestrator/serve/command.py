@@ -14,7 +14,7 @@ from .server import Listen, serve
 
 
 def serve_command(*, address: str, insecure: bool, tls_cert: Path | None, tls_key: Path | None, client_ca: Path | None,
-                  max_request: str, parallel: int, queue: int, grace: float, builtin_catalog: bool,
+                  max_request: str, metrics: str | None, parallel: int, queue: int, grace: float, builtin_catalog: bool,
                   image_pull_policy: str, timeout: float, memory: str, oci_runtime: str | None, mount_mode: str, cache: bool,
                   warm: bool, idle_ttl: float) -> int:
     """Parse, then serve until stopped."""
@@ -26,11 +26,14 @@ def serve_command(*, address: str, insecure: bool, tls_cert: Path | None, tls_ke
     except ValueError:
         raise InputError(f"--max-request {max_request!r}: use a size such as 6M or 64M") from None
     address = check_address(address, "--address")
+    if metrics is not None and metrics.startswith("unix:"):
+        raise InputError(f"--metrics {metrics!r}: use HOST:PORT (Prometheus scrapes over TCP)")
     sandbox = sandbox_of(SandboxSettings(timeout=timeout, memory=memory, image_pull_policy=image_pull_policy, oci_runtime=oci_runtime,
                                          mount_mode=mount_mode))
     settings = Settings(sandbox=sandbox, builtin_catalog=builtin_catalog or kpt_catalog.enabled_by_environment(),
                         cache=cache, parallel=parallel, queue=queue,
                         warm=warm and warm_containers.enabled_by_environment(), idle_ttl=idle_ttl)
     listen = Listen(address=address, insecure=insecure, tls_cert=tls_cert, tls_key=tls_key, client_ca=client_ca,
-                    max_request=request_limit, grace=grace)
+                    max_request=request_limit, grace=grace,
+                    metrics=check_address(metrics, "--metrics") if metrics is not None else None)
     return serve(settings, listen)

@@ -19,12 +19,15 @@ import time
 from concurrent import futures
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import EnvironmentProblem, FnrunError, FunctionError, ImageUnavailable, InputError
 from ..stops import STOPS
 from ..runtimes.remote import EXIT_CODE_KEY, LOG_KEY, RESOURCE_LIST_KEY, wire
 from .evaluate import Answer, Busy, Evaluator, Settings
+
+if TYPE_CHECKING:
+    from .metrics import Metrics
 
 #: Porch's function runner takes requests up to 6 MiB unless told otherwise.
 DEFAULT_MAX_REQUEST = 6 * 1024 * 1024
@@ -43,6 +46,7 @@ class Listen:
     client_ca: Path | None = None  # mutual TLS: clients must present a certificate this CA signed
     max_request: int = DEFAULT_MAX_REQUEST
     grace: float = 10.0  # seconds a stop lets calls under way finish
+    metrics: str | None = None  # HOST:PORT of the Prometheus endpoint; None: none
 
 
 def local_only(address: str) -> bool:
@@ -85,26 +89,35 @@ def credentials(listen: Listen) -> Any:
 class FunctionEvaluator:
     """The servicer: one method, EvaluateFunction."""
 
-    def __init__(self, evaluator: Evaluator, messages: Any) -> None:
+    def __init__(self, evaluator: Evaluator, messages: Any, metrics: "Metrics | None" = None) -> None:
         self.evaluator = evaluator
         self.messages = messages
+        self.metrics = metrics
 
     def EvaluateFunction(self, request: Any, context: Any) -> Any:  # noqa: N802 - the service's name for it
         import grpc
 
         started = time.monotonic()
-        image = request.image
+        image, size = request.image, len(request.resource_list)
         try:
             answer = self.evaluator.evaluate(request.resource_list, image)
         except FnrunError as err:
             code = status_of(err)
-            log_line(image, time.monotonic() - started, code.name, len(request.resource_list), 0)
+            self._done(image, started, code.name, code.name, size, 0)
             context.abort(code, str(err))
-        log_line(answer.image, answer.duration, f"exit {answer.exit_code}", len(request.resource_list), len(answer.resource_list), answer)
+        outcome = "ok" if answer.exit_code == 0 else "failed"
+        self._done(answer.image, started, f"exit {answer.exit_code}", outcome, size, len(answer.resource_list), answer)
         if answer.exit_code != 0:
             context.set_trailing_metadata(((RESOURCE_LIST_KEY, answer.resource_list), (LOG_KEY, answer.log), (EXIT_CODE_KEY, str(answer.exit_code))))
             context.abort(grpc.StatusCode.INTERNAL, failure(answer))
         return self.messages.EvaluateFunctionResponse(resource_list=answer.resource_list, log=answer.log)
+
+
+    def _done(self, image: str, started: float, said: str, outcome: str, bytes_in: int, bytes_out: int, answer: Answer | None = None) -> None:
+        seconds = time.monotonic() - started
+        log_line(image, seconds, said, bytes_in, bytes_out, answer)
+        if self.metrics is not None:
+            self.metrics.record(outcome, seconds, bytes_in, bytes_out)
 
 
 def status_of(err: FnrunError) -> Any:
@@ -145,9 +158,10 @@ def serve(settings: Settings, listen: Listen, ready: "threading.Event | None" = 
     # The pool's threads must not take the stop signals: the main thread waits for them below.
     signal.pthread_sigmask(signal.SIG_BLOCK, STOPS)
     evaluator = Evaluator(settings)
+    metrics = _metrics(evaluator, listen.metrics)
     options = [("grpc.max_receive_message_length", listen.max_request), ("grpc.max_send_message_length", -1), ("grpc.so_reuseport", 0)]
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=max(8, settings.parallel * 4), thread_name_prefix="fnrun-call"), options=options)
-    services.add_FunctionEvaluatorServicer_to_server(FunctionEvaluator(evaluator, messages), server)
+    services.add_FunctionEvaluatorServicer_to_server(FunctionEvaluator(evaluator, messages, metrics), server)
     health = health_servicer.HealthServicer()
     health_services.add_HealthServicer_to_server(health, server)
     try:
@@ -175,6 +189,19 @@ def serve(settings: Settings, listen: Listen, ready: "threading.Event | None" = 
     evaluator.close()
     print("fnrun serve: stopped", file=sys.stderr, flush=True)
     return 0
+
+
+def _metrics(evaluator: Evaluator, address: str | None) -> "Metrics | None":
+    """The counters, served at `address` from now on (None: not asked for)."""
+    if address is None:
+        return None
+    from .metrics import Metrics
+
+    pool = evaluator.pool
+    metrics = Metrics(evaluator.waiting, lambda: pool.served if pool is not None else 0, lambda: pool.started if pool is not None else 0)
+    metrics.listen(address)
+    print(f"fnrun serve: metrics on http://{address}/metrics", file=sys.stderr, flush=True)
+    return metrics
 
 
 def _expire(evaluator: Evaluator, done: threading.Event) -> None:

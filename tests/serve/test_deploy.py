@@ -21,7 +21,7 @@ import pytest
 import yaml
 
 from orchestrator.runtimes.container.remote import unix_socket
-from orchestrator.serve import wire
+from orchestrator.runtimes.remote import wire
 from testing.pipeline_helpers import REPO, fnrun, test_images  # noqa: F401 - fixture
 
 MANIFESTS = REPO / "deploy" / "kubernetes"

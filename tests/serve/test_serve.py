@@ -4,8 +4,10 @@ from the same evaluator.proto, real containers on the engine."""
 from __future__ import annotations
 
 import signal
+import socket
 import threading
 import time
+import urllib.request
 from typing import Any, Iterator
 
 import grpc
@@ -201,3 +203,29 @@ def test_plaintext_beyond_loopback_is_refused() -> None:
 def test_a_bad_size_is_one_line() -> None:
     result = fnrun("serve", "--max-request", "lots")
     assert_one_line_error(result, "--max-request 'lots'", code=2)
+
+
+def test_metrics_count_calls_warm_hits_and_the_waiting_list(test_images: None) -> None:  # noqa: F811
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    running = Server("--no-cache", "--metrics", f"127.0.0.1:{port}")
+    try:
+        for n in range(3):
+            running.call(resource_list(f"web-{n}", config={"n": str(n)}), LABEL)
+        with pytest.raises(grpc.RpcError):
+            running.call(resource_list("web"), FAIL)
+        text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=30).read().decode()
+    finally:
+        code, stderr = running.stop()
+    assert code == 0, stderr
+    values = {line.rsplit(" ", 1)[0]: float(line.rsplit(" ", 1)[1]) for line in text.splitlines() if line and not line.startswith("#")}
+    assert values['fnrun_serve_calls_total{outcome="ok"}'] == 3 and values['fnrun_serve_calls_total{outcome="failed"}'] == 1, text
+    assert values["fnrun_serve_call_seconds_count"] == 4
+    assert values["fnrun_serve_warm_calls"] >= 2, "the label calls after the first ran warm"
+    assert values["fnrun_serve_waiting_calls"] == 0
+
+
+def test_metrics_on_a_unix_socket_is_refused() -> None:
+    result = fnrun("serve", "--metrics", "unix:/tmp/m.sock")
+    assert_one_line_error(result, "--metrics 'unix:/tmp/m.sock'", "HOST:PORT", code=2)
