@@ -154,3 +154,22 @@ def own_bridge() -> Iterator[str]:
         yield name
     finally:
         subprocess.run([ip, "link", "del", name], capture_output=True)
+
+
+def kill_engine(root: Path) -> None:
+    """SIGKILL the engine's whole process group (dockerd and the containerd it started), as an
+    engine dies: nothing of it removes a container on the way out."""
+    pid = int((root / "docker.pid").read_text())
+    os.killpg(os.getpgid(pid), signal.SIGKILL)
+    deadline = time.monotonic() + 30
+    while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+
+
+def unmount_left(root: Path) -> None:
+    """The killed engine's mounts under its root (its data directory, bound onto itself), which no
+    orderly stop took down."""
+    for line in reversed(Path("/proc/self/mounts").read_text().splitlines()):
+        target = line.split()[1]
+        if target == str(root) or target.startswith(f"{root}/"):
+            subprocess.run(["umount", "--lazy", target], capture_output=True)

@@ -3,6 +3,7 @@ channel and a client generated from the same evaluator.proto."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import signal
 import subprocess
@@ -31,11 +32,11 @@ def resource_list(*names: str, config: dict[str, str] | None = None, comment: st
 class Server:
     """A `fnrun serve` process and a channel to it."""
 
-    def __init__(self, *args: str) -> None:
+    def __init__(self, *args: str, env: dict[str, str] | None = None) -> None:
         self.dir = Path(tempfile.mkdtemp(prefix="fnrun-serve-"))  # a unix socket's path is short
         self.address = f"unix:{self.dir / 'fnrun.sock'}"
         self.proc = subprocess.Popen([sys.executable, "-m", "orchestrator", "serve", "--address", self.address, *args],
-                                     cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                     cwd=REPO, env={**os.environ, **(env or {})}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.channel = grpc.insecure_channel(self.address)
         self.messages, services = wire.modules()
         self.stub = services.FunctionEvaluatorStub(self.channel)

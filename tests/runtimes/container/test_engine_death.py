@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -19,7 +18,7 @@ import docker
 import pytest
 
 from orchestrator.runtimes.container.settings import LABEL_PID
-from testing.engine_fixtures import copy_images, dockerd_service
+from testing.engine_fixtures import copy_images, dockerd_service, kill_engine, unmount_left
 from testing.pipeline_helpers import REPO, Result, assert_one_line_error, fnrun, test_images, write_package  # noqa: F401
 
 SLEEP = "fnrun-test/sleep:v1"
@@ -31,16 +30,6 @@ def package(root: Path) -> Path:
 
 def owned(client: docker.DockerClient, pid: int, **filters: str) -> list[dict]:
     return client.api.containers(all=True, filters={"label": f"{LABEL_PID}={pid}", **filters})
-
-
-def kill_engine(root: Path) -> None:
-    """SIGKILL the engine's whole process group (dockerd and the containerd it started), as an
-    engine dies: nothing of it removes a container on the way out."""
-    pid = int((root / "docker.pid").read_text())
-    os.killpg(os.getpgid(pid), signal.SIGKILL)
-    deadline = time.monotonic() + 30
-    while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
-        time.sleep(0.1)
 
 
 def test_an_engine_killed_mid_run_leaves_no_container_after_the_next_run(tmp_path: Path, test_images: None) -> None:
@@ -83,12 +72,3 @@ def test_an_engine_killed_mid_run_leaves_no_container_after_the_next_run(tmp_pat
         engine.close()
         unmount_left(root)
         shutil.rmtree(root, ignore_errors=True)
-
-
-def unmount_left(root: Path) -> None:
-    """The killed engine's mounts under its root (its data directory, bound onto itself), which no
-    orderly stop took down."""
-    for line in reversed(Path("/proc/self/mounts").read_text().splitlines()):
-        target = line.split()[1]
-        if target == str(root) or target.startswith(f"{root}/"):
-            subprocess.run(["umount", "--lazy", target], capture_output=True)
