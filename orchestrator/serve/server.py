@@ -97,14 +97,23 @@ class FunctionEvaluator:
     def EvaluateFunction(self, request: Any, context: Any) -> Any:  # noqa: N802 - the service's name for it
         import grpc
 
+        from ..runtimes.container import live
+
         started = time.monotonic()
         image, size = request.image, len(request.resource_list)
-        try:
-            answer = self.evaluator.evaluate(request.resource_list, image)
-        except FnrunError as err:
-            code = status_of(err)
-            self._done(image, started, code.name, code.name, size, 0)
-            context.abort(code, str(err))
+        with live.call_scope() as scope:
+            context.add_callback(scope.cancel)  # the client went away: its containers go now (a no-op once answered)
+            try:
+                answer = self.evaluator.evaluate(request.resource_list, image)
+            except (FnrunError, KeyboardInterrupt) as err:
+                if not scope.cancelled and isinstance(err, KeyboardInterrupt):
+                    raise
+                code = grpc.StatusCode.CANCELLED if scope.cancelled else status_of(err)  # type: ignore[arg-type]
+                self._done(image, started, code.name, code.name, size, 0)
+                context.abort(code, "the client cancelled the call" if scope.cancelled else str(err))
+            if scope.cancelled:  # its container went under it: whatever it answered is not the function's
+                self._done(image, started, "CANCELLED", "CANCELLED", size, 0)
+                context.abort(grpc.StatusCode.CANCELLED, "the client cancelled the call")
         outcome = "ok" if answer.exit_code == 0 else "failed"
         self._done(answer.image, started, f"exit {answer.exit_code}", outcome, size, len(answer.resource_list), answer)
         if answer.exit_code != 0:

@@ -5,6 +5,7 @@ the machine's."""
 from __future__ import annotations
 
 import shutil
+import time
 import tempfile
 from pathlib import Path
 
@@ -15,7 +16,7 @@ import pytest
 from orchestrator.runtimes.container.settings import LABEL_PID
 from testing.engine_fixtures import copy_images, dockerd_service, kill_engine, unmount_left
 from testing.pipeline_helpers import test_images  # noqa: F401 - fixture
-from testing.runtime_fixtures import api
+from testing.runtime_fixtures import api, wait_for
 from testing.serving import Server, resource_list
 
 SLEEP = "fnrun-test/sleep:v1"
@@ -63,3 +64,24 @@ def test_the_engine_gone_is_unavailable_and_the_server_recovers_when_it_is_back(
         unmount_left(root)
         shutil.rmtree(root, ignore_errors=True)
     assert code == 0 and "Traceback" not in stderr, stderr
+
+
+@pytest.mark.parametrize("warm", [True, False], ids=["warm", "cold"])
+def test_a_client_that_goes_away_mid_call_cancels_it_and_its_container_goes(test_images: None, warm: bool) -> None:  # noqa: F811
+    running = Server("--no-cache", *(() if warm else ("--no-warm",)))
+    try:
+        if warm:  # the container the slow call will borrow
+            running.call(resource_list("w", config={"seconds": "0"}), SLEEP)
+        future = running.stub.EvaluateFunction.future(
+            running.messages.EvaluateFunctionRequest(resource_list=resource_list("web", config={"seconds": "600"}), image=SLEEP), timeout=300)
+        mine = {"label": f"{LABEL_PID}={running.proc.pid}"}
+        assert wait_for(lambda: api().containers(filters={**mine, "status": "running"}), timeout=120)
+        time.sleep(2)  # let the call's process get going in it (the test holds either way: see below)
+        future.cancel()  # before or after the function started, the container it uses goes
+        assert wait_for(lambda: api().containers(all=True, filters=mine) == [], timeout=60), api().containers(all=True, filters=mine)
+        answer = running.call(resource_list("after", config={"seconds": "0"}), SLEEP)  # the server serves on
+        assert b"name: after" in answer.resource_list
+    finally:
+        code, stderr = running.stop()
+    assert code == 0 and "Traceback" not in stderr, stderr
+    assert "CANCELLED" in stderr, stderr

@@ -6,7 +6,8 @@ a run that starts no container never loads the SDK to clean up."""
 from __future__ import annotations
 
 import threading
-from typing import Callable
+from contextlib import contextmanager
+from typing import Callable, Iterator
 
 _live: dict[str, Callable[[str], None]] = {}  # container ID -> how to remove it quietly
 _lock = threading.Lock()
@@ -26,8 +27,75 @@ def cancelled() -> bool:
 
 
 def refuse_if_cancelled() -> None:
-    if _cancelled.is_set():
+    scope = getattr(_calls, "scope", None)
+    if _cancelled.is_set() or (scope is not None and scope.cancelled):
         raise KeyboardInterrupt()
+
+
+class CallScope:
+    """The containers one call uses, among many calls at once (a server's requests): those it
+    created and the warm one lent to it. Cancelling the call (its client went away) removes them,
+    so the function stops at once, and the call may create none after that."""
+
+    def __init__(self) -> None:
+        self._used: dict[str, Callable[[str], None]] = {}
+        self._lock = threading.Lock()
+        self.cancelled = False
+        self._over = False
+
+    def use(self, container_id: str, remove: Callable[[str], None]) -> bool:
+        with self._lock:
+            if not self._over:
+                self._used[container_id] = remove
+            return not self.cancelled
+
+    def let_go(self, container_id: str) -> None:
+        """The call gave the container back (a warm one serves other calls next)."""
+        with self._lock:
+            self._used.pop(container_id, None)
+
+    def cancel(self) -> None:
+        with self._lock:
+            if self._over:
+                return
+            self.cancelled = True
+            doomed = list(self._used.items())
+        for container_id, remove in doomed:
+            remove(container_id)
+
+    def end(self) -> None:
+        with self._lock:
+            self._over = True
+            self._used.clear()
+
+
+_calls = threading.local()
+
+
+@contextmanager
+def call_scope() -> Iterator[CallScope]:
+    """What this thread's call uses, while the block lasts (see CallScope)."""
+    scope = CallScope()
+    _calls.scope = scope
+    try:
+        yield scope
+    finally:
+        scope.end()
+        _calls.scope = None
+
+
+def lent(container_id: str, remove: Callable[[str], None]) -> None:
+    """This thread's call now uses a container it did not create (a warm one); raises KeyboardInterrupt
+    when the call was cancelled meanwhile."""
+    scope = getattr(_calls, "scope", None)
+    if scope is not None and not scope.use(container_id, remove):
+        raise KeyboardInterrupt()
+
+
+def given_back(container_id: str) -> None:
+    scope = getattr(_calls, "scope", None)
+    if scope is not None:
+        scope.let_go(container_id)
 
 
 def register(container_id: str, remove: Callable[[str], None]) -> bool:
@@ -37,6 +105,9 @@ def register(container_id: str, remove: Callable[[str], None]) -> bool:
     with _lock:
         _live[container_id] = remove
         wanted = not _cancelled.is_set()
+    scope = getattr(_calls, "scope", None)
+    if scope is not None:
+        wanted = scope.use(container_id, remove) and wanted
     for hook in _hooks:
         hook()
     return wanted
@@ -51,6 +122,7 @@ def on_register(hook: Callable[[], None]) -> None:
 def forget(container_id: str) -> None:
     with _lock:
         _live.pop(container_id, None)
+    given_back(container_id)
 
 
 def cancel_all() -> None:

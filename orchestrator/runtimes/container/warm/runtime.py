@@ -14,7 +14,7 @@ import time
 import docker.errors
 import requests.exceptions
 
-from orchestrator.runtimes.container import runtime as container
+from orchestrator.runtimes.container import live, runtime as container
 from orchestrator.runtimes.container.warm.calls import NotClean, Started, call, finish, fits
 from orchestrator.runtimes.container.warm.plan import Plan, Planned, plan
 from orchestrator.runtimes.container.warm.pool import WarmPool
@@ -48,6 +48,7 @@ class WarmRuntime(Bytes):
         started = time.monotonic()
         ahead = self.spawner.claim(self.step, invocation) if self.spawner is not None and self.step is not None else None
         for attempt in range(ATTEMPTS + (ahead is not None)):
+            live.refuse_if_cancelled()  # a cancelled call is not tried again
             done = self._attempt(found, invocation, stdin, on_stderr, on_stdout, ahead if attempt == 0 else None)
             if self.spawner is not None:
                 self.spawner.kick()  # a container may be free for the next call now
@@ -82,6 +83,7 @@ class WarmRuntime(Bytes):
                 return None
             done: tuple[bytes, str, int] | None = None
             try:
+                live.lent(warm.container_id, container.remove_quietly)  # a server's call cancelled: it goes
                 with guard.armed():
                     if ahead is not None:
                         done = finish(ahead, stdin, on_stderr, on_stdout)
@@ -93,6 +95,7 @@ class WarmRuntime(Bytes):
                 raise container.engine_error(invocation, err) from None
             finally:
                 with guard.held():
+                    live.given_back(warm.container_id)
                     fit = done is not None and done[2] < 128 and warm.channel.unfit is None
                     (self.pool.release if fit else self.pool.discard)(warm)
         return done
