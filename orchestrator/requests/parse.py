@@ -12,6 +12,7 @@ from ..errors import InputError
 from .groups import CI, Functions, Images, Output, Request, RunRequest, SandboxSettings, Speed
 
 if TYPE_CHECKING:
+    from ..runtimes.remote import Server
     from ..run.pipeline import RunOptions
     from ..runtimes import Sandbox
     from ..select.functions import FunctionSpec
@@ -63,13 +64,24 @@ def pipeline_options(request: Request, root: Path | None) -> "RunOptions":
     )
 
 
-def _server(address: str | None) -> str | None:
-    """--server's address, checked for its form (whether it answers, the first call finds out)."""
+def _server(address: str | None) -> "Server | None":
+    """--server's address, checked for its form (whether it answers, the first call finds out),
+    with TLS where FNRUN_SERVER_CA names the server's CA (FNRUN_SERVER_CERT and FNRUN_SERVER_KEY:
+    this client's certificate, for mutual TLS)."""
     if address is None or not address.strip():
         return None
-    from ..runtimes.remote import check_address
+    import os
 
-    return check_address(address, "--server")
+    from ..runtimes.remote import Server, check_address
+
+    def path(variable: str) -> Path | None:
+        value = os.environ.get(variable, "").strip()
+        return Path(value) if value else None
+
+    ca, cert, key = path("FNRUN_SERVER_CA"), path("FNRUN_SERVER_CERT"), path("FNRUN_SERVER_KEY")
+    if (cert is None) != (key is None) or (cert is not None and ca is None):
+        raise InputError("FNRUN_SERVER_CERT and FNRUN_SERVER_KEY go together, and with FNRUN_SERVER_CA (mutual TLS is TLS first)")
+    return Server(check_address(address, "--server"), ca, cert, key)
 
 
 def sandbox_of(settings: SandboxSettings) -> "Sandbox":

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Callable, Protocol
 from ..runtimes import Invocation, Runtime, Sandbox
 
 if TYPE_CHECKING:
+    from ..runtimes.remote import Server
     from ..select.functions import FunctionSpec, MountSpec
 
 
@@ -48,7 +49,7 @@ class RunOptions:
     warm: bool = True
     # Container functions go to the function runner at this address (`fnrun serve`; --server),
     # reading and writing stay here (orchestrator.runtimes.remote).
-    server: str | None = None
+    server: "Server | None" = None
 
 
 RuntimeFor = Callable[[str], Runtime]

@@ -4,7 +4,6 @@ from the same evaluator.proto, real containers on the engine."""
 from __future__ import annotations
 
 import signal
-import socket
 import threading
 import time
 import urllib.request
@@ -17,7 +16,7 @@ import yaml
 from orchestrator.runtimes.container.settings import LABEL_PID
 from orchestrator.runtimes.remote import wire
 from testing.pipeline_helpers import assert_one_line_error, fnrun, test_images  # noqa: F401 - fixture
-from testing.serving import Server, resource_list
+from testing.serving import Server, free_port, resource_list
 from testing.runtime_fixtures import api, wait_for
 
 LABEL = "fnrun-test/label:v1"
@@ -206,9 +205,7 @@ def test_a_bad_size_is_one_line() -> None:
 
 
 def test_metrics_count_calls_warm_hits_and_the_waiting_list(test_images: None) -> None:  # noqa: F811
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     running = Server("--no-cache", "--metrics", f"127.0.0.1:{port}")
     try:
         for n in range(3):

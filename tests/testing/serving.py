@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -29,15 +30,22 @@ def resource_list(*names: str, config: dict[str, str] | None = None, comment: st
     return f"apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n{items}{function_config}".encode()
 
 
+def free_port() -> int:
+    """A loopback port nothing listens on now."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
 class Server:
     """A `fnrun serve` process and a channel to it."""
 
-    def __init__(self, *args: str, env: dict[str, str] | None = None) -> None:
+    def __init__(self, *args: str, env: dict[str, str] | None = None, address: str | None = None, credentials: Any = None) -> None:
         self.dir = Path(tempfile.mkdtemp(prefix="fnrun-serve-"))  # a unix socket's path is short
-        self.address = f"unix:{self.dir / 'fnrun.sock'}"
+        self.address = address or f"unix:{self.dir / 'fnrun.sock'}"
         self.proc = subprocess.Popen([sys.executable, "-m", "orchestrator", "serve", "--address", self.address, *args],
                                      cwd=REPO, env={**os.environ, **(env or {})}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        self.channel = grpc.insecure_channel(self.address)
+        self.channel = grpc.secure_channel(self.address, credentials) if credentials is not None else grpc.insecure_channel(self.address)
         self.messages, services = wire.modules()
         self.stub = services.FunctionEvaluatorStub(self.channel)
         grpc.channel_ready_future(self.channel).result(timeout=60)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import threading
 import time
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ...errors import EnvironmentProblem, ImageUnavailable, InputError
@@ -21,11 +23,39 @@ LOG_KEY = "log-bin"  # ...its stderr
 DEADLINE_MARGIN = 30.0  # seconds beyond the function's own timeout before the client gives up
 
 
-class RemoteRuntime(Bytes):
-    """Runs container functions through the function runner at `address` (HOST:PORT or unix:PATH)."""
+@dataclass(frozen=True)
+class Server:
+    """A function runner to call: where, and the TLS to reach it with (None: plaintext)."""
 
-    def __init__(self, address: str) -> None:
-        self.address = address
+    address: str  # HOST:PORT or unix:PATH
+    ca: Path | None = None  # the CA that signed the server's certificate (FNRUN_SERVER_CA): TLS
+    cert: Path | None = None  # this client's certificate and key, for a server that asks (mutual TLS)
+    key: Path | None = None
+
+    def channel(self) -> Any:
+        import grpc
+
+        if self.ca is None:
+            return grpc.insecure_channel(self.address)
+        pair = (_read(self.key, "FNRUN_SERVER_KEY"), _read(self.cert, "FNRUN_SERVER_CERT")) if self.cert is not None and self.key is not None else (None, None)
+        return grpc.secure_channel(self.address, grpc.ssl_channel_credentials(_read(self.ca, "FNRUN_SERVER_CA"), *pair))
+
+
+def _read(path: Path | None, variable: str) -> bytes | None:
+    if path is None:
+        return None
+    try:
+        return path.read_bytes()
+    except OSError as err:
+        raise InputError(f"{variable}={path}: cannot read it: {err.strerror}") from None
+
+
+class RemoteRuntime(Bytes):
+    """Runs container functions through the function runner `server`."""
+
+    def __init__(self, server: Server) -> None:
+        self.server = server
+        self.address = server.address
         self._lock = threading.Lock()
         self._stub: Any = None
         self._messages: Any = None
@@ -75,9 +105,8 @@ class RemoteRuntime(Bytes):
                 from .wire import modules
 
                 self._messages, services = modules()
-                import grpc
 
-                self._stub = services.FunctionEvaluatorStub(grpc.insecure_channel(self.address))
+                self._stub = services.FunctionEvaluatorStub(self.server.channel())
             return self._stub, self._messages
 
 
