@@ -27,9 +27,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-from dataclasses import dataclass, field
+from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
@@ -90,21 +90,16 @@ class Served:
         return self.proc.returncode, time.perf_counter() - started
 
 
-def leftovers(pid: int) -> list[str]:
-    """Containers the server `pid` created that still exist (it labels each with its pid)."""
+def remove_leftovers(pid: int) -> list[str]:
+    """Remove the containers the server `pid` made that still exist (it labels each with its pid); their ids."""
     import docker
     from orchestrator.runtimes.container.settings import LABEL_PID
 
-    client = docker.from_env()
-    return [c["Id"][:12] for c in client.api.containers(all=True, filters={"label": f"{LABEL_PID}={pid}"})]
-
-
-def remove(ids: list[str]) -> None:
-    import docker
-
-    client = docker.from_env()
-    for ident in ids:
-        client.api.remove_container(ident, force=True)
+    client = docker.from_env().api
+    left = [c["Id"][:12] for c in client.containers(all=True, filters={"label": f"{LABEL_PID}={pid}"})]
+    for ident in left:
+        client.remove_container(ident, force=True)
+    return left
 
 
 # ------------------------------------------------------------------------- 1: side by side with kpt
@@ -138,30 +133,77 @@ BARE_CLIENT = (
 )
 
 
-def command_step(command: list[str], work: Path) -> Callable[[Series], None]:
-    """A reference process, timed as the tools are (it must exit 0)."""
-
-    def step(series: Series) -> None:
-        series.times.append(timed(command, work).seconds)
-
-    return step
+def timing(run: Callable[[], float]) -> Callable[[Series], None]:
+    """A step recording what `run` returns: the seconds of one checked run (kpt, plain fnrun, a reference)."""
+    return lambda series: series.times.append(run())
 
 
-def kpt_only_times(template: Path, work: Path, image: str) -> Callable[[Series], None]:
-    def step(series: Series) -> None:
-        series.times.append(bench_run.run_kpt(template, work, image)[0])
+# Where one `fnrun run --server`'s time goes: the real command, its stages stamped from inside
+# (imports made explicit in fnrun's own order, then api.run, the runtime's call and its wire.modules
+# wrapped); the stamps go to the bench through a pipe, since fnrun leaves by os._exit.
+STAMPED = """import json, os, sys, time
+s = {"start": time.time()}
+import orchestrator.launch; s["launch"] = time.time()
+import orchestrator.cli; s["cli"] = time.time()
+import orchestrator.api, orchestrator.run.pipeline; s["api"] = time.time()
+from orchestrator.runtimes import remote; from orchestrator.runtimes.remote import wire
+def wrap(owner, name, before, after, first=None):
+    real = getattr(owner, name)
+    def stamped(*a, **k):
+        s[before] = time.time()
+        if first: __import__(first); s[first] = time.time()
+        out = real(*a, **k); s[after] = time.time(); return out
+    setattr(owner, name, stamped)
+wrap(orchestrator.api, "run", "api in", "api out")
+wrap(remote.RemoteRuntime, "run", "call in", "call out")
+wrap(wire, "modules", "modules in", "modules out", first="grpc")
+leave = os._exit
+def stamp_exit(code):
+    s["exit"] = time.time(); os.write(int(os.environ["STAMP_FD"]), json.dumps(s).encode()); leave(code)
+os._exit = stamp_exit
+sys.argv = ["fnrun", *sys.argv[1:]]
+from orchestrator.__main__ import main
+main()
+"""
+STAGES = (  # (label, from stamp, to stamp); "spawn" and "reaped" are the bench's
+    ("interpreter start (spawn to the first line)", "spawn", "start"),
+    ("import orchestrator.launch (the launcher)", "start", "launch"),
+    ("import orchestrator.cli (typer, click, the commands)", "launch", "cli"),
+    ("import orchestrator.api, run.pipeline (the library)", "cli", "api"),
+    ("typer builds the command, parses it, the request", "api", "api in"),
+    ("api.run up to the call: read the package, plan", "api in", "call in"),
+    ("import grpc (grpc.aio, asyncio with it)", "modules in", "grpc"),
+    ("wire.modules(): grpc_tools compiles the .proto", "grpc", "modules out"),
+    ("the call: channel, connect, EvaluateFunction", "modules out", "call out"),
+    ("after the call: merge, check, summary", "call out", "exit"),
+    ("exit (os._exit to reaped)", "exit", "reaped"),
+)
 
-    return step
 
+def stages(template: Path, work: Path, image: str, address: str, rounds: int) -> list[Series]:
+    """Each stage of `rounds` stamped runs (fresh copies; the package must come back unchanged)."""
+    import json
+    import os
 
-def plain_step(template: Path, work: Path, image: str) -> Callable[[Series], None]:
-    def step(series: Series) -> None:
-        seconds, _, inner = bench_run.run_fnrun(template, work, image)
-        series.times.append(seconds)
-        if inner is not None:
-            series.inner.append(inner)
-
-    return step
+    series = [Series(label) for label, _, _ in STAGES] + [Series("total")]
+    for _ in range(rounds):
+        package = fresh_copy(template, work)
+        read_end, write_end = os.pipe()
+        command = [sys.executable, "-c", STAMPED, "run", str(package), "--image", image, "--server", address, "--no-cache"]
+        spawn = time.time()
+        process = subprocess.Popen(command, cwd=work, env={**bench_run.child_env(), "STAMP_FD": str(write_end)}, pass_fds=(write_end,),
+                                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        os.close(write_end)
+        with os.fdopen(read_end, "rb") as stamps_pipe:
+            stamps = stamps_pipe.read()
+        code = process.wait()
+        stamp = {"spawn": spawn, "reaped": time.time(), **(json.loads(stamps) if stamps else {})}
+        if code != 0 or "exit" not in stamp or same_tree(template, package):
+            raise BenchError(f"a stamped fnrun run --server exited {code} or changed the package")
+        for one, (_, start, end) in zip(series, STAGES):
+            one.times.append(stamp[end] - stamp[start])
+        series[-1].times.append(stamp["reaped"] - spawn)
+    return series
 
 
 # ------------------------------------------------------------------------------- 2: load profile
@@ -192,6 +234,9 @@ def wrong_answer(answer: bytes, body: bytes, tag: str, image: str) -> str | None
     return None if labels == [tag, tag] else f"labels {labels} in the answer to {tag}"
 
 
+Answered = tuple[str, float, float, str | None]  # a Call's fields: plain tuples cross processes
+
+
 @dataclass
 class Call:
     image: str
@@ -201,7 +246,7 @@ class Call:
 
 
 def client_calls(address: str, client: int, calls: int, images: tuple[str, ...], start_at: float,
-                 source: str | None) -> list[tuple[str, float, float, str | None]]:
+                 source: str | None) -> list[Answered]:
     """One client: its own channel (its own connection), then `calls` calls, each checked after it is timed."""
     if source:
         sys.path.insert(0, source)
@@ -213,7 +258,7 @@ def client_calls(address: str, client: int, calls: int, images: tuple[str, ...],
     stub = services.FunctionEvaluatorStub(channel)
     grpc.channel_ready_future(channel).result(timeout=60)
     time.sleep(max(0.0, start_at - time.time()))
-    done: list[tuple[str, float, float, str | None]] = []  # Call's fields: plain tuples cross processes
+    done: list[Answered] = []
     for number in range(calls):
         image = images[(client + number) % len(images)]
         tag = f"c{client}-n{number}"
@@ -230,7 +275,7 @@ def client_calls(address: str, client: int, calls: int, images: tuple[str, ...],
     return done
 
 
-def _client_star(args: tuple[Any, ...]) -> list[tuple[str, float, float, str | None]]:
+def _client_star(args: tuple[Any, ...]) -> list[Answered]:
     return client_calls(*args)
 
 
@@ -239,20 +284,10 @@ def load(address: str, clients: int, calls: int, threads: bool) -> tuple[list[Ca
     source = str(bench_run.SOURCE) if bench_run.SOURCE else None
     start_at = time.time() + (2.0 if threads else 5.0)  # processes import grpc and read the .proto first
     jobs = [(address, client, calls, LOAD_IMAGES, start_at, source) for client in range(clients)]
-    if threads:
-        results: list[list[tuple[str, float, float, str | None]]] = [[] for _ in jobs]
-
-        def run(index: int) -> None:
-            results[index] = client_calls(*jobs[index])
-
-        workers = [threading.Thread(target=run, args=(index,)) for index in range(len(jobs))]
-        for worker in workers:
-            worker.start()
-        for worker in workers:
-            worker.join()
-    else:
-        with multiprocessing.get_context("spawn").Pool(clients) as pool:
-            results = pool.map(_client_star, jobs)
+    executor: Executor = (ThreadPoolExecutor(clients) if threads
+                          else ProcessPoolExecutor(clients, mp_context=multiprocessing.get_context("spawn")))
+    with executor:
+        results = list(executor.map(_client_star, jobs))
     every = [Call(*call) for result in results for call in result]
     if len(every) != clients * calls:
         raise BenchError(f"{len(every)} calls answered of {clients * calls}")
@@ -296,19 +331,30 @@ def bench(tmp: Path, args: argparse.Namespace) -> int:
     work.mkdir()
     generate(small, 1, 4)
     server = Served(tmp, args.parallel)
-    failed: BaseException | None = None
     try:
-        return side_by_side(small, work, server, args)
-    except BaseException as err:
-        failed = err
-        raise
+        result = side_by_side(small, work, server, args)
     finally:
         code, seconds = server.stop()
-        left = leftovers(server.proc.pid)
-        remove(left)
+        left = remove_leftovers(server.proc.pid)
         print(f"\nserver stopped by SIGTERM: exit {code} in {seconds:.2f} s; its containers left: {len(left)}")
-        if failed is None and (code != 0 or left):
-            raise BenchError(f"the server exited {code} and left {left}:\n{server.tail()}")
+    if code != 0 or left:
+        raise BenchError(f"the server exited {code} and left {left}:\n{server.tail()}")
+    return result
+
+
+def load_profile(server: Served, args: argparse.Namespace) -> tuple[list[Call], float]:
+    """The measured calls, after each image's first container and a burst of two calls a client
+    (the server starts up to --parallel containers an image; those starts are not the profile)."""
+    for image in LOAD_IMAGES:
+        body = call_body("warm")
+        problem = wrong_answer(server.call(body, image), body, "warm", image)
+        if problem:
+            raise BenchError(f"{image}: {problem}")
+    warmed, _ = load(server.address, args.clients, 2, args.threads)
+    if any(c.problem for c in warmed):
+        raise BenchError(f"warm-up: {next(c.problem for c in warmed if c.problem)}")
+    print(f"load: {args.clients} clients x {args.calls} calls", file=sys.stderr)
+    return load(server.address, args.clients, args.calls, args.threads)
 
 
 def side_by_side(small: Path, work: Path, server: Served, args: argparse.Namespace) -> int:
@@ -319,25 +365,15 @@ def side_by_side(small: Path, work: Path, server: Served, args: argparse.Namespa
     client, interpreter = Series("grpc client process"), Series("python -c pass")
     stdin_file = work.parent / "small.resourcelist.yaml"
     stdin_file.write_bytes(bench_run.resource_list(small))
+    bare_client = [sys.executable, "-c", BARE_CLIENT, server.address, str(stdin_file), args.image]
     print(f"4 resources, {args.runs} rounds (fnrun: {' '.join(fnrun_command())})", file=sys.stderr)
     measure(args.runs, [(through, server_step(small, work, args.image, server.address)),
-                        (kpt, kpt_only_times(small, work, args.image)),
-                        (plain, plain_step(small, work, args.image)),
-                        (client, command_step([sys.executable, "-c", BARE_CLIENT, server.address, str(stdin_file), args.image], work)),
-                        (interpreter, command_step([sys.executable, "-c", "pass"], work))])
-    every: list[Call] = []
-    span = 0.0
-    if args.calls:
-        for image in LOAD_IMAGES:  # each image's first container, not part of the profile
-            body = call_body("warm")
-            problem = wrong_answer(server.call(body, image), body, "warm", image)
-            if problem:
-                raise BenchError(f"{image}: {problem}")
-        warmed, _ = load(server.address, args.clients, 2, args.threads)  # the server starts up to --parallel containers an image
-        if any(c.problem for c in warmed):
-            raise BenchError(f"warm-up: {next(c.problem for c in warmed if c.problem)}")
-        print(f"load: {args.clients} clients x {args.calls} calls", file=sys.stderr)
-        every, span = load(server.address, args.clients, args.calls, args.threads)
+                        (kpt, timing(lambda: bench_run.run_kpt(small, work, args.image)[0])),
+                        (plain, timing(lambda: bench_run.run_fnrun(small, work, args.image)[0])),
+                        (client, timing(lambda: timed(bare_client, work).seconds)),
+                        (interpreter, timing(lambda: timed([sys.executable, "-c", "pass"], work).seconds))])
+    split = stages(small, work, args.image, server.address, args.stages) if args.stages else []
+    every, span = load_profile(server, args) if args.calls else ([], 0.0)
     print()
     print(f"{'4 resources (wall seconds)':<56} {'median':>8} {'min':>8} {'max':>8} {'n':>3}")
     for label, series in [("fnrun run --server (process, end to end)", through), ("kpt fn eval", kpt),
@@ -349,6 +385,10 @@ def side_by_side(small: Path, work: Path, server: Served, args: argparse.Namespa
             print(row(label, series)[:-8])  # no RSS: wait4's peak of a forked child counts this bench's own pages
     print("(fnrun and the server both with --no-cache: every round reaches a container; the server was\n"
           f" warmed by one call first, {warm.times[0]:.3f} s)")
+    if split:
+        print(f"\nwhere fnrun run --server's time goes ({args.stages} stamped runs; medians of each stage apart, so they need not add up)")
+        for one in split:
+            print(row(one.name, one)[:-8])
     if every:
         load_table(every, span, args.clients, args.calls, args.threads)
         wrong = [c.problem for c in every if c.problem]
@@ -368,6 +408,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--clients", type=int, default=8, help="load profile: clients at once (default 8)")
     parser.add_argument("--calls", type=int, default=50, help="load profile: calls per client (default 50; 0: no profile)")
     parser.add_argument("--threads", action="store_true", help="load profile: clients as threads of this process, not processes")
+    parser.add_argument("--stages", type=int, default=7, help="stamped runs splitting fnrun run --server's time (default 7; 0: none)")
     parser.add_argument("--parallel", type=int, help="the server's --parallel (its default: 4 containers per image)")
     parser.add_argument("--image", default=IMAGE)
     parser.add_argument("--source", type=Path, help="run fnrun from this source tree (PYTHONPATH), not the installed one")
