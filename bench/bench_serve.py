@@ -314,7 +314,7 @@ def load_table(every: list[Call], span: float, clients: int, calls: int, threads
 # ------------------------------------------------------------------------------------- the bench
 
 
-def check_setup() -> None:
+def check_setup(image: str) -> None:
     if shutil.which("kpt") is None:
         raise BenchError("kpt is not on PATH")
     try:
@@ -322,8 +322,8 @@ def check_setup() -> None:
         import yaml  # noqa: F401
     except ImportError as err:
         raise BenchError(f"{err.name} is not installed (pip install 'fnrun[serve]')") from None
-    for image in (IMAGE, *LOAD_IMAGES):
-        bench_run.check_setup(image)
+    for each in (image, *LOAD_IMAGES):
+        bench_run.check_setup(each)
 
 
 def bench(tmp: Path, args: argparse.Namespace) -> int:
@@ -417,7 +417,7 @@ def main(argv: list[str] | None = None) -> int:
         bench_run.SOURCE = args.source.resolve()
         sys.path.insert(0, str(bench_run.SOURCE))
     try:
-        check_setup()
+        check_setup(args.image)
         with tempfile.TemporaryDirectory(prefix="fnrun-serve-") as tmp:  # under /tmp: a unix socket path must stay short
             return bench(Path(tmp), args)
     except BenchError as err:
