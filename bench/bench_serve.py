@@ -1,0 +1,429 @@
+"""`fnrun run --server` against `kpt fn eval` in one run, and a load profile of `fnrun serve`.
+
+1. One identity function over a 4-resource package, interleaved, medians of fresh runs:
+   `fnrun run DIR --image IMAGE --server unix:SOCK` against a `fnrun serve --no-cache` this bench
+   started and warmed with one call, against `kpt fn eval DIR --image IMAGE`, with plain
+   `fnrun run` (no server) for reference. Target: fnrun via the server <= 0.35x kpt's median.
+   Both fnrun and the server run with --no-cache, so every round reaches a container (the same
+   input every round would otherwise be a result-cache hit). Each run gets a fresh copy of the
+   package and must leave it byte-identical (the image echoes stdin).
+2. A load profile, no target: CLIENTS clients (processes, or threads with --threads) each make
+   CALLS EvaluateFunction calls straight to the server, alternating fnrun-test/identity:v1 and
+   fnrun-test/label:v1, each call with a ResourceList of its own; every answer must hold its own
+   items (and, from label, its own label). Calls per second and latency p50/p90/p99.
+3. The server is stopped with SIGTERM and must exit 0 leaving none of its containers.
+
+Exit status: 0 the target met, 1 missed, 2 a run failed or the set-up is missing (no kpt, no image,
+no engine, no grpcio).
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_run  # noqa: E402  (sibling scripts, not a package)
+from bench_run import BenchError, Series, fnrun_command, fresh_copy, measure, row, same_tree, timed  # noqa: E402
+from gen_package import generate  # noqa: E402
+
+IMAGE = "fnrun-test/identity:v1"
+LOAD_IMAGES = ("fnrun-test/identity:v1", "fnrun-test/label:v1")
+SERVER_TARGET = 0.35  # fnrun run --server / kpt fn eval, 4 resources (issue 43)
+LABEL_KEY = "bench-call"
+
+
+# ------------------------------------------------------------------------------------ the server
+
+
+class Served:
+    """A `fnrun serve --no-cache` on a unix socket of its own, and a channel to it."""
+
+    def __init__(self, tmp: Path, parallel: int | None) -> None:
+        import grpc
+        from orchestrator.runtimes.remote import wire
+
+        self.address = f"unix:{tmp / 'serve.sock'}"
+        self.log = tmp / "serve.log"
+        extra = ["--parallel", str(parallel)] if parallel else []
+        command = [*fnrun_command(), "serve", "--address", self.address, "--no-cache", "--image-pull-policy", "never", *extra]
+        with open(self.log, "wb") as log:
+            self.proc = subprocess.Popen(command, env=bench_run.child_env(), stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+        self.channel = grpc.insecure_channel(self.address)
+        self.messages, services = wire.modules()
+        self.stub = services.FunctionEvaluatorStub(self.channel)
+        try:
+            grpc.channel_ready_future(self.channel).result(timeout=60)
+        except grpc.FutureTimeoutError:
+            self.stop()
+            raise BenchError(f"fnrun serve did not listen within 60 s:\n{self.tail()}") from None
+
+    def call(self, body: bytes, image: str) -> bytes:
+        answer = self.stub.EvaluateFunction(self.messages.EvaluateFunctionRequest(resource_list=body, image=image), timeout=300)
+        return bytes(answer.resource_list)
+
+    def tail(self) -> str:
+        return self.log.read_text(errors="replace")[-2000:]
+
+    def stop(self) -> tuple[int, float]:
+        """SIGTERM; (exit code, seconds to exit). Killed after 60 s (and then the code says so)."""
+        self.channel.close()
+        started = time.perf_counter()
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        return self.proc.returncode, time.perf_counter() - started
+
+
+def remove_leftovers(pid: int) -> list[str]:
+    """Remove the containers the server `pid` made that still exist (it labels each with its pid); their ids."""
+    import docker
+    from orchestrator.runtimes.container.settings import LABEL_PID
+
+    client = docker.from_env().api
+    left = [c["Id"][:12] for c in client.containers(all=True, filters={"label": f"{LABEL_PID}={pid}"})]
+    for ident in left:
+        client.remove_container(ident, force=True)
+    return left
+
+
+# ------------------------------------------------------------------------- 1: side by side with kpt
+
+
+def server_step(template: Path, work: Path, image: str, address: str) -> Callable[[Series], None]:
+    """One `fnrun run --server` over a fresh copy; the copy must come back byte-identical."""
+
+    def step(series: Series) -> None:
+        package = fresh_copy(template, work)
+        done = timed([*fnrun_command(), "run", str(package), "--image", image, "--server", address, "--no-cache"], work)
+        difference = same_tree(template, package)
+        if difference:
+            raise BenchError(f"fnrun --server changed the package for an identity function: {difference}")
+        series.times.append(done.seconds)
+        inner = bench_run._INNER.search(done.stderr)
+        if inner:
+            series.inner.append(float(inner.group(1)))
+
+    return step
+
+
+# The least a Python client of the server does: a new interpreter, grpc, the .proto, one call.
+BARE_CLIENT = (
+    "import sys, grpc\nfrom orchestrator.runtimes.remote import wire\n"
+    "messages, services = wire.modules()\n"
+    "stub = services.FunctionEvaluatorStub(grpc.insecure_channel(sys.argv[1]))\n"
+    "body = open(sys.argv[2], 'rb').read()\n"
+    "answer = stub.EvaluateFunction(messages.EvaluateFunctionRequest(resource_list=body, image=sys.argv[3]), timeout=300)\n"
+    "sys.exit(0 if answer.resource_list == body else 3)"
+)
+
+
+def timing(run: Callable[[], float]) -> Callable[[Series], None]:
+    """A step recording what `run` returns: the seconds of one checked run (kpt, plain fnrun, a reference)."""
+    return lambda series: series.times.append(run())
+
+
+# Where one `fnrun run --server`'s time goes: the real command, its stages stamped from inside
+# (imports made explicit in fnrun's own order, then api.run, the runtime's call and its wire.modules
+# wrapped); the stamps go to the bench through a pipe, since fnrun leaves by os._exit.
+STAMPED = """import json, os, sys, time
+s = {"start": time.time()}
+import orchestrator.launch; s["launch"] = time.time()
+import orchestrator.cli; s["cli"] = time.time()
+import orchestrator.api, orchestrator.run.pipeline; s["api"] = time.time()
+from orchestrator.runtimes import remote; from orchestrator.runtimes.remote import wire
+def wrap(owner, name, before, after, first=None):
+    real = getattr(owner, name)
+    def stamped(*a, **k):
+        s[before] = time.time()
+        if first: __import__(first); s[first] = time.time()
+        out = real(*a, **k); s[after] = time.time(); return out
+    setattr(owner, name, stamped)
+wrap(orchestrator.api, "run", "api in", "api out")
+wrap(remote.RemoteRuntime, "run", "call in", "call out")
+wrap(wire, "modules", "modules in", "modules out", first="grpc")
+leave = os._exit
+def stamp_exit(code):
+    s["exit"] = time.time(); os.write(int(os.environ["STAMP_FD"]), json.dumps(s).encode()); leave(code)
+os._exit = stamp_exit
+sys.argv = ["fnrun", *sys.argv[1:]]
+from orchestrator.__main__ import main
+main()
+"""
+STAGES = (  # (label, from stamp, to stamp); "spawn" and "reaped" are the bench's
+    ("interpreter start (spawn to the first line)", "spawn", "start"),
+    ("import orchestrator.launch (the launcher)", "start", "launch"),
+    ("import orchestrator.cli (typer, click, the commands)", "launch", "cli"),
+    ("import orchestrator.api, run.pipeline (the library)", "cli", "api"),
+    ("typer builds the command, parses it, the request", "api", "api in"),
+    ("api.run up to the call: read the package, plan", "api in", "call in"),
+    ("import grpc (grpc.aio, asyncio with it)", "modules in", "grpc"),
+    ("wire.modules(): grpc_tools compiles the .proto", "grpc", "modules out"),
+    ("the call: channel, connect, EvaluateFunction", "modules out", "call out"),
+    ("after the call: merge, check, summary", "call out", "exit"),
+    ("exit (os._exit to reaped)", "exit", "reaped"),
+)
+
+
+def stages(template: Path, work: Path, image: str, address: str, rounds: int) -> list[Series]:
+    """Each stage of `rounds` stamped runs (fresh copies; the package must come back unchanged)."""
+    import json
+    import os
+
+    series = [Series(label) for label, _, _ in STAGES] + [Series("total")]
+    for _ in range(rounds):
+        package = fresh_copy(template, work)
+        read_end, write_end = os.pipe()
+        command = [sys.executable, "-c", STAMPED, "run", str(package), "--image", image, "--server", address, "--no-cache"]
+        spawn = time.time()
+        process = subprocess.Popen(command, cwd=work, env={**bench_run.child_env(), "STAMP_FD": str(write_end)}, pass_fds=(write_end,),
+                                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        os.close(write_end)
+        with os.fdopen(read_end, "rb") as stamps_pipe:
+            stamps = stamps_pipe.read()
+        code = process.wait()
+        stamp = {"spawn": spawn, "reaped": time.time(), **(json.loads(stamps) if stamps else {})}
+        if code != 0 or "exit" not in stamp or same_tree(template, package):
+            raise BenchError(f"a stamped fnrun run --server exited {code} or changed the package")
+        for one, (_, start, end) in zip(series, STAGES):
+            one.times.append(stamp[end] - stamp[start])
+        series[-1].times.append(stamp["reaped"] - spawn)
+    return series
+
+
+# ------------------------------------------------------------------------------- 2: load profile
+
+
+def call_body(tag: str) -> bytes:
+    """A small ResourceList of its own: two Deployments named after the call, the label's value too."""
+    items = "".join(
+        f"- apiVersion: apps/v1\n  kind: Deployment\n  metadata:\n    name: {tag}-{part} # call {tag}\n"
+        f"  spec:\n    replicas: 1\n"
+        for part in ("a", "b")
+    )
+    config = f"functionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: fn\n  data:\n    {LABEL_KEY}: '{tag}'\n"
+    return f"apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n{items}{config}".encode()
+
+
+def wrong_answer(answer: bytes, body: bytes, tag: str, image: str) -> str | None:
+    """None when the answer holds this call's own items (and label, from the label image)."""
+    import yaml
+
+    if image.endswith("/identity:v1"):
+        return None if answer == body else "identity's answer is not the request"
+    items = (yaml.safe_load(answer) or {}).get("items") or []
+    names = [item["metadata"]["name"] for item in items]
+    if names != [f"{tag}-a", f"{tag}-b"]:
+        return f"items {names} in the answer to {tag}"
+    labels = [(item["metadata"].get("labels") or {}).get(LABEL_KEY) for item in items]
+    return None if labels == [tag, tag] else f"labels {labels} in the answer to {tag}"
+
+
+Answered = tuple[str, float, float, str | None]  # a Call's fields: plain tuples cross processes
+
+
+@dataclass
+class Call:
+    image: str
+    started: float  # time.time(), to find the profile's span across processes
+    seconds: float
+    problem: str | None
+
+
+def client_calls(address: str, client: int, calls: int, images: tuple[str, ...], start_at: float,
+                 source: str | None) -> list[Answered]:
+    """One client: its own channel (its own connection), then `calls` calls, each checked after it is timed."""
+    if source:
+        sys.path.insert(0, source)
+    import grpc
+    from orchestrator.runtimes.remote import wire
+
+    messages, services = wire.modules()
+    channel = grpc.insecure_channel(address, options=[("grpc.use_local_subchannel_pool", 1)])
+    stub = services.FunctionEvaluatorStub(channel)
+    grpc.channel_ready_future(channel).result(timeout=60)
+    time.sleep(max(0.0, start_at - time.time()))
+    done: list[Answered] = []
+    for number in range(calls):
+        image = images[(client + number) % len(images)]
+        tag = f"c{client}-n{number}"
+        body = call_body(tag)
+        started, before = time.time(), time.perf_counter()
+        try:
+            answer = stub.EvaluateFunction(messages.EvaluateFunctionRequest(resource_list=body, image=image), timeout=300)
+        except grpc.RpcError as err:
+            done.append((image, started, time.perf_counter() - before, f"{err.code().name}: {err.details()}"))
+            continue
+        seconds = time.perf_counter() - before
+        done.append((image, started, seconds, wrong_answer(bytes(answer.resource_list), body, tag, image)))
+    channel.close()
+    return done
+
+
+def _client_star(args: tuple[Any, ...]) -> list[Answered]:
+    return client_calls(*args)
+
+
+def load(address: str, clients: int, calls: int, threads: bool) -> tuple[list[Call], float]:
+    """Every client's calls, and the profile's span (first call's start to last call's end)."""
+    source = str(bench_run.SOURCE) if bench_run.SOURCE else None
+    start_at = time.time() + (2.0 if threads else 5.0)  # processes import grpc and read the .proto first
+    jobs = [(address, client, calls, LOAD_IMAGES, start_at, source) for client in range(clients)]
+    executor: Executor = (ThreadPoolExecutor(clients) if threads
+                          else ProcessPoolExecutor(clients, mp_context=multiprocessing.get_context("spawn")))
+    with executor:
+        results = list(executor.map(_client_star, jobs))
+    every = [Call(*call) for result in results for call in result]
+    if len(every) != clients * calls:
+        raise BenchError(f"{len(every)} calls answered of {clients * calls}")
+    span = max(c.started + c.seconds for c in every) - min(c.started for c in every)
+    return every, span
+
+
+def percentiles(seconds: list[float]) -> tuple[float, float, float]:
+    cuts = statistics.quantiles(seconds, n=100, method="inclusive")
+    return cuts[49], cuts[89], cuts[98]
+
+
+def load_table(every: list[Call], span: float, clients: int, calls: int, threads: bool) -> None:
+    kind = "threads" if threads else "processes"
+    print(f"\nload profile: {clients} clients ({kind}) x {calls} calls, EvaluateFunction straight to the server, {span:.2f} s")
+    print(f"{'image':<28} {'calls':>6} {'calls/s':>8} {'p50 ms':>8} {'p90 ms':>8} {'p99 ms':>8} {'max ms':>8}")
+    for image in (*LOAD_IMAGES, "all"):
+        chosen = [c.seconds for c in every if image in ("all", c.image)]
+        p50, p90, p99 = percentiles(chosen)
+        print(f"{image:<28} {len(chosen):6d} {len(chosen) / span:8.1f} {p50 * 1000:8.0f} {p90 * 1000:8.0f} {p99 * 1000:8.0f} "
+              f"{max(chosen) * 1000:8.0f}")
+
+
+# ------------------------------------------------------------------------------------- the bench
+
+
+def check_setup(image: str) -> None:
+    if shutil.which("kpt") is None:
+        raise BenchError("kpt is not on PATH")
+    try:
+        import grpc  # noqa: F401
+        import yaml  # noqa: F401
+    except ImportError as err:
+        raise BenchError(f"{err.name} is not installed (pip install 'fnrun[serve]')") from None
+    for each in (image, *LOAD_IMAGES):
+        bench_run.check_setup(each)
+
+
+def bench(tmp: Path, args: argparse.Namespace) -> int:
+    small, work = tmp / "small", tmp / "work"
+    work.mkdir()
+    generate(small, 1, 4)
+    server = Served(tmp, args.parallel)
+    try:
+        result = side_by_side(small, work, server, args)
+    finally:
+        code, seconds = server.stop()
+        left = remove_leftovers(server.proc.pid)
+        print(f"\nserver stopped by SIGTERM: exit {code} in {seconds:.2f} s; its containers left: {len(left)}")
+    if code != 0 or left:
+        raise BenchError(f"the server exited {code} and left {left}:\n{server.tail()}")
+    return result
+
+
+def load_profile(server: Served, args: argparse.Namespace) -> tuple[list[Call], float]:
+    """The measured calls, after each image's first container and a burst of two calls a client
+    (the server starts up to --parallel containers an image; those starts are not the profile)."""
+    for image in LOAD_IMAGES:
+        body = call_body("warm")
+        problem = wrong_answer(server.call(body, image), body, "warm", image)
+        if problem:
+            raise BenchError(f"{image}: {problem}")
+    warmed, _ = load(server.address, args.clients, 2, args.threads)
+    if any(c.problem for c in warmed):
+        raise BenchError(f"warm-up: {next(c.problem for c in warmed if c.problem)}")
+    print(f"load: {args.clients} clients x {args.calls} calls", file=sys.stderr)
+    return load(server.address, args.clients, args.calls, args.threads)
+
+
+def side_by_side(small: Path, work: Path, server: Served, args: argparse.Namespace) -> int:
+    warm = Series("warm-up")
+    server_step(small, work, args.image, server.address)(warm)  # the first call starts the warm container
+    print(f"warm-up call through the server: {warm.times[0]:.3f}s", file=sys.stderr)
+    through, kpt, plain = Series("fnrun --server 4"), Series("kpt 4"), Series("fnrun 4")
+    client, interpreter = Series("grpc client process"), Series("python -c pass")
+    stdin_file = work.parent / "small.resourcelist.yaml"
+    stdin_file.write_bytes(bench_run.resource_list(small))
+    bare_client = [sys.executable, "-c", BARE_CLIENT, server.address, str(stdin_file), args.image]
+    print(f"4 resources, {args.runs} rounds (fnrun: {' '.join(fnrun_command())})", file=sys.stderr)
+    measure(args.runs, [(through, server_step(small, work, args.image, server.address)),
+                        (kpt, timing(lambda: bench_run.run_kpt(small, work, args.image)[0])),
+                        (plain, timing(lambda: bench_run.run_fnrun(small, work, args.image)[0])),
+                        (client, timing(lambda: timed(bare_client, work).seconds)),
+                        (interpreter, timing(lambda: timed([sys.executable, "-c", "pass"], work).seconds))])
+    split = stages(small, work, args.image, server.address, args.stages) if args.stages else []
+    every, span = load_profile(server, args) if args.calls else ([], 0.0)
+    print()
+    print(f"{'4 resources (wall seconds)':<56} {'median':>8} {'min':>8} {'max':>8} {'n':>3}")
+    for label, series in [("fnrun run --server (process, end to end)", through), ("kpt fn eval", kpt),
+                          ("fnrun run, no server (process, end to end)", plain),
+                          ("bare gRPC client: new python, grpc, .proto, one call", client),
+                          ("python -c pass (this interpreter's start and exit)", interpreter),
+                          ("the call through the server, as fnrun reports it", Series("inner", through.inner))]:
+        if series.times:
+            print(row(label, series)[:-8])  # no RSS: wait4's peak of a forked child counts this bench's own pages
+    print("(fnrun and the server both with --no-cache: every round reaches a container; the server was\n"
+          f" warmed by one call first, {warm.times[0]:.3f} s)")
+    if split:
+        print(f"\nwhere fnrun run --server's time goes ({args.stages} stamped runs; medians of each stage apart, so they need not add up)")
+        for one in split:
+            print(row(one.name, one)[:-8])
+    if every:
+        load_table(every, span, args.clients, args.calls, args.threads)
+        wrong = [c.problem for c in every if c.problem]
+        if wrong:
+            raise BenchError(f"{len(wrong)} of {len(every)} calls answered wrong, first: {wrong[0]}")
+        print(f"every one of the {len(every)} answers held its own items")
+    ratio = through.median / kpt.median
+    print()
+    print(f"{'PASS' if ratio <= SERVER_TARGET else 'FAIL'}: 4 resources, fnrun --server / kpt: {ratio:.2f}x "
+          f"(target <= {SERVER_TARGET:.2f}x); without the server {plain.median / kpt.median:.2f}x")
+    return 0 if ratio <= SERVER_TARGET else 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=7, help="rounds side by side (default 7)")
+    parser.add_argument("--clients", type=int, default=8, help="load profile: clients at once (default 8)")
+    parser.add_argument("--calls", type=int, default=50, help="load profile: calls per client (default 50; 0: no profile)")
+    parser.add_argument("--threads", action="store_true", help="load profile: clients as threads of this process, not processes")
+    parser.add_argument("--stages", type=int, default=7, help="stamped runs splitting fnrun run --server's time (default 7; 0: none)")
+    parser.add_argument("--parallel", type=int, help="the server's --parallel (its default: 4 containers per image)")
+    parser.add_argument("--image", default=IMAGE)
+    parser.add_argument("--source", type=Path, help="run fnrun from this source tree (PYTHONPATH), not the installed one")
+    args = parser.parse_args(argv)
+    if args.source is not None:
+        bench_run.SOURCE = args.source.resolve()
+        sys.path.insert(0, str(bench_run.SOURCE))
+    try:
+        check_setup(args.image)
+        with tempfile.TemporaryDirectory(prefix="fnrun-serve-") as tmp:  # under /tmp: a unix socket path must stay short
+            return bench(Path(tmp), args)
+    except BenchError as err:
+        print(f"bench_serve: error: {err}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
