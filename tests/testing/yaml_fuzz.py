@@ -641,8 +641,14 @@ def _function_wrote_it(root: Path, package: Package, ops: list[list], out: Any) 
     meant = {path: sorted(map(_key, docs)) for path, docs in expected(package, ops).items() if docs}
     if out.error is not None or {path: sorted(keys) for path, keys in returned.items()} == meant:
         return False
-    written = {path: sorted(_key(_normal(d)) for d in _load(raw) if isinstance(d, dict) and "kind" in d) for path, raw in out.files.items()}
+    # read as fnrun reads the files it hands the function: with a final newline (a keep block
+    # scalar ending a file without one means one line break less to PyYAML alone)
+    written = {path: sorted(_key(_normal(d)) for d in _load(_with_final_newline(raw)) if isinstance(d, dict) and "kind" in d) for path, raw in out.files.items()}
     return all(written[path] == sorted(returned.get(path, [])) for path in written)
+
+
+def _with_final_newline(raw: bytes) -> bytes:
+    return raw if not raw or raw.endswith(b"\n") else raw + b"\n"
 
 
 def _key(doc: dict) -> str:
