@@ -82,7 +82,7 @@ def _save(path: Path | None, findings: list) -> None:
     if path is None:
         return
     rows = [
-        {"problem": f.problem, "style": f.style, "edits": f.ops, "error": f.error,
+        {"problem": f.problem, "style": f.style, "edits": f.ops, "wide": f.wide, "error": f.error,
          "files": {k: v.decode("utf-8", "replace") for k, v in f.files.items()},
          "written": {k: v.decode("utf-8", "replace") for k, v in f.written.items()}}
         for f in findings
