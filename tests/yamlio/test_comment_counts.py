@@ -5,6 +5,7 @@ tests/write/test_fuzz_writeback.py, checks the counts over generated packages.)"
 
 from __future__ import annotations
 
+import io
 from collections import Counter
 
 import pytest
@@ -125,3 +126,27 @@ def test_an_item_that_opens_on_a_lone_dash_is_merged_as_ruamel_writes_it(item: s
     assert fast.load(edited, "t") == data
     assert Counter(comments(edited)) == Counter(comments(original)), edited
     assert edited.endswith("# note\n- # mine\n  image: true\n"), edited
+
+
+@pytest.mark.parametrize("body", [
+    "data:\n  list:\n  - |-\n    alpha\n    beta\n\n  # note\n  other: 1\n",
+    "data:\n- x\n- |-\n  alpha\n\n# note\nspec: 1\n",
+    "data:\n- - |-\n    alpha\n\n  # note\n  - y\n",
+])
+def test_a_comment_after_a_block_scalar_ending_an_item_is_written_once_through_a_reindent(body: str) -> None:
+    """A ruamel function that indents sequences (kyaml's `wide` style) writes the comment after a
+    block scalar that ends a sequence item at a new indentation; the merge keeps it once."""
+    from ruamel.yaml import YAML
+
+    original = HEAD + body
+    library = YAML()
+    library.indent(mapping=2, sequence=4, offset=2)
+    tree = library.load(original)
+    tree["metadata"]["added"] = "x"
+    out = io.StringIO()
+    library.dump(tree, out)
+    data = fast.load(original, "t")
+    data["metadata"]["added"] = "x"
+    edited = roundtrip.edit(original, out.getvalue(), data)
+    assert fast.load(edited, "t") == data
+    assert Counter(comments(edited)) == Counter(comments(original)), edited
