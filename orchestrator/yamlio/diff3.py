@@ -9,7 +9,6 @@ from difflib import SequenceMatcher
 from typing import Iterable
 
 from .comments import comment_start, comments
-from .dashes import joined, opens_block_scalar, restored
 
 # Where a merged line came from: the original's text, the new version's, or a comment of the
 # original that a hunk would have dropped and that is kept (`_rehome`).
@@ -87,7 +86,7 @@ def _rehome(dropped: list[str], middle: list[tuple[int, str]], keep: frozenset[s
             held.add(text)
         cursor = at + 1
     after = tail + pending
-    if after and out and opens_block_scalar(out[-1][1]):
+    if after and out and _opens_block_scalar(out[-1][1]):
         return front + out[:-1] + after + out[-1:]  # below the header would be in the scalar's text
     return front + out + after
 
@@ -98,6 +97,13 @@ def _inline(line: str) -> str | None:
         return None
     start = comment_start(line)
     return None if start is None else line[start:].strip()
+
+
+def _opens_block_scalar(line: str) -> bool:
+    """Whether a line ends in a block scalar's header (`key: |-`, `- >2`): the lines after it
+    are the scalar's text."""
+    bare = _bare(line).rstrip("+-0123456789")
+    return bare.endswith(("|", ">")) and (len(bare) == 1 or bare[-2] in " \t")
 
 
 def _undashed(bare: str) -> str:
@@ -138,12 +144,9 @@ def merge_lines(original: list[str], base: list[str], new: list[str], keep: Iter
     """Apply base→new to original (diff3). Where original and base also differ, new wins (line by
     line when `fine`); full-line comments whose text is in `keep` survive a hunk that would drop them.
     `keep` is every comment the result should hold, as often as it should hold it: no comment ends
-    up more often than that (`_once`). Items of the original that open on a lone dash are merged
-    as ruamel writes them, and kept as the user wrote them where they did not change (dashes.py)."""
+    up more often than that (`_once`)."""
     keep = list(keep)
     wanted = frozenset(keep)
-    view = joined(original)
-    original = view.lines
     out: list[tuple[int, str]] = []
     iz = ia = ib = 0
     for zmatch, zend, amatch, aend, bmatch, bend in _sync_regions(base, original, new):
@@ -154,7 +157,6 @@ def merge_lines(original: list[str], base: list[str], new: list[str], keep: Iter
             out += _rehome(a, _refine(z, a, b) if fine else [(_NEW, line) for line in b], wanted)
         out += [(_ORIGINAL, line) for line in original[amatch:aend]]
         iz, ia, ib = zend, aend, bend
-    out = restored(out, view, _ORIGINAL)
     return _once(out, Counter(keep)) if keep else [line for _, line in out]
 
 

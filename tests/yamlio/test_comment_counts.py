@@ -107,27 +107,6 @@ def test_a_kept_comment_never_lands_in_a_block_scalars_text() -> None:
     assert diff3.merge_lines(original, original, new, ["c"]) == ["a:\n", "  # c\n", "- q: |\n", "    t\n"]
 
 
-@pytest.mark.parametrize("item", [
-    "- \n  # keep me\n  - false\n  - beta\n",
-    "- # keep me\n  - false\n  - |-\n    alpha\n\n",
-    "-\n\n  # keep me\n  k: false\n  j: beta\n",
-])
-@pytest.mark.parametrize("function_text", [False, True])
-def test_an_item_that_opens_on_a_lone_dash_is_merged_as_ruamel_writes_it(item: str, function_text: bool) -> None:
-    """ruamel writes the comments of an item that opens on a lone dash above the dash and its
-    content on the dash's line; lined up with the user's way, the merge kept the user's dash
-    besides the edit's (`- ` then `- []`: no longer the value), and ruamel's dump, written instead,
-    lost the next item's comment. The item emptied, every other comment stays; the next item,
-    unchanged, keeps its own lone dash as written."""
-    original = HEAD + f"list:\n{item}# note\n- # mine\n  image: true\n"
-    data = fast.load(original, "t")
-    data["list"][0] = []
-    edited = roundtrip.edit(original, original if function_text else None, data)
-    assert fast.load(edited, "t") == data
-    assert Counter(comments(edited)) == Counter(comments(original)), edited
-    assert edited.endswith("# note\n- # mine\n  image: true\n"), edited
-
-
 @pytest.mark.parametrize("body", [
     "data:\n  list:\n  - |-\n    alpha\n    beta\n\n  # note\n  other: 1\n",
     "data:\n- x\n- |-\n  alpha\n\n# note\nspec: 1\n",
