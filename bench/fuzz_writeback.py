@@ -59,10 +59,12 @@ def main(argv: list[str] | None = None) -> int:
         finding = yaml_fuzz.check(package, ops, style, wide, work)
         if finding is not None:
             findings.append(finding)
+            _save(args.findings, findings)
             error = f": {finding.error}" if finding.error else ""
             print(f"finding {len(findings)}: {finding.problem}{error} ({style}, edits {ops})", file=sys.stderr, flush=True)
 
     started = time.monotonic()
+    _save(args.findings, findings)
     try:
         case()
     finally:
@@ -72,15 +74,20 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{total} cases ({', '.join(f'{n} {s}' for s, n in sorted(styles.items()))}) in {elapsed:.0f} s, seed {args.seed}: {len(findings)} findings")
     for problem, count in collections.Counter(f.problem.split(":", 1)[-1].strip() for f in findings).most_common():
         print(f"  {count:5d}  {problem}")
-    if args.findings is not None:
-        rows = [
-            {"problem": f.problem, "style": f.style, "edits": f.ops, "error": f.error,
-             "files": {k: v.decode("utf-8", "replace") for k, v in f.files.items()},
-             "written": {k: v.decode("utf-8", "replace") for k, v in f.written.items()}}
-            for f in findings
-        ]
-        args.findings.write_text(json.dumps(rows, indent=1, ensure_ascii=False))
     return 1 if findings else 0
+
+
+def _save(path: Path | None, findings: list) -> None:
+    """Every finding so far, written again at each one: a long run stopped midway keeps them."""
+    if path is None:
+        return
+    rows = [
+        {"problem": f.problem, "style": f.style, "edits": f.ops, "wide": f.wide, "error": f.error,
+         "files": {k: v.decode("utf-8", "replace") for k, v in f.files.items()},
+         "written": {k: v.decode("utf-8", "replace") for k, v in f.written.items()}}
+        for f in findings
+    ]
+    path.write_text(json.dumps(rows, indent=1, ensure_ascii=False))
 
 
 if __name__ == "__main__":

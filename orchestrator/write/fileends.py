@@ -53,11 +53,14 @@ def without_final_newline(content: str, source: SourceFile | None, resources: li
 
 def _ends_as_noted(content: str, resources: list[Resource]) -> bool:
     """Whether the file's last resource is the one noted as ending a file without a final newline,
-    and its text with what followed it there still ends the content."""
+    and its text with what followed it there still ends the content. Its text is the one it
+    travelled as, or the one noted as the user's (`fnrun source` renames an anchor another item
+    of the list already uses, and the write-back then writes the noted text)."""
     last = resources[-1] if resources else None
-    if last is None or ann.NO_FINAL_NEWLINE not in last.file_format.split(",") or last.body is None:
+    if last is None or ann.NO_FINAL_NEWLINE not in last.file_format.split(","):
         return False
-    return content.endswith(last.body + last.suffix) or content.endswith(last.body.rstrip("\n") + "\n" + last.suffix)
+    texts = [t for t in (last.body, last.original_text) if t is not None]
+    return any(content.endswith(t + last.suffix) or content.endswith(t.rstrip("\n") + "\n" + last.suffix) for t in texts)
 
 
 def file_format(resources: list[Resource]) -> tuple[bool, bool, set[int] | None, bool]:

@@ -44,9 +44,11 @@ def _rehome(dropped: list[str], middle: list[tuple[int, str]], keep: frozenset[s
     """The hunk's new lines with the wanted comments of the original's lines (`dropped`) that
     ruamel lost with a deleted or rewritten node (it hangs a comment on the node before it): a
     full-line comment goes above the new line that reads as the original line just below it (the
-    same text but for blanks and comments); failing that, above the hunk when it stood above its
-    first line, else after it. An inline comment goes back on the new line that reads as its line,
-    when that line has none and the new version holds it nowhere."""
+    same text but for blanks, comments and the dashes that open it: a key whose item lost the
+    keys above it gains the item's dash); failing that, above the hunk when it stood above its
+    first line, else after it (above its last line when that opens a block scalar, whose text
+    follows). An inline comment goes back on the new line that reads as its line, when that line
+    has none and the new version holds it nowhere."""
     out = list(middle)
     present = {line.strip() for _, line in out}
     held = {text for _, line in out for text in [_inline(line)] if text is not None}
@@ -60,10 +62,10 @@ def _rehome(dropped: list[str], middle: list[tuple[int, str]], keep: frozenset[s
             if line.strip() not in present and line.lstrip()[1:].strip() in keep:
                 pending.append((_RESCUED, line))
             continue
-        bare = _bare(line)
+        bare = _undashed(_bare(line))
         if not bare:
             continue
-        at = next((j for j in range(cursor, len(out)) if _bare(out[j][1]) == bare), None)
+        at = next((j for j in range(cursor, len(out)) if _undashed(_bare(out[j][1])) == bare), None)
         if at is None:
             if seen_content:
                 tail += pending
@@ -83,7 +85,10 @@ def _rehome(dropped: list[str], middle: list[tuple[int, str]], keep: frozenset[s
             out[at] = (kind, f"{body}  # {text}{partner[len(body):]}")
             held.add(text)
         cursor = at + 1
-    return front + out + tail + pending
+    after = tail + pending
+    if after and out and _opens_block_scalar(out[-1][1]):
+        return front + out[:-1] + after + out[-1:]  # below the header would be in the scalar's text
+    return front + out + after
 
 
 def _inline(line: str) -> str | None:
@@ -92,6 +97,24 @@ def _inline(line: str) -> str | None:
         return None
     start = comment_start(line)
     return None if start is None else line[start:].strip()
+
+
+def _opens_block_scalar(line: str) -> bool:
+    """Whether a line ends in a block scalar's header (`key: |-`, `- >2`): the lines after it
+    are the scalar's text."""
+    bare = _bare(line).rstrip("+-0123456789")
+    return bare.endswith(("|", ">")) and (len(bare) == 1 or bare[-2] in " \t")
+
+
+def _undashed(bare: str) -> str:
+    """A line's content without the sequence dashes that open it: a key that became its item's
+    first (the keys above it deleted) gains the item's dash, and still reads as the same line."""
+    start = 0
+    while bare.startswith("-", start) and bare[start + 1 : start + 2] in (" ", "\t"):
+        start += 2
+        while bare[start] in " \t":  # a line's content ends in neither (_bare strips it)
+            start += 1
+    return bare[start:]
 
 
 def _bare(line: str) -> str:

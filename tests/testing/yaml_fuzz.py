@@ -597,6 +597,7 @@ class Finding:
     style: str
     written: dict[str, bytes]
     error: str | None = None
+    wide: bool = False  # the ruamel function's sequences indented (`function`'s `wide`)
 
 
 def check(package: Package, ops: list[list], style: str, wide: bool = False, work: Path | None = None) -> Finding | None:
@@ -605,6 +606,7 @@ def check(package: Package, ops: list[list], style: str, wide: bool = False, wor
     try:
         piped = _through_sink(root, package) if package.tails else None
         out = run_exec(root, package.files, function(style, ops, wide))
+        # broken: the library wrote YAML no parser reads (ruamel: an emptied mapping after a comment)
         broken = out.error is not None and "returned invalid output" in str(out.error) and _writes_invalid_yaml(root)
         finding = None if broken or piped is not None else _judge(package, ops, style, out)
         if finding is not None and _function_wrote_it(root, package, ops, out):
@@ -613,7 +615,9 @@ def check(package: Package, ops: list[list], style: str, wide: bool = False, wor
         shutil.rmtree(root, ignore_errors=True)
     if piped is not None:
         return Finding(piped[0], package.files, [], "source | sink", piped[1])
-    return finding  # broken: the library wrote YAML no parser reads (ruamel: an emptied mapping after a comment)
+    if finding is not None:
+        finding.wide = wide
+    return finding
 
 
 def _function_wrote_it(root: Path, package: Package, ops: list[list], out: Any) -> bool:
@@ -641,8 +645,14 @@ def _function_wrote_it(root: Path, package: Package, ops: list[list], out: Any) 
     meant = {path: sorted(map(_key, docs)) for path, docs in expected(package, ops).items() if docs}
     if out.error is not None or {path: sorted(keys) for path, keys in returned.items()} == meant:
         return False
-    written = {path: sorted(_key(_normal(d)) for d in _load(raw) if isinstance(d, dict) and "kind" in d) for path, raw in out.files.items()}
+    # read as fnrun reads the files it hands the function: with a final newline (a keep block
+    # scalar ending a file without one means one line break less to PyYAML alone)
+    written = {path: sorted(_key(_normal(d)) for d in _load(_with_final_newline(raw)) if isinstance(d, dict) and "kind" in d) for path, raw in out.files.items()}
     return all(written[path] == sorted(returned.get(path, [])) for path in written)
+
+
+def _with_final_newline(raw: bytes) -> bytes:
+    return raw if not raw or raw.endswith(b"\n") else raw + b"\n"
 
 
 def _key(doc: dict) -> str:

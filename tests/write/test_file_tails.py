@@ -154,8 +154,11 @@ MINIMAL = "# head\n\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n# [E
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  k: |\n    x\n    )",
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  k: >+\n    x\n",
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n...\n# foot\n\n",
+        # `source` renames the second anchor (one list holds both), so the last item's text is not the file's
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: &x a\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n"
+        "  name: &x a2\ndata:\n  k: |\n    x",
     ],
-    ids=["minimal", "licence", "clip-without-newline", "keep", "end-marker"],
+    ids=["minimal", "licence", "clip-without-newline", "keep", "end-marker", "anchor-renamed-clip-without-newline"],
 )
 def test_the_reported_shapes(tmp_path: Path, text: str) -> None:
     files = {"a.yaml": text, "b.yaml": text.replace("name: a", "name: b")}  # a's tail, then b's items

@@ -5,6 +5,7 @@ tests/write/test_fuzz_writeback.py, checks the counts over generated packages.)"
 
 from __future__ import annotations
 
+import io
 from collections import Counter
 
 import pytest
@@ -81,3 +82,50 @@ def test_an_anchored_boolean_that_did_not_change_keeps_its_anchor() -> None:
     assert roundtrip.same(roundtrip.load(original)["data"]["a"], True)
     assert not roundtrip.same(roundtrip.load(original)["data"]["a"], 1)
     assert "a: &t true  # c\n" in roundtrip.edit(original, None, data)
+
+
+@pytest.mark.parametrize("value", ["1", ">\n    kube", "|-\n    kube\n    x"])
+def test_a_comment_above_a_key_that_becomes_its_items_first_stays_above_it(value: str) -> None:
+    """The keys above it deleted, the key gains its item's dash (`- port:`), and ruamel loses the
+    comment with the deleted key it hangs it on: the merge puts it back above the same line, not
+    after the hunk (where it stood between a block scalar's header and its text, and the merge
+    was refused for ruamel's dump, without the comment)."""
+    original = HEAD + f"list:\n- path: x\n  level: false\n\n  # hash\n  port: {value}\n  mode: 1\n"
+    data = fast.load(original, "t")
+    del data["list"][0]["path"], data["list"][0]["level"]
+    edited = roundtrip.edit(original, None, data)
+    assert fast.load(edited, "t") == data
+    assert f"  # hash\n- port: {value}\n" in edited, edited
+
+
+def test_a_kept_comment_never_lands_in_a_block_scalars_text() -> None:
+    """A comment a hunk would drop, with no line of the new version to stand above, goes after the
+    hunk; when the hunk's last line opens a block scalar, the scalar's text follows it, so the
+    comment goes above that line."""
+    original = ["a:\n", "- x: 1\n", "  # c\n", "  y: 2\n", "  z: |\n", "    t\n"]
+    new = ["a:\n", "- q: |\n", "    t\n"]
+    assert diff3.merge_lines(original, original, new, ["c"]) == ["a:\n", "  # c\n", "- q: |\n", "    t\n"]
+
+
+@pytest.mark.parametrize("body", [
+    "data:\n  list:\n  - |-\n    alpha\n    beta\n\n  # note\n  other: 1\n",
+    "data:\n- x\n- |-\n  alpha\n\n# note\nspec: 1\n",
+    "data:\n- - |-\n    alpha\n\n  # note\n  - y\n",
+])
+def test_a_comment_after_a_block_scalar_ending_an_item_is_written_once_through_a_reindent(body: str) -> None:
+    """A ruamel function that indents sequences (kyaml's `wide` style) writes the comment after a
+    block scalar that ends a sequence item at a new indentation; the merge keeps it once."""
+    from ruamel.yaml import YAML
+
+    original = HEAD + body
+    library = YAML()
+    library.indent(mapping=2, sequence=4, offset=2)
+    tree = library.load(original)
+    tree["metadata"]["added"] = "x"
+    out = io.StringIO()
+    library.dump(tree, out)
+    data = fast.load(original, "t")
+    data["metadata"]["added"] = "x"
+    edited = roundtrip.edit(original, out.getvalue(), data)
+    assert fast.load(edited, "t") == data
+    assert Counter(comments(edited)) == Counter(comments(original)), edited
