@@ -40,7 +40,7 @@ from gen_package import generate  # noqa: E402
 
 IMAGE = "fnrun-test/identity:v1"
 LOAD_IMAGES = ("fnrun-test/identity:v1", "fnrun-test/label:v1")
-SERVER_TARGET = 0.35  # fnrun run --server / kpt fn eval, 4 resources (issue 43)
+SERVER_TARGET = 0.35  # fnrun run --server / kpt fn eval, 4 resources (bench/README.md, bench_serve.py)
 LABEL_KEY = "bench-call"
 
 
