@@ -115,18 +115,11 @@ def decode(body: bytes | bytearray) -> Call:
     argv = strings[:argc]
     if len(argv) < 3 or argv[1] != "-m" or not argv[2]:
         raise WireError("the command is not `python3 -m MODULE ...`")
-    return _with_options(Call(argv[2], tuple(argv[3:]), _pairs(strings[argc:argc + envc], "variable")),
-                         _pairs_in_order(strings[argc + envc:]))
+    env = dict(_pairs(strings[argc:argc + envc], "variable"))
+    return _with_options(Call(argv[2], tuple(argv[3:]), env), _pairs(strings[argc + envc:], "option"))
 
 
-def _pairs(entries: list[str], what: str) -> dict[str, str]:
-    found = {}
-    for name, value in _pairs_in_order(entries, what):
-        found[name] = value
-    return found
-
-
-def _pairs_in_order(entries: list[str], what: str = "option") -> list[tuple[str, str]]:
+def _pairs(entries: list[str], what: str) -> list[tuple[str, str]]:
     pairs = []
     for entry in entries:
         name, sep, value = entry.partition("=")
