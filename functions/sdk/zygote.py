@@ -27,10 +27,9 @@ the SDK already imported, the hash seed shared with the calls before it in this 
 earlier call reaches a later one: each runs in its own child, which the helper kills with all it
 started, and this process never runs a call's code or reads its data.
 
-fd 3 is a socket to the helper. Each call comes as a 4-byte big-endian length carrying the call's
-stdin, stdout and stderr (SCM_RIGHTS), then that many bytes: u32 argc, u32 envc, u32 0, then argc +
-envc NUL-terminated strings. The answers are 5 bytes each: b"P" + the child's pid once forked,
-b"X" + its exit code once reaped (128 + the signal that killed it).
+fd 3 is a socket to the helper, which asks for each call in the fork servers' one protocol
+(functions.forkwire): the call's stdin, stdout and stderr with its command, `python3 -m MODULE
+ARGS...`, and environment, and no options; the answers go back on the same socket.
 """
 
 from __future__ import annotations
@@ -40,10 +39,11 @@ import ctypes
 import os
 import runpy
 import socket
-import struct
 import sys
 import threading
 from pathlib import Path
+
+from functions import forkwire
 
 HELPER_FD = 3
 PR_SET_DUMPABLE = 4
@@ -60,7 +60,11 @@ def main(argv: list[str]) -> int:
     helper = socket.socket(fileno=HELPER_FD)
     _preload()
     while True:
-        call = _receive(helper)
+        try:
+            call = forkwire.receive(helper, 3)
+        except forkwire.WireError as err:  # the helper starts this call, and every later one, itself
+            print(f"fnrun fork server: not serving: {err}", file=sys.stderr)
+            return 1
         if call is None:
             return 0
         streams, body = call
@@ -74,10 +78,9 @@ def main(argv: list[str]) -> int:
         _wipe(body)
         for fd in streams:
             os.close(fd)
-        helper.sendall(b"P" + struct.pack(">L", pid))
+        helper.sendall(forkwire.answer(forkwire.STARTED, pid))
         _, status = os.waitpid(pid, 0)
-        code = os.waitstatus_to_exitcode(status)
-        helper.sendall(b"X" + struct.pack(">L", code if code >= 0 else 128 - code))
+        helper.sendall(forkwire.answer(forkwire.EXITED, forkwire.exit_code(status)))
 
 
 def _preload() -> None:
@@ -153,42 +156,10 @@ def _reap() -> None:
             return
 
 
-def _receive(helper: socket.socket) -> tuple[list[int], bytearray] | None:
-    """The next call's streams and its arguments and environment, undecoded; None when the
-    helper is gone."""
-    head, fds, _, _ = socket.recv_fds(helper, 4, 3)
-    while head and len(head) < 4:
-        more = helper.recv(4 - len(head))
-        if not more:
-            break
-        head += more
-    if len(head) < 4 or len(fds) != 3:
-        for fd in fds:
-            os.close(fd)
-        return None
-    body = bytearray(struct.unpack(">L", head)[0])
-    with memoryview(body) as view:
-        got = 0
-        while got < len(body):
-            more = helper.recv_into(view[got:])
-            if not more:
-                _wipe(body)
-                return None
-            got += more
-    return fds, body
-
-
 def _wipe(body: bytearray) -> None:
     """Zero a call's arguments and environment in place: freed, the buffer would keep them for the
     next child to find."""
     body[:] = bytes(len(body))
-
-
-def _decode(body: bytearray) -> tuple[list[str], dict[str, str]]:
-    """u32 argc, u32 envc, u32 0, then argc + envc NUL-terminated strings."""
-    argc, envc, _ = struct.unpack_from(">LLL", body)
-    strings = [os.fsdecode(text) for text in bytes(body[12:]).split(b"\0")[: argc + envc]]
-    return strings[:argc], dict(entry.partition("=")[::2] for entry in strings[argc:])
 
 
 def _child(helper: socket.socket, libc: ctypes.CDLL, streams: list[int], body: bytearray) -> None:
@@ -199,11 +170,14 @@ def _child(helper: socket.socket, libc: ctypes.CDLL, streams: list[int], body: b
         for target, fd in enumerate(streams):
             os.dup2(fd, target)
         os.closerange(3, MAX_FD)  # its three streams and nothing else, as a cold process starts
-        args, env = _decode(body)
-        os.environ.update(env)
-        # args: python3 -m MODULE ARGS...; runpy puts the module's file in argv[0], as -m does
-        sys.argv = [args[2], *args[3:]]
-        code = _run(args[2])
+        call = forkwire.decode(body)
+        if call.options():
+            raise forkwire.WireError("options are the host's fork server's (cwd, memory, handover, path)")
+        os.environ.update(call.env)
+        sys.argv = [call.module, *call.args]  # runpy puts the module's file in argv[0], as -m does
+        code = _run(call.module)
+    except forkwire.WireError as err:
+        print(f"fnrun fork server: a malformed call: {err}", file=sys.stderr)
     finally:
         os._exit(code)
 

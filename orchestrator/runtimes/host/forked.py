@@ -22,20 +22,17 @@ import atexit
 import importlib
 import importlib.util
 import os
-import pickle
-import select
 import signal
 import socket
-import struct
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 from typing import IO, Iterable
 
+from functions import forkwire
 from orchestrator.errors import FunctionError
-from orchestrator.runtimes.host.zygote import Request, die_with_parent, memory_in_use, serve
+from orchestrator.runtimes.host.zygote import die_with_parent, memory_in_use, serve
 from orchestrator.runtimes.supervise import children
 
 #: Modules that must start in a fresh interpreter (their imports start runtime threads).
@@ -71,10 +68,14 @@ class ForkedProcess:
 
     def wait(self, timeout: float | None = None) -> int:
         if self.returncode is None:
-            message = _receive(self.reply, timeout)
-            if message is None:
+            try:
+                answer = forkwire.read_answer(self.reply, timeout)
+            except forkwire.WireError:  # the server is gone, and the child died with it
+                answer = (forkwire.EXITED, 128 + signal.SIGKILL)
+            if answer is None:
                 raise subprocess.TimeoutExpired(f"builtin {self.pid}", timeout or 0)
-            self.returncode = struct.unpack("!i", message[1:5])[0] if message[:1] == b"S" else -signal.SIGKILL
+            letter, code = answer
+            self.returncode = code if letter == forkwire.EXITED else 128 + signal.SIGKILL
             self.reply.close()
         return self.returncode
 
@@ -82,7 +83,7 @@ class ForkedProcess:
         """Ask the server to kill the child and its group; `wait` then returns its status."""
         if self.returncode is None:
             try:
-                self.reply.send(b"k")
+                self.reply.send(forkwire.KILL)
             except OSError:  # the server is gone, and the child with it
                 pass
 
@@ -118,7 +119,7 @@ def start(modules: Iterable[str] = ()) -> None:
     with _starting:
         if _server is not None:
             return
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         process = None
         modules = list(modules)
         if _single_threaded() and memory_in_use(1) < FORK_BELOW:
@@ -155,7 +156,10 @@ def spawn(module: str, args: list[str], env: dict[str, str], cwd: str, memory: i
     its stdin carries the items as JSON for the SDK's runner (orchestrator.runtimes.host.handover).
     A function's `timeout` (seconds) covers its start too: function `name` timed out when the
     server has not forked it by then."""
-    request = Request(module, list(args), dict(env), cwd, memory, handover, [p for p in sys.path if p])
+    try:
+        request = forkwire.encode(forkwire.Call(module, tuple(args), dict(env), cwd, memory, handover, tuple(p for p in sys.path if p)))
+    except forkwire.WireError as err:
+        raise FunctionError(f"function {name or module}: cannot be forked: {err}") from None
     for attempt in (1, 2):
         start()
         server = _server
@@ -163,22 +167,23 @@ def spawn(module: str, args: list[str], env: dict[str, str], cwd: str, memory: i
             continue
         try:
             return _ask(server, request, timeout or ANSWER_WITHIN, name or module, bool(timeout))
-        except (BrokenPipeError, ConnectionError):  # the server died (stopped by an interrupt, or killed)
+        except (BrokenPipeError, ConnectionError):  # the server died (stopped by an interrupt, or killed): discarded
             if attempt == 2:
                 raise FunctionError(f"function {module}: the fork server is gone") from None
-            with _starting:
-                if _server is server:
-                    globals()["_server"] = None
     raise FunctionError(f"function {module}: no fork server")
 
 
-def _ask(server: _Server, request: Request, within: float, name: str, timed: bool) -> ForkedProcess:
+def _ask(server: _Server, request: bytes, within: float, name: str, timed: bool) -> ForkedProcess:
     pipes = [os.pipe() for _ in range(3)]  # stdin, stdout, stderr: (read end, write end)
-    reply, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    reply, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     ends = [pipes[0][0], pipes[1][1], pipes[2][1], theirs.fileno()]
     try:
         with server.sending:
-            socket.send_fds(server.control, [pickle.dumps(request)], ends)
+            try:
+                forkwire.send(server.control, request, ends)
+            except BaseException:  # maybe cut inside the frame: no later request could be read
+                _discard(server)
+                raise
     except BaseException:
         for fd in (pipes[0][1], pipes[1][0], pipes[2][0]):
             os.close(fd)
@@ -189,34 +194,30 @@ def _ask(server: _Server, request: Request, within: float, name: str, timed: boo
             os.close(fd)
         theirs.close()
     try:
-        message = _receive(reply, within)
-        if message is None and timed:
+        try:
+            answer = forkwire.read_answer(reply, within)
+        except forkwire.WireError:  # the server closed the reply socket unanswered
+            answer = (b"", 0)
+        if answer is None and timed:
             raise FunctionError(f"function {name} timed out after {within:g}s; it was killed")
-        if message is None or message[:1] != b"P":
+        if answer is None or answer[0] != forkwire.STARTED:
             raise FunctionError(f"function {name}: the fork server did not start it")
     except BaseException:  # an interrupt too: closing the reply socket makes the server kill it
         reply.close()
         for fd in (pipes[0][1], pipes[1][0], pipes[2][0]):
             os.close(fd)
         raise
-    pid = struct.unpack("!i", message[1:5])[0]
-    return ForkedProcess(pid, os.fdopen(pipes[0][1], "wb", 0), os.fdopen(pipes[1][0], "rb", 0), os.fdopen(pipes[2][0], "rb", 0), reply)
+    return ForkedProcess(answer[1], os.fdopen(pipes[0][1], "wb", 0), os.fdopen(pipes[1][0], "rb", 0), os.fdopen(pipes[2][0], "rb", 0), reply)
 
 
-def _receive(sock: socket.socket, timeout: float | None) -> bytes | None:
-    """One message; b"" when the server is gone; None when none came within `timeout`."""
-    poller = select.poll()
-    poller.register(sock, select.POLLIN)
-    deadline = None if timeout is None else time.monotonic() + timeout
-    while True:
-        left = None if deadline is None else max(0.0, deadline - time.monotonic())
-        if poller.poll(None if left is None else left * 1000):
-            try:
-                return sock.recv(16)
-            except OSError:
-                return b""
-        if left is not None and left <= 0:
-            return None
+def _discard(server: _Server) -> None:
+    """Stop `server` for good: a request cut inside its frame (an interrupt, a server gone) leaves
+    its stream unreadable in frames. The next `spawn` starts another."""
+    global _server
+    with _starting:
+        if _server is server:
+            _server = None
+    server.stop()
 
 
 def _single_threaded() -> bool:

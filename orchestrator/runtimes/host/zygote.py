@@ -9,13 +9,14 @@ the child will ever release. So fnrun forks this server once, at a moment it has
 never starts a thread, forks a child per call. It imports a function's module before its first
 fork, so children start with the code loaded, as a fork of fnrun did.
 
-Protocol (SOCK_SEQPACKET, one message each): a request on the control socket is a pickled
-`Request` with four descriptors: the child's stdin, stdout and stderr, and a reply socket of its
-own. On the reply socket the server sends `P<pid>` once forked and `S<exit code>` once reaped;
+fnrun asks in the fork servers' one protocol (functions.forkwire) on the control socket: each
+call with four descriptors, the child's stdin, stdout and stderr and a reply socket of its own,
+and the options only this server honours (working directory, memory limit, hand-over, sys.path).
+On the reply socket the server answers that the child started and, once reaped, its exit code;
 anything fnrun sends there, or its closing, kills the child (and its process group) if it still
 runs. The server reaps, so a pid is only ever signalled by the process that knows it is alive.
-When fnrun closes the control socket or dies, the server kills every child and exits; each child
-dies with the server (PR_SET_PDEATHSIG), the server with fnrun.
+When fnrun closes the control socket or dies, or sends what is not a request, the server kills
+every child and exits; each child dies with the server (PR_SET_PDEATHSIG), the server with fnrun.
 """
 
 from __future__ import annotations
@@ -25,29 +26,17 @@ import gc
 import importlib
 import json
 import os
-import pickle
 import runpy
 import select
 import signal
 import socket
-import struct
 import sys
 import traceback
-from dataclasses import dataclass, field
+
+from functions import forkwire
 
 _PR_SET_PDEATHSIG = 1
 _CHILD_FDS = 4  # stdin, stdout, stderr, reply
-
-
-@dataclass
-class Request:
-    module: str
-    args: list[str]
-    env: dict[str, str]
-    cwd: str
-    memory: int
-    handover: bool = False  # stdin carries {"items": [...], "config": ...} as JSON for the SDK's runner
-    path: list[str] = field(default_factory=list)  # sys.path entries the module may need first
 
 
 def die_with_parent(parent: int) -> None:
@@ -102,18 +91,18 @@ def serve(control: socket.socket, parent: int, modules: list[str] | None = None)
 def _take(control: socket.socket, poller: select.poll, replies: dict[int, socket.socket], running: set[int], parent: int) -> bool:
     """One request: fork its child; False when fnrun closed the control socket."""
     try:
-        message, fds, _, _ = socket.recv_fds(control, 1 << 20, _CHILD_FDS)
-    except OSError:
+        got = forkwire.receive(control, _CHILD_FDS)
+    except (OSError, forkwire.WireError):  # the stream is no longer read in frames: fnrun starts another
         return False
-    if not message:
-        for fd in fds:
-            os.close(fd)
+    if got is None:
         return False
-    if len(fds) != _CHILD_FDS:
+    fds, body = got
+    try:
+        request = forkwire.decode(body)
+    except forkwire.WireError:  # closing its reply socket unanswered says it was not started
         for fd in fds:
             os.close(fd)
         return True
-    request: Request = pickle.loads(message)
     reply = socket.socket(fileno=fds[3])
     try:
         entry = _prepare(request)
@@ -129,13 +118,13 @@ def _take(control: socket.socket, poller: select.poll, replies: dict[int, socket
     replies[pid] = reply
     poller.register(reply, select.POLLIN)
     try:
-        reply.send(b"P" + struct.pack("!i", pid))
+        reply.sendall(forkwire.answer(forkwire.STARTED, pid))
     except OSError:
         _kill(pid)
     return True
 
 
-def _prepare(request: Request) -> object:
+def _prepare(request: forkwire.Call) -> object:
     """Import the module once in the server (every later child inherits it) and, for a handover,
     find the function its main block runs."""
     for entry in request.path:
@@ -168,7 +157,7 @@ def _reap(replies: dict[int, socket.socket], running: set[int], poller: select.p
         reply = replies.pop(pid, None)
         if reply is not None:
             try:
-                reply.send(b"S" + struct.pack("!i", os.waitstatus_to_exitcode(status)))
+                reply.sendall(forkwire.answer(forkwire.EXITED, forkwire.exit_code(status)))
             except OSError:
                 pass
             _forget(reply, poller)
@@ -207,7 +196,7 @@ def _kill(pid: int) -> None:
             pass
 
 
-def _child(request: Request, fds: list[int], entry: object, server: int) -> None:
+def _child(request: forkwire.Call, fds: list[int], entry: object, server: int) -> None:
     code = 1
     try:
         os.setsid()
@@ -224,7 +213,8 @@ def _child(request: Request, fds: list[int], entry: object, server: int) -> None
         from orchestrator.runtimes.host.confine import confinement
 
         confinement(request.memory)(_data_in_use())
-        os.chdir(request.cwd)
+        if request.cwd is not None:
+            os.chdir(request.cwd)
         os.environ.clear()
         os.environ.update(request.env)
         sys.argv = [request.module, *request.args]
