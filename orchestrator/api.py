@@ -19,6 +19,7 @@ from .read import notices
 from .read.package import Package, read_package
 from .write.writeback import WritePlan
 from .errors import FnrunError, InputError
+from .kinds import Kind
 from .requests import (
     CI, Functions, Images, Output, RenderRequest, Request, RunRequest, SandboxSettings, Speed,
     full_image, given_functions, pipeline_options, selections, shard_of, validate,
@@ -217,7 +218,7 @@ def runtime_for(options: "RunOptions") -> "RuntimeFor":
     from .runtimes.remote import RemoteRuntime
 
     remote = RemoteRuntime(options.server)
-    return lambda kind: remote if kind == "container" else get_runtime(kind)
+    return lambda kind: remote if kind == Kind.CONTAINER else get_runtime(kind)
 
 
 def _save_request(request: RunRequest, root: Path | None) -> "save.SaveRequest | None":

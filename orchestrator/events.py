@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
+from .kinds import Kind
+
 if TYPE_CHECKING:
     from .merge.origin import Changes
     from .select.functions import FunctionSpec
@@ -18,7 +20,7 @@ class FunctionReport:
     """What one function did: the JSON/YAML results output and the progress display read this."""
 
     name: str
-    kind: str
+    kind: Kind
     declared_in: str | None = None
     exit_code: int = 0
     duration: float = 0.0
@@ -32,7 +34,7 @@ class FunctionReport:
 
     def as_dict(self) -> dict:
         return {
-            ("image" if self.kind == "container" else "exec"): self.name,
+            ("image" if self.kind == Kind.CONTAINER else "exec"): self.name,
             **({"declaredIn": self.declared_in} if self.declared_in else {}),
             "exitCode": self.exit_code,
             "duration": round(self.duration, 3),

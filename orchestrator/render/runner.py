@@ -14,6 +14,7 @@ from ..run import results
 from ..merge import scope
 from ..write import writeback
 from ..errors import FnrunError, FunctionError, InputError
+from ..kinds import Kind
 from ..select.functions import FunctionSpec
 from ..run.invocations import check_policy
 from ..run.pipeline import Events, FunctionReport, Outcome, RunOptions, RuntimeFor, run_scoped
@@ -75,7 +76,7 @@ def plan_steps(root: Path, resources: list[Resource], options: RenderOptions) ->
     """The steps to run; what the user has not allowed is refused before anything runs."""
     planned = pipeline_steps(resources, options.image_prefix, options.shard, options.run.builtin_catalog)
     for step, spec in planned:
-        if spec.kind == "exec" and not options.run.enable_exec:
+        if spec.kind == Kind.EXEC and not options.run.enable_exec:
             raise InputError(f"{step.where}: exec {step.exec} needs --allow-exec")
     check_policy([spec for _, spec in planned], options.run, root)
     return planned
@@ -139,7 +140,7 @@ def _run_pipelines(
             pipelines[-1].append(key)
         else:
             pipelines.append([key])
-    units = [Unit(planned[keys[0]][1].directory, all(planned[k][1].kind == "container" for k in keys)) for keys in pipelines]
+    units = [Unit(planned[keys[0]][1].directory, all(planned[k][1].kind == Kind.CONTAINER for k in keys)) for keys in pipelines]
 
     def execute(index: int, current: list[Resource], shown: Events, cancel: threading.Event) -> Executed:
         done = Executed(current, [], ([], None))

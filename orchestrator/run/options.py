@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Protocol
 
+from ..kinds import Kind
 from ..runtimes import Invocation, Runtime, Sandbox
 
 if TYPE_CHECKING:
@@ -52,4 +53,4 @@ class RunOptions:
     server: "Server | None" = None
 
 
-RuntimeFor = Callable[[str], Runtime]
+RuntimeFor = Callable[[Kind], Runtime]

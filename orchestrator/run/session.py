@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Iterator
 
 from ..select.functions import FunctionSpec
 from ..resource import Resource
+from ..kinds import Kind
 from ..runtimes import Runtime, get_runtime
 from ..runtimes.supervise.interrupts import SignalGuard
 from .units import begin
@@ -43,9 +44,9 @@ class RunSession:
         if self.prestarter is None and (self.warm is None or key not in self.warm.keys):
             return self._runtime_for
 
-        def choose(kind: str) -> Runtime:
+        def choose(kind: Kind) -> Runtime:
             ordinary = self._runtime_for(kind)
-            if kind != "container":
+            if kind != Kind.CONTAINER:
                 return ordinary
             if self.warm is not None and key in self.warm.keys:
                 from ..runtimes.container.warm.runtime import WarmRuntime
@@ -80,9 +81,9 @@ def session(
 
         forget_images()
     calls = _invocations(planned, options, root)  # once per step: what each container function's call will be
-    in_process = {key: _in_process(spec, calls.get(key), options) for key, spec in planned if spec.kind == "container"}
+    in_process = {key: _in_process(spec, calls.get(key), options) for key, spec in planned if spec.kind == Kind.CONTAINER}
     _start_fork_server([runtime for runtime in in_process.values() if runtime is not None])
-    containers = [(key, spec) for key, spec in planned if spec.kind == "container" and in_process[key] is None]
+    containers = [(key, spec) for key, spec in planned if spec.kind == Kind.CONTAINER and in_process[key] is None]
     if not containers or runtime_for is not get_runtime or threading.current_thread() is not threading.main_thread():
         yield RunSession(runtime_for, None)
         return
@@ -124,7 +125,7 @@ def _invocations(planned: list[tuple[int, FunctionSpec]], options: "RunOptions",
 
     calls = {}
     for key, spec in planned:
-        if spec.kind != "container":
+        if spec.kind != Kind.CONTAINER:
             continue
         try:
             calls[key] = invocation(spec, options, root)
@@ -274,5 +275,5 @@ def _misses_cache(spec: FunctionSpec, call: "Invocation", resources: list[Resour
     items, _ = scope.split(spec, resources)
     spec, items = scope.as_handed(spec, items, package_paths)
     stdin = resourcelist.encode(items, spec.config).encode("utf-8")
-    return caching(get_runtime("container")).would_run(call, stdin)  # type: ignore[attr-defined]
+    return caching(get_runtime(Kind.CONTAINER)).would_run(call, stdin)  # type: ignore[attr-defined]
 

@@ -22,27 +22,27 @@ from dataclasses import dataclass
 from typing import Callable
 
 from orchestrator.errors import InputError
+from orchestrator.kinds import KINDS, Kind
 from orchestrator.runtimes.protocol import Invocation, ItemsOutput, Mount, RunOutput, Runtime, Sandbox, StderrSink
 
-__all__ = ["Invocation", "ItemsOutput", "Mount", "RunOutput", "Runtime", "Sandbox", "Serving", "StderrSink", "KINDS",
+__all__ = ["Invocation", "ItemsOutput", "Mount", "RunOutput", "Runtime", "Sandbox", "Serving", "StderrSink", "KINDS", "Kind",
            "catalog_module", "caching", "choose", "get_runtime", "in_process"]
 
-KINDS = ("container", "exec", "starlark")
-_runtimes: dict[str, Runtime] = {}
+_runtimes: dict[Kind, Runtime] = {}
 
 
-def get_runtime(kind: str) -> Runtime:
+def get_runtime(kind: Kind) -> Runtime:
     """The process-wide runtime for `kind` (a function's `container:`, `exec:` or `starlark:`)."""
     if kind not in _runtimes:
-        if kind == "container":
+        if kind == Kind.CONTAINER:
             from orchestrator.runtimes.container.runtime import ContainerRuntime
 
             _runtimes[kind] = ContainerRuntime()
-        elif kind == "exec":
+        elif kind == Kind.EXEC:
             from orchestrator.runtimes.host.exec import ExecRuntime
 
             _runtimes[kind] = ExecRuntime()
-        elif kind == "starlark":
+        elif kind == Kind.STARLARK:
             from orchestrator.runtimes.host.kpt_catalog import StarlarkFileRuntime
 
             _runtimes[kind] = StarlarkFileRuntime()
@@ -79,13 +79,13 @@ def catalog_module(image: str | None, kpt_catalog: bool = True) -> str | None:
     return kpt.FUNCTIONS[name] if name else None
 
 
-def in_process(kind: str, call: Invocation, serving: Serving) -> Runtime | None:
+def in_process(kind: Kind, call: Invocation, serving: Serving) -> Runtime | None:
     """The builtin that serves a function instead of a container, or None: a Starlark file always;
     under a lock, what the lock allows; else kpt's catalog functions when asked, and a catalog
     image's own code where it cannot differ from the image."""
-    if kind == "starlark":
+    if kind == Kind.STARLARK:
         return get_runtime(kind)
-    if kind != "container":
+    if kind != Kind.CONTAINER:
         return None
     from orchestrator.runtimes.host.builtin import BuiltinRuntime, builtin_module
 
@@ -101,7 +101,7 @@ def in_process(kind: str, call: Invocation, serving: Serving) -> Runtime | None:
     return BuiltinRuntime(module) if module else None
 
 
-def choose(kind: str, call: Invocation, serving: Serving, ordinary: Callable[[str], Runtime] = get_runtime) -> Runtime:
+def choose(kind: Kind, call: Invocation, serving: Serving, ordinary: Callable[[Kind], Runtime] = get_runtime) -> Runtime:
     """The runtime that runs `call`: a builtin where one serves it (never cached: that costs less
     than a cache lookup's hashing), else the `ordinary` runtime of its kind (the run's own, maybe
     a pre-started or warm container), behind the result cache when asked."""
@@ -109,7 +109,7 @@ def choose(kind: str, call: Invocation, serving: Serving, ordinary: Callable[[st
     if found is not None:
         return found
     runtime = ordinary(kind)
-    return caching(runtime) if serving.cache and kind == "container" else runtime
+    return caching(runtime) if serving.cache and kind == Kind.CONTAINER else runtime
 
 
 def caching(runtime: Runtime) -> Runtime:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from ..errors import EnvironmentProblem, FnrunError, ImageUnavailable, InputError
+from ..kinds import Kind
 from ..requests import full_image
 from ..run import resourcelist
 from ..runtimes.protocol import BASE_ENV
@@ -69,11 +70,11 @@ class Evaluator:
         self._waiting: dict[str, int] = {}
         self.pool = WarmPool(per_image=settings.parallel) if settings.warm else None
 
-    def _container(self, kind: str) -> Runtime:
+    def _container(self, kind: Kind) -> Runtime:
         """A container call: in a warm container of the server's pool where it can be exactly
         what a fresh container gives (warm.plan decides), else cold."""
         cold = get_runtime(kind)
-        if self.pool is None or kind != "container":
+        if self.pool is None or kind != Kind.CONTAINER:
             return cold
         from ..runtimes.container.warm.runtime import WarmRuntime
 
@@ -97,7 +98,7 @@ class Evaluator:
             raise InputError(f"{source}: not a ResourceList (kind: ResourceList, items: [...])")
         call = Invocation(name=reference, image=reference, env=dict(BASE_ENV), sandbox=self.settings.sandbox)
         serving = Serving(builtin=True, kpt_catalog=self.settings.builtin_catalog, cache=self.settings.cache)
-        runtime = choose("container", call, serving, self._container)
+        runtime = choose(Kind.CONTAINER, call, serving, self._container)
         with self._slot(reference):
             try:
                 return _run(runtime, call, resource_list, decoded)
