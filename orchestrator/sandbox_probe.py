@@ -65,7 +65,7 @@ def warm_probe(oci_runtime: str | None, mount_mode: str) -> tuple[bool, str]:
     The probe image has no shell and no libc of its own to lean on, as kpt's catalog images."""
     from orchestrator.runtimes.container import warm
     from orchestrator.runtimes.container.runtime import ContainerRuntime, api_client
-    from orchestrator.runtimes.container.warm.plan import plan
+    from orchestrator.runtimes.container.warm.plan import NoWarm, plan
     from orchestrator.runtimes.container.warm.pool import WarmPool
     from orchestrator.runtimes.container.warm.runtime import WarmRuntime
 
@@ -84,8 +84,8 @@ def warm_probe(oci_runtime: str | None, mount_mode: str) -> tuple[bool, str]:
                 os.chmod(directory, 0o755)  # as a package's directory is: bind-mounted, not copied in
             calls = [Invocation(name=image, image=image, local_dir=Path(d), sandbox=sandbox) for d in (first, second)]
             planned = plan(calls[0])
-            if isinstance(planned, str):
-                return False, f"warm calls cannot be used: {planned}"
+            if isinstance(planned, NoWarm):
+                return False, f"warm calls cannot be used: {planned.reason}"
             for call in calls:
                 output = WarmRuntime(pool, ContainerRuntime()).run(call, PROBE_INPUT)
                 if output.exit_code != 0 or output.stdout != PROBE_INPUT:

@@ -138,7 +138,7 @@ def warmth(containers: list[tuple[int, FunctionSpec]], calls: dict[int, "Invocat
     """The steps whose image (with the same sandbox) the run calls more than once; None when none."""
     from ..errors import FnrunError
     from ..runtimes.container.warm.calls import fits
-    from ..runtimes.container.warm.plan import Planned, plan
+    from ..runtimes.container.warm.plan import NoWarm, Planned, plan
 
     by_key: dict[str, list[int]] = {}
     plans: dict[str, "Plan"] = {}
@@ -152,7 +152,7 @@ def warmth(containers: list[tuple[int, FunctionSpec]], calls: dict[int, "Invocat
             found = plan(call)
         except FnrunError:
             continue  # reported when the function's turn comes, as ever
-        if isinstance(found, str):
+        if isinstance(found, NoWarm):
             continue
         if call.local_dir not in fitting:
             fitting[call.local_dir] = fits(call.local_dir)
