@@ -50,6 +50,28 @@ class RenderOutcome(Outcome):
     steps: list[tuple[Step, FunctionReport]] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class StepRun:
+    """One step as it ran: its report, with its step (None: its `when` skipped it, so the root
+    Kptfile's status leaves it out); the failure that ends its pipeline; and, when it changed
+    the package, the resources after it and what it gave back (replayed on a later commit)."""
+
+    step: Step | None
+    report: FunctionReport
+    failure: FnrunError | None = None
+    merged: list[Resource] | None = None
+    output: list[Resource] | None = None
+
+
+@dataclass
+class PipelineRun:
+    """What one package's pipeline did, committed in kpt's order: each step's run, and the
+    failure that ended it (a step's, or one raised before its step could report)."""
+
+    steps: list[StepRun] = field(default_factory=list)
+    failure: FnrunError | None = None
+
+
 def pipeline_steps(resources: list[Resource], prefix: str | None = None, shard: tuple[int, int] | None = None,
                    builtin_catalog: bool = False) -> list[tuple[Step, FunctionSpec]]:
     """Every step of every pipeline (of this shard's packages), in run order, as the spec it runs
@@ -100,17 +122,17 @@ def render_package(
     events = events or PlainEvents()
     outcome = RenderOutcome(package.resources, [], package=package)
     events.planned([spec for _, spec in planned])
-    committed = [package.resources]  # what rendered so far: kept by save-on-render-failure
     paths = writeback.checker(root, package)
-    try:
-        _run_pipelines(planned, committed, options.run, root, events, runtime_for, outcome, paths)
+    try:  # outcome.resources: what rendered so far, kept by save-on-render-failure
+        _run_pipelines(planned, options.run, root, events, runtime_for, outcome, paths)
     except FnrunError as err:
         outcome.failure = err
     finally:
         if options.run.results_dir is not None:
             results.write_results_dir(options.run.results_dir, [r.as_dict() for r in outcome.reports])
     save = outcome.failure is None or found_flag(package.resources, kf.SAVE_ON_FAILURE)
-    outcome.resources = committed[0] if save else package.resources
+    if not save:
+        outcome.resources = package.resources
     if in_place:
         written = outcome.resources
         if options.record_status:
@@ -121,7 +143,6 @@ def render_package(
 
 def _run_pipelines(
     planned: list[tuple[Step, FunctionSpec]],
-    committed: list[list[Resource]],
     options: RunOptions,
     root: Path,
     events: Events,
@@ -130,7 +151,8 @@ def _run_pipelines(
     paths: writeback.PathChecker,
 ) -> None:
     """Each package's pipeline is one unit (orchestrator.run.units): sibling packages, which do not
-    see each other, may render at once; reports and failures are committed in kpt's order."""
+    see each other, may render at once; reports and failures are committed in kpt's order, and
+    `outcome.resources` is the package as the last committed pipeline left it."""
     from ..run.session import session
     from ..run.units import Cancelled, Executed, Unit, run_units
 
@@ -143,62 +165,63 @@ def _run_pipelines(
     units = [Unit(planned[keys[0]][1].directory, all(planned[k][1].kind == Kind.CONTAINER for k in keys)) for keys in pipelines]
 
     def execute(index: int, current: list[Resource], shown: Events, cancel: threading.Event) -> Executed:
-        done = Executed(current, [], ([], None))
+        ran = PipelineRun()
+        done = Executed(current, [], ran)
         for key in pipelines[index]:
             if cancel.is_set():
                 raise Cancelled()
             try:
                 step_run = _run_step(key, *planned[key], done.after, options, root, shown, active, paths)
             except FnrunError as err:  # an earlier step's report still counts, as in the serial run
-                done.payload = (done.payload[0], err)
+                ran.failure = err
                 return done
-            done.payload[0].append(step_run[0])
-            if step_run[1] is not None:
-                done.payload = (done.payload[0], step_run[1])
+            ran.steps.append(step_run)
+            if step_run.failure is not None:
+                ran.failure = step_run.failure
                 return done
-            if step_run[2] is not None:
-                done.trace.append((planned[key][1], step_run[2][1]))
-                done.after = step_run[2][0]
+            if step_run.merged is not None and step_run.output is not None:
+                done.trace.append((planned[key][1], step_run.output))
+                done.after = step_run.merged
         return done
 
     def commit(index: int, done: Executed) -> None:
-        reported, failure = done.payload
-        committed[0] = done.after
-        for entry in reported:
-            outcome.reports.append(entry[1])
-            if entry[0] is not None:
-                outcome.steps.append((entry[0], entry[1]))
-        if failure is not None:
-            raise failure
+        ran: PipelineRun = done.payload
+        outcome.resources = done.after
+        for step_run in ran.steps:
+            outcome.reports.append(step_run.report)
+            if step_run.step is not None:
+                outcome.steps.append((step_run.step, step_run.report))
+        if ran.failure is not None:
+            raise ran.failure
 
-    with session(list(enumerate(spec for _, spec in planned)), options, root, runtime_for, committed[0]) as active:
-        run_units(units, committed[0], events, execute, commit, options.jobs)
+    with session(list(enumerate(spec for _, spec in planned)), options, root, runtime_for, outcome.resources) as active:
+        run_units(units, outcome.resources, events, execute, commit, options.jobs)
 
 
 def _run_step(
     key: int, step: Step, spec: FunctionSpec, resources: list[Resource], options: RunOptions, root: Path, events: Events, active: "RunSession",
     paths: writeback.PathChecker,
-) -> tuple[tuple[Step | None, FunctionReport], FnrunError | None, tuple[list[Resource], list[Resource]] | None]:
-    """One step: ((step or None if skipped, report), failure, (resources after, its output))."""
+) -> StepRun:
+    """One step run over `resources` (StepRun says what came of it)."""
     spec = with_current_config(spec, resources)
     items, positions = scope.split(spec, resources)
     if step.when is not None and not holds(step.when, items, step.where):
         active.done(key)
-        return (None, _skipped(spec, step, events)), None, None
+        return StepRun(None, _skipped(spec, step, events))
     output, report, failure = run_scoped(spec, items, options, root, events, active.runtime_for(key), paths)
     active.done(key)
     if failure is not None:
-        return (step, report), failure, None
+        return StepRun(step, report, failure)
     assert output is not None
     if step.validator and (report.added or report.changed or report.removed):
         report.error = f"{step.where}: validator {spec.name} changed the package ({report.added} added, {report.changed} changed, {report.removed} removed); validators must not"
-        return (step, report), FunctionError(report.error), None
+        return StepRun(step, report, FunctionError(report.error))
     merged = scope.merge_back(resources, positions, output)
     twice = scope.taken_twice(merged)
     if twice is not None:
         report.error = f"{step.where}: function {spec.name}: resource at path {twice[0]!r} and index {twice[1]} already exists"
-        return (step, report), FunctionError(report.error), None
-    return (step, report), None, (merged, output)
+        return StepRun(step, report, FunctionError(report.error))
+    return StepRun(step, report, merged=merged, output=output)
 
 
 def _skipped(spec: FunctionSpec, step: Step, events: Events) -> FunctionReport:

@@ -98,4 +98,6 @@ def serving(spec: FunctionSpec, call: Invocation, options: RunOptions) -> runtim
     allows for it (the lock decides, the registry obeys)."""
     locked = options.lock is not None and spec.kind == Kind.CONTAINER
     allows = options.lock.builtin_for(spec, call, options.builtin, options.sandbox.image_pull_policy) if locked else None  # type: ignore[union-attr]
-    return runtimes.Serving(options.builtin, options.builtin_catalog, options.cache, locked, allows)
+    switches = options.settings
+    return runtimes.Serving(options.builtin, options.builtin_catalog, options.cache, locked, allows,
+                            cache_size=switches.cache_size, handover=switches.builtin_handover, fork=switches.builtin_fork)

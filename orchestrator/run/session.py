@@ -225,15 +225,11 @@ def _start_fork_server(runtimes: list[Runtime]) -> None:
     the run has no other thread yet, as a fork of this process with their modules imported."""
     if not runtimes:
         return
-    from ..runtimes.host.builtin import FUNCTIONS_DIR, BuiltinRuntime
-
-    modules = sorted({r.module for r in runtimes if isinstance(r, BuiltinRuntime)})
-    if modules:
+    forkable = sorted({r.forks for r in runtimes if r.forks is not None})
+    if forkable:
         from ..runtimes.host import forked
 
-        forkable = [module for module in modules if forked.can_fork(module, FUNCTIONS_DIR)]
-        if forkable:
-            forked.start(forkable)
+        forked.start(forkable)
 
 
 def _prestarter(containers: list[tuple[int, FunctionSpec]], calls: dict[int, "Invocation"], options: "RunOptions", first: FunctionSpec,
@@ -275,5 +271,5 @@ def _misses_cache(spec: FunctionSpec, call: "Invocation", resources: list[Resour
     items, _ = scope.split(spec, resources)
     spec, items = scope.as_handed(spec, items, package_paths)
     stdin = resourcelist.encode(items, spec.config).encode("utf-8")
-    return caching(get_runtime(Kind.CONTAINER)).would_run(call, stdin)  # type: ignore[attr-defined]
+    return caching(get_runtime(Kind.CONTAINER), options.settings.cache_size).would_run(call, stdin)  # type: ignore[attr-defined]
 

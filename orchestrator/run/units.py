@@ -25,31 +25,22 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ..merge import scope
-from ..errors import InputError
 from ..select.functions import FunctionSpec
 from ..resource import Resource
+from ..settings import at_least_one
 
-ENV_JOBS = "FNRUN_JOBS"
 #: Seconds an interrupted run waits for its workers once their children are ended.
 STOP_WITHIN = 3.0
 
 
-def default_jobs() -> int:
-    """$FNRUN_JOBS, else min(4, CPUs): container start is CPU-bound, more threads only queue."""
-    text = os.environ.get(ENV_JOBS, "").strip()
-    if text:
-        return parse_jobs(text, ENV_JOBS)
-    return max(1, min(4, os.cpu_count() or 1))
+def default_jobs(chosen: int | None = None) -> int:
+    """`chosen` (FNRUN_JOBS, orchestrator.settings), else min(4, CPUs): container start is
+    CPU-bound, more threads only queue."""
+    return chosen if chosen is not None else max(1, min(4, os.cpu_count() or 1))
 
 
 def parse_jobs(text: str | int, where: str = "--jobs") -> int:
-    try:
-        jobs = int(text)
-    except ValueError:
-        jobs = 0
-    if jobs < 1:
-        raise InputError(f"{where} {text!r}: use a whole number of at least 1")
-    return jobs
+    return at_least_one(text, where)
 
 
 class Cancelled(Exception):

@@ -23,6 +23,7 @@ from typing import Callable
 
 from orchestrator.errors import InputError
 from orchestrator.kinds import KINDS, Kind
+from orchestrator.settings import DEFAULT_CACHE_SIZE
 from orchestrator.runtimes.protocol import Invocation, ItemsOutput, Mount, RunOutput, Runtime, Sandbox, StderrSink
 
 __all__ = ["Invocation", "ItemsOutput", "Mount", "RunOutput", "Runtime", "Sandbox", "Serving", "StderrSink", "KINDS", "Kind",
@@ -62,6 +63,9 @@ class Serving:
     # the module it allows for this function, if any (orchestrator.lock.pinning).
     locked: bool = False
     lock_allows: str | None = None
+    cache_size: int = DEFAULT_CACHE_SIZE  # the cache's bound, in bytes (FNRUN_CACHE_SIZE)
+    handover: bool = True  # fnrun's own catalog takes the items as data (FNRUN_BUILTIN_HANDOVER)
+    fork: bool = True  # builtins in a child of the fork server where they can be (FNRUN_BUILTIN_FORK)
 
 
 def catalog_module(image: str | None, kpt_catalog: bool = True) -> str | None:
@@ -89,16 +93,19 @@ def in_process(kind: Kind, call: Invocation, serving: Serving) -> Runtime | None
         return None
     from orchestrator.runtimes.host.builtin import BuiltinRuntime, builtin_module
 
+    def builtin(module: str) -> Runtime:
+        return BuiltinRuntime(module, handover=serving.handover, fork=serving.fork)
+
     if serving.locked:
-        return BuiltinRuntime(serving.lock_allows) if serving.lock_allows else None
+        return builtin(serving.lock_allows) if serving.lock_allows else None
     if serving.kpt_catalog:
         from orchestrator.runtimes.host.kpt_catalog import FUNCTIONS, catalog_name
 
         name = catalog_name(call.image)
         if name is not None:
-            return BuiltinRuntime(FUNCTIONS[name])
+            return builtin(FUNCTIONS[name])
     module = builtin_module(call) if serving.builtin else None
-    return BuiltinRuntime(module) if module else None
+    return builtin(module) if module else None
 
 
 def choose(kind: Kind, call: Invocation, serving: Serving, ordinary: Callable[[Kind], Runtime] = get_runtime) -> Runtime:
@@ -109,17 +116,18 @@ def choose(kind: Kind, call: Invocation, serving: Serving, ordinary: Callable[[K
     if found is not None:
         return found
     runtime = ordinary(kind)
-    return caching(runtime) if serving.cache and kind == Kind.CONTAINER else runtime
+    return caching(runtime, serving.cache_size) if serving.cache and kind == Kind.CONTAINER else runtime
 
 
-def caching(runtime: Runtime) -> Runtime:
-    """`runtime` behind the process's one result cache."""
+def caching(runtime: Runtime, bound: int = DEFAULT_CACHE_SIZE) -> Runtime:
+    """`runtime` behind the process's one result cache (bounded by `bound` bytes, the first
+    caller's: FNRUN_CACHE_SIZE, read at the edge)."""
     from orchestrator.runtimes.cache import CachingRuntime, ResultCache
 
     global _cache
     with _cache_lock:
         if _cache is None:
-            _cache = ResultCache()
+            _cache = ResultCache(bound=bound)
     return CachingRuntime(runtime, _cache)
 
 

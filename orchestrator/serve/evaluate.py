@@ -15,6 +15,7 @@ from typing import Iterator
 
 from ..errors import EnvironmentProblem, FnrunError, ImageUnavailable, InputError
 from ..kinds import Kind
+from ..settings import DEFAULT_CACHE_SIZE
 from ..requests import full_image
 from ..run import resourcelist
 from ..runtimes.protocol import BASE_ENV
@@ -29,6 +30,7 @@ class Settings:
     sandbox: Sandbox = Sandbox()
     builtin_catalog: bool = False
     cache: bool = True
+    cache_size: int = DEFAULT_CACHE_SIZE  # the result cache's bound (FNRUN_CACHE_SIZE)
     parallel: int = 4  # containers of one image running at once
     queue: int = 64  # calls of one image waiting for one of those
     warm: bool = True  # calls in warm containers kept across requests (FNRUN_WARM=0: every call cold)
@@ -97,7 +99,7 @@ class Evaluator:
         if decoded.kind != "ResourceList":
             raise InputError(f"{source}: not a ResourceList (kind: ResourceList, items: [...])")
         call = Invocation(name=reference, image=reference, env=dict(BASE_ENV), sandbox=self.settings.sandbox)
-        serving = Serving(builtin=True, kpt_catalog=self.settings.builtin_catalog, cache=self.settings.cache)
+        serving = Serving(builtin=True, kpt_catalog=self.settings.builtin_catalog, cache=self.settings.cache, cache_size=self.settings.cache_size)
         runtime = choose(Kind.CONTAINER, call, serving, self._container)
         with self._slot(reference):
             try:
