@@ -132,13 +132,13 @@ def _carry_out(request: Request, produce: Produce, events: "Events | None", stdo
     summary = RunSummary(check=ci.check, root=root, command=request.command.name)
     annotating = output.origin_annotations or output.transformer_annotations
     tracker = origin.Tracker() if annotating else None
-    recorder = Recorder(display, summary, tracker)  # type: ignore[arg-type]
+    recorder = Recorder(display, summary, tracker)
     started = time.monotonic()
     document = ci.results_format  # written last, also for a failed run
     error: FnrunError | None = None
     diff_text: str | None = None
     try:
-        produced = produce(pipeline_options(request, root), root, recorder, summary)  # type: ignore[arg-type]
+        produced = produce(pipeline_options(request, root), root, recorder, summary)
         summary.plan, resources, saving = produced.plan, produced.resources, produced.saving
         if tracker is not None:
             resources = origin.annotate(resources, tracker, output.origin_annotations, output.transformer_annotations)
@@ -160,7 +160,7 @@ def _carry_out(request: Request, produce: Produce, events: "Events | None", stdo
             elif saving is not None and not output.quiet:
                 print(f"fnrun: {saved_note}", file=sys.stderr)
         summary.elapsed = time.monotonic() - started
-        _call(display, "summary", summary)
+        display.summary(summary)
         if document is None and diff_text is not None:
             out.write(diff_text)
         elif document is None and (from_stdin or output.to_stdout):
@@ -175,7 +175,7 @@ def _carry_out(request: Request, produce: Produce, events: "Events | None", stdo
             raise diff.Drift(diff.drift_message(request.directory, summary.plan, summary.command, ci.rerun))
     except FnrunError as err:
         error = err
-        _call(display, "failed", err)
+        display.failed(err)
         raise
     except BaseException as err:  # Ctrl-C, a bug: no results document that would claim success
         document = None
@@ -183,7 +183,7 @@ def _carry_out(request: Request, produce: Produce, events: "Events | None", stdo
             err.written = True  # type: ignore[attr-defined]  # the CLI must not say "nothing was written"
         raise
     finally:
-        _call(display, "close")
+        display.close()
         if document is not None:
             summary.elapsed = summary.elapsed or time.monotonic() - started
             out.write(formats.render(document, summary, error, diff_text))
@@ -300,13 +300,6 @@ def _kptfile_pipelines_not_run(request: RunRequest, summary: "RunSummary") -> No
         )
 
 
-def _call(display: object, method: str, *args: object) -> None:
-    """Displays do more than the pipeline's Events; a caller's own events object may not."""
-    handler = getattr(display, method, None)
-    if handler is not None:
-        handler(*args)
-
-
 @collector.paused()
 def explain(request: RunRequest, selector: str, events: "Events | None" = None) -> str:
     """`fnrun explain`: render the package in memory and tell where the selected resource came
@@ -323,9 +316,9 @@ def explain(request: RunRequest, selector: str, events: "Events | None" = None) 
     tracker = origin.Tracker()
     try:
         options, functions = pipeline_options(request, root), given_functions(request, root)
-        outcome = run_package(root, functions, options, Recorder(display, RunSummary(root=root), tracker), write=False)  # type: ignore[arg-type]
+        outcome = run_package(root, functions, options, Recorder(display, RunSummary(root=root), tracker), write=False)
     finally:
-        _call(display, "close")
+        display.close()
     return explain_resource(wanted, outcome.resources, tracker)
 
 

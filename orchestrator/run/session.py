@@ -194,7 +194,7 @@ def _warm_ahead(warm: Warmth, options: "RunOptions", calls: dict[int, "Invocatio
 
         def probe() -> None:
             try:
-                if _misses_cache(first[1], calls[first[0]], resources, options.package_paths):
+                if _misses_cache(first[1], calls[first[0]], resources, options):
                     warm.pool.resume()
                     warm.spawner.kick()
                     if prestarter is not None:
@@ -248,7 +248,7 @@ def _prestarter(containers: list[tuple[int, FunctionSpec]], calls: dict[int, "In
     upcoming = [(key, calls[key]) for key, _ in containers if key in calls]
     probe = None
     if options.cache and upcoming and upcoming[0][0] == 0:
-        probe = partial(_misses_cache, first, upcoming[0][1], resources, options.package_paths)
+        probe = partial(_misses_cache, first, upcoming[0][1], resources, options)
     prestarter = Prestarter(options.jobs, paused=options.cache, in_process=_builtin_answers if options.builtin else None, probe=probe)
     prestarter.plan(upcoming)
     return prestarter
@@ -261,7 +261,7 @@ def _builtin_answers(call: "Invocation") -> bool:
     return builtin_module(call) is not None
 
 
-def _misses_cache(spec: FunctionSpec, call: "Invocation", resources: list[Resource], package_paths: bool) -> bool:
+def _misses_cache(spec: FunctionSpec, call: "Invocation", resources: list[Resource], options: "RunOptions") -> bool:
     """Whether the first function misses the result cache: asked with the very input its run will
     send (a subpackage's step in render sees package-relative paths), else it always misses."""
     from . import resourcelist
@@ -269,7 +269,7 @@ def _misses_cache(spec: FunctionSpec, call: "Invocation", resources: list[Resour
     from ..runtimes import caching
 
     items, _ = scope.split(spec, resources)
-    spec, items = scope.as_handed(spec, items, package_paths)
+    spec, items = scope.as_handed(spec, items, options.package_paths)
     stdin = resourcelist.encode(items, spec.config).encode("utf-8")
     return caching(get_runtime(Kind.CONTAINER), options.settings.cache_size).would_run(call, stdin)  # type: ignore[attr-defined]
 
