@@ -8,7 +8,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from ..run import results
 from ..merge import scope
@@ -50,6 +50,13 @@ class RenderOutcome(Outcome):
     steps: list[tuple[Step, FunctionReport]] = field(default_factory=list)
 
 
+class PlannedStep(NamedTuple):
+    """A pipeline step and the function it runs."""
+
+    step: Step
+    spec: FunctionSpec
+
+
 @dataclass(frozen=True)
 class StepRun:
     """One step as it ran: its report, with its step (None: its `when` skipped it, so the root
@@ -73,7 +80,7 @@ class PipelineRun:
 
 
 def pipeline_steps(resources: list[Resource], prefix: str | None = None, shard: tuple[int, int] | None = None,
-                   builtin_catalog: bool = False) -> list[tuple[Step, FunctionSpec]]:
+                   builtin_catalog: bool = False) -> list[PlannedStep]:
     """Every step of every pipeline (of this shard's packages), in run order, as the spec it runs
     (what `fnrun list` shows); `builtin_catalog` lets fnrun's builtins answer tag constraints."""
     from .steps import to_spec
@@ -83,7 +90,7 @@ def pipeline_steps(resources: list[Resource], prefix: str | None = None, shard: 
     if shard is not None:
         owners = [owner for owner in owners if owner.directory in _shard_share(found, resources, shard)]
     resolved = image_prefix(prefix)
-    return [(step, to_spec(step, owner, resources, resolved, builtin_catalog)) for owner in owners for step in owner.steps]
+    return [PlannedStep(step, to_spec(step, owner, resources, resolved, builtin_catalog)) for owner in owners for step in owner.steps]
 
 
 def _shard_share(found: dict[str, "kf.Kptfile"], resources: list[Resource], shard: tuple[int, int]) -> set[str]:
@@ -94,7 +101,7 @@ def _shard_share(found: dict[str, "kf.Kptfile"], resources: list[Resource], shar
     return {directory for directory in found if sharding.owner(directory, tops) in mine}
 
 
-def plan_steps(root: Path, resources: list[Resource], options: RenderOptions) -> list[tuple[Step, FunctionSpec]]:
+def plan_steps(root: Path, resources: list[Resource], options: RenderOptions) -> list[PlannedStep]:
     """The steps to run; what the user has not allowed is refused before anything runs."""
     planned = pipeline_steps(resources, options.image_prefix, options.shard, options.run.builtin_catalog)
     for step, spec in planned:
@@ -142,7 +149,7 @@ def render_package(
 
 
 def _run_pipelines(
-    planned: list[tuple[Step, FunctionSpec]],
+    planned: list[PlannedStep],
     options: RunOptions,
     root: Path,
     events: Events,
@@ -158,11 +165,11 @@ def _run_pipelines(
 
     pipelines: list[list[int]] = []  # planned steps by package, in run order
     for key, (_, spec) in enumerate(planned):
-        if pipelines and planned[pipelines[-1][0]][1].declared_in == spec.declared_in:
+        if pipelines and planned[pipelines[-1][0]].spec.declared_in == spec.declared_in:
             pipelines[-1].append(key)
         else:
             pipelines.append([key])
-    units = [Unit(planned[keys[0]][1].directory, all(planned[k][1].kind == Kind.CONTAINER for k in keys)) for keys in pipelines]
+    units = [Unit(planned[keys[0]].spec.directory, all(planned[k].spec.kind == Kind.CONTAINER for k in keys)) for keys in pipelines]
 
     def execute(index: int, current: list[Resource], shown: Events, cancel: threading.Event) -> Executed:
         ran = PipelineRun()
@@ -180,7 +187,7 @@ def _run_pipelines(
                 ran.failure = step_run.failure
                 return done
             if step_run.merged is not None and step_run.output is not None:
-                done.trace.append((planned[key][1], step_run.output))
+                done.trace.append((planned[key].spec, step_run.output))
                 done.after = step_run.merged
         return done
 
