@@ -19,6 +19,7 @@ from .read import notices
 from .read.package import Package, read_package
 from .write.writeback import WritePlan
 from .errors import FnrunError, InputError
+from .kinds import Kind
 from .requests import (
     CI, Functions, Images, Output, RenderRequest, Request, RunRequest, SandboxSettings, Speed,
     full_image, given_functions, pipeline_options, selections, shard_of, validate,
@@ -131,13 +132,13 @@ def _carry_out(request: Request, produce: Produce, events: "Events | None", stdo
     summary = RunSummary(check=ci.check, root=root, command=request.command.name)
     annotating = output.origin_annotations or output.transformer_annotations
     tracker = origin.Tracker() if annotating else None
-    recorder = Recorder(display, summary, tracker)  # type: ignore[arg-type]
+    recorder = Recorder(display, summary, tracker)
     started = time.monotonic()
     document = ci.results_format  # written last, also for a failed run
     error: FnrunError | None = None
     diff_text: str | None = None
     try:
-        produced = produce(pipeline_options(request, root), root, recorder, summary)  # type: ignore[arg-type]
+        produced = produce(pipeline_options(request, root), root, recorder, summary)
         summary.plan, resources, saving = produced.plan, produced.resources, produced.saving
         if tracker is not None:
             resources = origin.annotate(resources, tracker, output.origin_annotations, output.transformer_annotations)
@@ -159,7 +160,7 @@ def _carry_out(request: Request, produce: Produce, events: "Events | None", stdo
             elif saving is not None and not output.quiet:
                 print(f"fnrun: {saved_note}", file=sys.stderr)
         summary.elapsed = time.monotonic() - started
-        _call(display, "summary", summary)
+        display.summary(summary)
         if document is None and diff_text is not None:
             out.write(diff_text)
         elif document is None and (from_stdin or output.to_stdout):
@@ -174,7 +175,7 @@ def _carry_out(request: Request, produce: Produce, events: "Events | None", stdo
             raise diff.Drift(diff.drift_message(request.directory, summary.plan, summary.command, ci.rerun))
     except FnrunError as err:
         error = err
-        _call(display, "failed", err)
+        display.failed(err)
         raise
     except BaseException as err:  # Ctrl-C, a bug: no results document that would claim success
         document = None
@@ -182,7 +183,7 @@ def _carry_out(request: Request, produce: Produce, events: "Events | None", stdo
             err.written = True  # type: ignore[attr-defined]  # the CLI must not say "nothing was written"
         raise
     finally:
-        _call(display, "close")
+        display.close()
         if document is not None:
             summary.elapsed = summary.elapsed or time.monotonic() - started
             out.write(formats.render(document, summary, error, diff_text))
@@ -217,7 +218,7 @@ def runtime_for(options: "RunOptions") -> "RuntimeFor":
     from .runtimes.remote import RemoteRuntime
 
     remote = RemoteRuntime(options.server)
-    return lambda kind: remote if kind == "container" else get_runtime(kind)
+    return lambda kind: remote if kind == Kind.CONTAINER else get_runtime(kind)
 
 
 def _save_request(request: RunRequest, root: Path | None) -> "save.SaveRequest | None":
@@ -299,13 +300,6 @@ def _kptfile_pipelines_not_run(request: RunRequest, summary: "RunSummary") -> No
         )
 
 
-def _call(display: object, method: str, *args: object) -> None:
-    """Displays do more than the pipeline's Events; a caller's own events object may not."""
-    handler = getattr(display, method, None)
-    if handler is not None:
-        handler(*args)
-
-
 @collector.paused()
 def explain(request: RunRequest, selector: str, events: "Events | None" = None) -> str:
     """`fnrun explain`: render the package in memory and tell where the selected resource came
@@ -322,9 +316,9 @@ def explain(request: RunRequest, selector: str, events: "Events | None" = None) 
     tracker = origin.Tracker()
     try:
         options, functions = pipeline_options(request, root), given_functions(request, root)
-        outcome = run_package(root, functions, options, Recorder(display, RunSummary(root=root), tracker), write=False)  # type: ignore[arg-type]
+        outcome = run_package(root, functions, options, Recorder(display, RunSummary(root=root), tracker), write=False)
     finally:
-        _call(display, "close")
+        display.close()
     return explain_resource(wanted, outcome.resources, tracker)
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from docker.constants import MINIMUM_DOCKER_API_VERSION
 
 from orchestrator.errors import FnrunError
+from orchestrator.kinds import Kind
 from orchestrator.runtimes.container.remote import engine_host, is_remote, transport, uploads
 
 
@@ -187,7 +188,7 @@ def _against_lock(image: str, files: list[str], lock) -> Finding | None:
     from orchestrator.select.functions import FunctionSpec
 
     try:
-        lock.check([FunctionSpec(kind="container", image=image, declared_in=files[0])], "ifNotPresent", Path.cwd())
+        lock.check([FunctionSpec(kind=Kind.CONTAINER, image=image, declared_in=files[0])], "ifNotPresent", Path.cwd())
     except FnrunError as err:
         text = str(err)
         reason, _, fix = text.rpartition("; ")

@@ -63,14 +63,14 @@ def warm_probe(oci_runtime: str | None, mount_mode: str) -> tuple[bool, str]:
     """(works, what happened): two calls of the probe image, each with its own /local, served by
     one warm container (orchestrator.runtimes.container.warm), each answering what it was given.
     The probe image has no shell and no libc of its own to lean on, as kpt's catalog images."""
-    from orchestrator.runtimes.container import warm
     from orchestrator.runtimes.container.runtime import ContainerRuntime, api_client
-    from orchestrator.runtimes.container.warm.plan import plan
+    from orchestrator.runtimes.container.warm.plan import NoWarm, plan
     from orchestrator.runtimes.container.warm.pool import WarmPool
     from orchestrator.runtimes.container.warm.runtime import WarmRuntime
+    from orchestrator.settings import Settings
 
-    if not warm.enabled_by_environment():
-        return True, f"off ({warm.ENV_WARM}=0): every call starts a container of its own"
+    if not Settings.from_environ().warm:
+        return True, "off (FNRUN_WARM=0): every call starts a container of its own"
     try:
         image = probe_image(api_client())
     except ProbeUnavailable as err:
@@ -84,8 +84,8 @@ def warm_probe(oci_runtime: str | None, mount_mode: str) -> tuple[bool, str]:
                 os.chmod(directory, 0o755)  # as a package's directory is: bind-mounted, not copied in
             calls = [Invocation(name=image, image=image, local_dir=Path(d), sandbox=sandbox) for d in (first, second)]
             planned = plan(calls[0])
-            if isinstance(planned, str):
-                return False, f"warm calls cannot be used: {planned}"
+            if isinstance(planned, NoWarm):
+                return False, f"warm calls cannot be used: {planned.reason}"
             for call in calls:
                 output = WarmRuntime(pool, ContainerRuntime()).run(call, PROBE_INPUT)
                 if output.exit_code != 0 or output.stdout != PROBE_INPUT:

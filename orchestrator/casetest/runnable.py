@@ -14,7 +14,8 @@ import yaml
 from ..errors import FnrunError
 from ..render.images import DEFAULT_PREFIX, resolve
 from ..runtimes.container.inspect import inspect_image
-from ..runtimes.host.builtin import CATALOG, enabled_by_environment
+from ..runtimes.host.builtin import CATALOG
+from ..settings import Settings
 from ..runtimes.host.kpt_catalog import catalog_name
 from .config import EVAL, EXPECTED, CaseConfig
 
@@ -72,7 +73,7 @@ def _other_command(code: str) -> str | None:
 
 
 def _served(image: str, builtin_catalog: bool) -> bool:
-    if (image in CATALOG and enabled_by_environment()) or (builtin_catalog and catalog_name(image)):
+    if (image in CATALOG and Settings.from_environ().builtin) or (builtin_catalog and catalog_name(image)):
         return True
     return inspect_image(image) is not None
 

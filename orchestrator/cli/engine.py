@@ -20,9 +20,10 @@ app.add_typer(cache_app, name="cache")
 def cache_info() -> None:
     """Where the cache is, how many results it holds, and its size against its bound."""
     from ..runtimes.cache import ResultCache
+    from ..settings import Settings
     from ..sizes import human_size
 
-    info = ResultCache().info()
+    info = ResultCache(bound=Settings.from_environ().cache_size).info()
     print(f"location: {info.location}\nentries:  {info.entries}\nsize:     {info.size} bytes (bound {human_size(info.bound)}, FNRUN_CACHE_SIZE)")
 
 
@@ -30,8 +31,9 @@ def cache_info() -> None:
 def cache_prune(everything: bool = typer.Option(False, "--all", help="Remove every entry, not just what is over the bound.")) -> None:
     """Remove least recently used results until the cache fits its bound (or all of them)."""
     from ..runtimes.cache import ResultCache
+    from ..settings import Settings
 
-    removed = ResultCache().prune(0 if everything else None)
+    removed = ResultCache(bound=Settings.from_environ().cache_size).prune(0 if everything else None)
     print(f"fnrun cache: removed {removed} entr{'y' if removed == 1 else 'ies'}", file=sys.stderr)
 
 

@@ -9,6 +9,7 @@ from typing import Optional
 import typer
 
 from . import options as opts
+from ..kinds import Kind
 from .app import app
 from .helptext import PanelCommand
 
@@ -49,14 +50,14 @@ def list_(
 
     if (directory / "Kptfile").is_file():  # a kpt package: its pipelines, as `fnrun render` runs them
         for number, (where, spec) in enumerate(api.list_pipeline(directory), 1):
-            what = spec.image if spec.kind == "container" else f"exec {spec.exec_path}"
+            what = spec.image if spec.kind == Kind.CONTAINER else f"exec {spec.exec_path}"
             print(f"{number}. {what}  scope: {spec.scope}  declared in: {where}")
         return
     specs = api.list_functions(directory, global_scope)
     if not specs:
         print(f"{directory}: no functions declared", file=sys.stderr)
     for number, spec in enumerate(specs, 1):
-        what = spec.image if spec.kind == "container" else f"{spec.kind} {spec.exec_path}"
+        what = spec.image if spec.kind == Kind.CONTAINER else f"{spec.kind} {spec.exec_path}"
         print(f"{number}. {what}  scope: {spec.scope}  declared in: {spec.declared_in}[{spec.declared_index}]")
 
 

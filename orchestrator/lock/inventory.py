@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 
 from .. import collector
+from ..kinds import Kind
 from ..read.package import read_package
 from ..select.functions import discover
 
@@ -26,9 +27,9 @@ def inventory(directories: list[Path], image_prefix: str | None = None, extra: t
     found: dict[str, set[str]] = {}
     for directory in directories:
         resources = read_package(directory, KPTFILE_NAMES).resources
-        specs = [spec for spec in discover(resources) if spec.kind == "container"]
+        specs = [spec for spec in discover(resources) if spec.kind == Kind.CONTAINER]
         if any(is_kptfile(r) for r in resources):
-            specs += [spec for _, spec in pipeline_steps(resources, image_prefix) if spec.kind == "container"]
+            specs += [spec for _, spec in pipeline_steps(resources, image_prefix) if spec.kind == Kind.CONTAINER]
         for spec in specs:
             assert spec.image is not None and spec.declared_in is not None
             found.setdefault(spec.image, set()).add(shown(directory / spec.declared_in, relative_to))

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import FnrunError, InputError
+from ..kinds import Kind
 from ..runtimes import catalog_module
 from ..runtimes.container import imagestore
 from . import builtins
@@ -35,7 +36,7 @@ class LockedImages:
     def check(self, specs: "list[FunctionSpec]", pull_policy: str, root: Path) -> None:
         """Refuse, before anything runs, an image the lock does not name or whose content differs."""
         for spec in specs:
-            if spec.kind != "container" or spec.image is None or spec.image in self.references or spec.image in self.served:
+            if spec.kind != Kind.CONTAINER or spec.image is None or spec.image in self.references or spec.image in self.served:
                 continue
             where = _declared(spec, root)
             entry = self.lock.entries.get(spec.image)

@@ -8,12 +8,13 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from ..run import results
 from ..merge import scope
 from ..write import writeback
 from ..errors import FnrunError, FunctionError, InputError
+from ..kinds import Kind
 from ..select.functions import FunctionSpec
 from ..run.invocations import check_policy
 from ..run.pipeline import Events, FunctionReport, Outcome, RunOptions, RuntimeFor, run_scoped
@@ -49,8 +50,37 @@ class RenderOutcome(Outcome):
     steps: list[tuple[Step, FunctionReport]] = field(default_factory=list)
 
 
+class PlannedStep(NamedTuple):
+    """A pipeline step and the function it runs."""
+
+    step: Step
+    spec: FunctionSpec
+
+
+@dataclass(frozen=True)
+class StepRun:
+    """One step as it ran: its report, with its step (None: its `when` skipped it, so the root
+    Kptfile's status leaves it out); the failure that ends its pipeline; and, when it changed
+    the package, the resources after it and what it gave back (replayed on a later commit)."""
+
+    step: Step | None
+    report: FunctionReport
+    failure: FnrunError | None = None
+    merged: list[Resource] | None = None
+    output: list[Resource] | None = None
+
+
+@dataclass
+class PipelineRun:
+    """What one package's pipeline did, committed in kpt's order: each step's run, and the
+    failure that ended it (a step's, or one raised before its step could report)."""
+
+    steps: list[StepRun] = field(default_factory=list)
+    failure: FnrunError | None = None
+
+
 def pipeline_steps(resources: list[Resource], prefix: str | None = None, shard: tuple[int, int] | None = None,
-                   builtin_catalog: bool = False) -> list[tuple[Step, FunctionSpec]]:
+                   builtin_catalog: bool = False) -> list[PlannedStep]:
     """Every step of every pipeline (of this shard's packages), in run order, as the spec it runs
     (what `fnrun list` shows); `builtin_catalog` lets fnrun's builtins answer tag constraints."""
     from .steps import to_spec
@@ -60,7 +90,7 @@ def pipeline_steps(resources: list[Resource], prefix: str | None = None, shard: 
     if shard is not None:
         owners = [owner for owner in owners if owner.directory in _shard_share(found, resources, shard)]
     resolved = image_prefix(prefix)
-    return [(step, to_spec(step, owner, resources, resolved, builtin_catalog)) for owner in owners for step in owner.steps]
+    return [PlannedStep(step, to_spec(step, owner, resources, resolved, builtin_catalog)) for owner in owners for step in owner.steps]
 
 
 def _shard_share(found: dict[str, "kf.Kptfile"], resources: list[Resource], shard: tuple[int, int]) -> set[str]:
@@ -71,11 +101,11 @@ def _shard_share(found: dict[str, "kf.Kptfile"], resources: list[Resource], shar
     return {directory for directory in found if sharding.owner(directory, tops) in mine}
 
 
-def plan_steps(root: Path, resources: list[Resource], options: RenderOptions) -> list[tuple[Step, FunctionSpec]]:
+def plan_steps(root: Path, resources: list[Resource], options: RenderOptions) -> list[PlannedStep]:
     """The steps to run; what the user has not allowed is refused before anything runs."""
     planned = pipeline_steps(resources, options.image_prefix, options.shard, options.run.builtin_catalog)
     for step, spec in planned:
-        if spec.kind == "exec" and not options.run.enable_exec:
+        if spec.kind == Kind.EXEC and not options.run.enable_exec:
             raise InputError(f"{step.where}: exec {step.exec} needs --allow-exec")
     check_policy([spec for _, spec in planned], options.run, root)
     return planned
@@ -99,17 +129,17 @@ def render_package(
     events = events or PlainEvents()
     outcome = RenderOutcome(package.resources, [], package=package)
     events.planned([spec for _, spec in planned])
-    committed = [package.resources]  # what rendered so far: kept by save-on-render-failure
     paths = writeback.checker(root, package)
-    try:
-        _run_pipelines(planned, committed, options.run, root, events, runtime_for, outcome, paths)
+    try:  # outcome.resources: what rendered so far, kept by save-on-render-failure
+        _run_pipelines(planned, options.run, root, events, runtime_for, outcome, paths)
     except FnrunError as err:
         outcome.failure = err
     finally:
         if options.run.results_dir is not None:
             results.write_results_dir(options.run.results_dir, [r.as_dict() for r in outcome.reports])
     save = outcome.failure is None or found_flag(package.resources, kf.SAVE_ON_FAILURE)
-    outcome.resources = committed[0] if save else package.resources
+    if not save:
+        outcome.resources = package.resources
     if in_place:
         written = outcome.resources
         if options.record_status:
@@ -119,8 +149,7 @@ def render_package(
 
 
 def _run_pipelines(
-    planned: list[tuple[Step, FunctionSpec]],
-    committed: list[list[Resource]],
+    planned: list[PlannedStep],
     options: RunOptions,
     root: Path,
     events: Events,
@@ -129,75 +158,77 @@ def _run_pipelines(
     paths: writeback.PathChecker,
 ) -> None:
     """Each package's pipeline is one unit (orchestrator.run.units): sibling packages, which do not
-    see each other, may render at once; reports and failures are committed in kpt's order."""
+    see each other, may render at once; reports and failures are committed in kpt's order, and
+    `outcome.resources` is the package as the last committed pipeline left it."""
     from ..run.session import session
     from ..run.units import Cancelled, Executed, Unit, run_units
 
     pipelines: list[list[int]] = []  # planned steps by package, in run order
     for key, (_, spec) in enumerate(planned):
-        if pipelines and planned[pipelines[-1][0]][1].declared_in == spec.declared_in:
+        if pipelines and planned[pipelines[-1][0]].spec.declared_in == spec.declared_in:
             pipelines[-1].append(key)
         else:
             pipelines.append([key])
-    units = [Unit(planned[keys[0]][1].directory, all(planned[k][1].kind == "container" for k in keys)) for keys in pipelines]
+    units = [Unit(planned[keys[0]].spec.directory, all(planned[k].spec.kind == Kind.CONTAINER for k in keys)) for keys in pipelines]
 
     def execute(index: int, current: list[Resource], shown: Events, cancel: threading.Event) -> Executed:
-        done = Executed(current, [], ([], None))
+        ran = PipelineRun()
+        done = Executed(current, [], ran)
         for key in pipelines[index]:
             if cancel.is_set():
                 raise Cancelled()
             try:
                 step_run = _run_step(key, *planned[key], done.after, options, root, shown, active, paths)
             except FnrunError as err:  # an earlier step's report still counts, as in the serial run
-                done.payload = (done.payload[0], err)
+                ran.failure = err
                 return done
-            done.payload[0].append(step_run[0])
-            if step_run[1] is not None:
-                done.payload = (done.payload[0], step_run[1])
+            ran.steps.append(step_run)
+            if step_run.failure is not None:
+                ran.failure = step_run.failure
                 return done
-            if step_run[2] is not None:
-                done.trace.append((planned[key][1], step_run[2][1]))
-                done.after = step_run[2][0]
+            if step_run.merged is not None and step_run.output is not None:
+                done.trace.append((planned[key].spec, step_run.output))
+                done.after = step_run.merged
         return done
 
     def commit(index: int, done: Executed) -> None:
-        reported, failure = done.payload
-        committed[0] = done.after
-        for entry in reported:
-            outcome.reports.append(entry[1])
-            if entry[0] is not None:
-                outcome.steps.append((entry[0], entry[1]))
-        if failure is not None:
-            raise failure
+        ran: PipelineRun = done.payload
+        outcome.resources = done.after
+        for step_run in ran.steps:
+            outcome.reports.append(step_run.report)
+            if step_run.step is not None:
+                outcome.steps.append((step_run.step, step_run.report))
+        if ran.failure is not None:
+            raise ran.failure
 
-    with session(list(enumerate(spec for _, spec in planned)), options, root, runtime_for, committed[0]) as active:
-        run_units(units, committed[0], events, execute, commit, options.jobs)
+    with session(list(enumerate(spec for _, spec in planned)), options, root, runtime_for, outcome.resources) as active:
+        run_units(units, outcome.resources, events, execute, commit, options.jobs)
 
 
 def _run_step(
     key: int, step: Step, spec: FunctionSpec, resources: list[Resource], options: RunOptions, root: Path, events: Events, active: "RunSession",
     paths: writeback.PathChecker,
-) -> tuple[tuple[Step | None, FunctionReport], FnrunError | None, tuple[list[Resource], list[Resource]] | None]:
-    """One step: ((step or None if skipped, report), failure, (resources after, its output))."""
+) -> StepRun:
+    """One step run over `resources` (StepRun says what came of it)."""
     spec = with_current_config(spec, resources)
     items, positions = scope.split(spec, resources)
     if step.when is not None and not holds(step.when, items, step.where):
         active.done(key)
-        return (None, _skipped(spec, step, events)), None, None
+        return StepRun(None, _skipped(spec, step, events))
     output, report, failure = run_scoped(spec, items, options, root, events, active.runtime_for(key), paths)
     active.done(key)
     if failure is not None:
-        return (step, report), failure, None
+        return StepRun(step, report, failure)
     assert output is not None
     if step.validator and (report.added or report.changed or report.removed):
         report.error = f"{step.where}: validator {spec.name} changed the package ({report.added} added, {report.changed} changed, {report.removed} removed); validators must not"
-        return (step, report), FunctionError(report.error), None
+        return StepRun(step, report, FunctionError(report.error))
     merged = scope.merge_back(resources, positions, output)
     twice = scope.taken_twice(merged)
     if twice is not None:
         report.error = f"{step.where}: function {spec.name}: resource at path {twice[0]!r} and index {twice[1]} already exists"
-        return (step, report), FunctionError(report.error), None
-    return (step, report), None, (merged, output)
+        return StepRun(step, report, FunctionError(report.error))
+    return StepRun(step, report, merged=merged, output=output)
 
 
 def _skipped(spec: FunctionSpec, step: Step, events: Events) -> FunctionReport:

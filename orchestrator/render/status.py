@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 
 from ..events import FunctionReport
+from ..kinds import Kind
 from ..resource import Resource
 from .kptfile import Step
 
@@ -35,7 +36,7 @@ def _step(step: Step, report: FunctionReport) -> dict:
     entry: dict = {}
     if step.name:
         entry["name"] = step.name
-    entry["image" if report.kind == "container" else "exec"] = report.name
+    entry["image" if report.kind == Kind.CONTAINER else "exec"] = report.name
     if report.error and report.exit_code in (0, -1) and not report.results:
         entry["executionError"] = report.error
     entry["exitCode"] = report.exit_code

@@ -10,6 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..errors import InputError
+from ..kinds import Kind
 from ..select.functions import FunctionSpec
 from ..resource import Resource
 from .images import resolve
@@ -25,7 +26,7 @@ def to_spec(step: Step, owner: Kptfile, resources: list[Resource], prefix: str, 
         exclude=step.exclude,
     )
     if step.image:
-        return FunctionSpec(kind="container", image=resolve(step.image, step.tag, prefix, step.where, builtin_catalog), **common)
+        return FunctionSpec(kind=Kind.CONTAINER, image=resolve(step.image, step.tag, prefix, step.where, builtin_catalog), **common)
     assert step.exec is not None
     try:
         words = shlex.split(step.exec)
@@ -33,7 +34,7 @@ def to_spec(step: Step, owner: Kptfile, resources: list[Resource], prefix: str, 
         raise InputError(f"{step.where}: exec {step.exec!r}: {err}") from None
     if not words:
         raise InputError(f"{step.where}: exec is empty")
-    return FunctionSpec(kind="exec", exec_path=_executable(words[0], step.where), args=tuple(words[1:]), **common)
+    return FunctionSpec(kind=Kind.EXEC, exec_path=_executable(words[0], step.where), args=tuple(words[1:]), **common)
 
 
 def with_current_config(spec: FunctionSpec, resources: list[Resource]) -> FunctionSpec:

@@ -36,13 +36,12 @@ def pipeline_options(request: Request, root: Path | None) -> "RunOptions":
     """The RunOptions of either command: its groups parsed, and what its `command` says."""
     from ..select.functions import parse_mount_flag
     from ..run.pipeline import RunOptions
-    from ..runtimes.host.builtin import enabled_by_environment as builtin_by_environment
     from ..runtimes.host import kpt_catalog
-    from ..runtimes.cache import enabled_by_environment
-    from ..runtimes.container import warm
     from ..run.units import default_jobs, parse_jobs
+    from ..settings import Settings
 
     command, speed = request.command, request.speed
+    switches = Settings.from_environ()
     return RunOptions(
         sandbox=sandbox_of(request.sandbox),
         enable_exec=request.sandbox.enable_exec,
@@ -50,17 +49,18 @@ def pipeline_options(request: Request, root: Path | None) -> "RunOptions":
         env=request.sandbox.env,
         mounts=tuple(parse_mount_flag(m) for m in request.sandbox.mounts),
         results_dir=request.output.results_dir,
-        cache=speed.cache and enabled_by_environment() and speed.server is None,  # the server keeps its own
-        builtin=speed.builtin and builtin_by_environment(),
+        cache=speed.cache and switches.cache and speed.server is None,  # the server keeps its own
+        builtin=speed.builtin and switches.builtin,
         builtin_catalog=speed.builtin_catalog or kpt_catalog.enabled_by_environment(),
-        jobs=default_jobs() if speed.jobs is None else parse_jobs(speed.jobs),
-        warm=speed.warm and warm.enabled_by_environment(),
+        jobs=default_jobs(switches.jobs) if speed.jobs is None else parse_jobs(speed.jobs),
+        warm=speed.warm and switches.warm,
         lock=_governing_lock(request.images, root),
         file_names=_file_names(request.output, command.file_names),
         package_paths=command.package_paths,
         error_results_fail=command.error_results_fail,
         handover=not (request.directory == "-" or request.output.to_stdout),
         server=_server(speed.server),
+        settings=switches,
     )
 
 

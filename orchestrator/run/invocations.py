@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import InputError
+from ..kinds import Kind
 from .. import runtimes
 from ..runtimes import Invocation, Mount, Runtime
 from ..runtimes.container.access import check_readable
@@ -22,7 +23,7 @@ def check_policy(specs: list[FunctionSpec], options: RunOptions, root: Path) -> 
     """Refuse, before anything runs, what the user has not allowed."""
     for spec in specs:
         where = f"{spec.declared_in}: " if spec.declared_in else ""
-        if spec.kind == "exec" and not options.enable_exec:
+        if spec.kind == Kind.EXEC and not options.enable_exec:
             raise InputError(f"{where}exec function {spec.exec_path} needs --allow-exec")
         if spec.network and not options.sandbox.network:
             raise InputError(f"{where}function {spec.name} declares network: true; pass --network to allow it")
@@ -39,7 +40,7 @@ def check_policy(specs: list[FunctionSpec], options: RunOptions, root: Path) -> 
 def _writable_mount_readable(spec: FunctionSpec, source: Path, mount: MountSpec, options: RunOptions) -> None:
     """/local and read-only mounts the sandbox user cannot read are copied into the container
     (runtimes.container.upload); a writable mount cannot be a copy, so say so before anything runs."""
-    if spec.kind == "container" and not mount.read_only:
+    if spec.kind == Kind.CONTAINER and not mount.read_only:
         check_readable(source, mount.target, spec.name, options.sandbox.as_current_user)
 
 
@@ -70,7 +71,7 @@ def invocation(spec: FunctionSpec, options: RunOptions, root: Path) -> Invocatio
     mounts = tuple(Mount(_mount_source(root, spec, m), m.target, m.read_only) for m in spec.mounts)
     mounts += tuple(Mount(_mount_source(root, None, m), m.target, m.read_only) for m in options.mounts)
     exec_path = None
-    if spec.kind in ("exec", "starlark") and spec.exec_path:
+    if spec.kind in (Kind.EXEC, Kind.STARLARK) and spec.exec_path:
         base = root / spec.directory if spec.declared_in is not None else Path.cwd()
         exec_path = (base / spec.exec_path).absolute()
     return Invocation(
@@ -95,6 +96,8 @@ def choose_runtime(spec: FunctionSpec, call: Invocation, options: RunOptions, ru
 def serving(spec: FunctionSpec, call: Invocation, options: RunOptions) -> runtimes.Serving:
     """What the user lets serve a function other than its image; under a lock, only what the lock
     allows for it (the lock decides, the registry obeys)."""
-    locked = options.lock is not None and spec.kind == "container"
+    locked = options.lock is not None and spec.kind == Kind.CONTAINER
     allows = options.lock.builtin_for(spec, call, options.builtin, options.sandbox.image_pull_policy) if locked else None  # type: ignore[union-attr]
-    return runtimes.Serving(options.builtin, options.builtin_catalog, options.cache, locked, allows)
+    switches = options.settings
+    return runtimes.Serving(options.builtin, options.builtin_catalog, options.cache, locked, allows,
+                            cache_size=switches.cache_size, handover=switches.builtin_handover, fork=switches.builtin_fork)

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Protocol
 
+from ..kinds import Kind
+from ..settings import Settings
 from ..runtimes import Invocation, Runtime, Sandbox
 
 if TYPE_CHECKING:
@@ -50,6 +52,9 @@ class RunOptions:
     # Container functions go to the function runner at this address (`fnrun serve`; --server),
     # reading and writing stay here (orchestrator.runtimes.remote).
     server: "Server | None" = None
+    # The environment's switches, read once at the edge (orchestrator.settings): the cache's
+    # bound and how builtins run; the switches of options above are folded into them there.
+    settings: Settings = Settings()
 
 
-RuntimeFor = Callable[[str], Runtime]
+RuntimeFor = Callable[[Kind], Runtime]

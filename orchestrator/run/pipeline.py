@@ -14,6 +14,7 @@ from .output import OutputDecoder
 from ..merge import scope
 from ..write import writeback
 from ..errors import EnvironmentProblem, FunctionError, ImageUnavailable, InputError
+from ..kinds import Kind
 from ..select.functions import FunctionSpec, declaration, discover
 from ..merge.origin import Changes, compare
 from ..read import notices
@@ -128,7 +129,7 @@ def run_functions(
     reports: list[FunctionReport] = []
     deferred: list[FunctionError] = []
     events.planned(specs)
-    units = [Unit(None if spec.global_scope or spec.declared_in is None else spec.directory, spec.kind == "container") for spec in specs]
+    units = [Unit(None if spec.global_scope or spec.declared_in is None else spec.directory, spec.kind == Kind.CONTAINER) for spec in specs]
 
     def execute(index: int, current: list[Resource], shown: Events, cancel: threading.Event) -> Executed:
         if cancel.is_set():

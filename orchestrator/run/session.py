@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Iterator
 
 from ..select.functions import FunctionSpec
 from ..resource import Resource
+from ..kinds import Kind
 from ..runtimes import Runtime, get_runtime
 from ..runtimes.supervise.interrupts import SignalGuard
 from .units import begin
@@ -43,9 +44,9 @@ class RunSession:
         if self.prestarter is None and (self.warm is None or key not in self.warm.keys):
             return self._runtime_for
 
-        def choose(kind: str) -> Runtime:
+        def choose(kind: Kind) -> Runtime:
             ordinary = self._runtime_for(kind)
-            if kind != "container":
+            if kind != Kind.CONTAINER:
                 return ordinary
             if self.warm is not None and key in self.warm.keys:
                 from ..runtimes.container.warm.runtime import WarmRuntime
@@ -80,9 +81,9 @@ def session(
 
         forget_images()
     calls = _invocations(planned, options, root)  # once per step: what each container function's call will be
-    in_process = {key: _in_process(spec, calls.get(key), options) for key, spec in planned if spec.kind == "container"}
+    in_process = {key: _in_process(spec, calls.get(key), options) for key, spec in planned if spec.kind == Kind.CONTAINER}
     _start_fork_server([runtime for runtime in in_process.values() if runtime is not None])
-    containers = [(key, spec) for key, spec in planned if spec.kind == "container" and in_process[key] is None]
+    containers = [(key, spec) for key, spec in planned if spec.kind == Kind.CONTAINER and in_process[key] is None]
     if not containers or runtime_for is not get_runtime or threading.current_thread() is not threading.main_thread():
         yield RunSession(runtime_for, None)
         return
@@ -124,7 +125,7 @@ def _invocations(planned: list[tuple[int, FunctionSpec]], options: "RunOptions",
 
     calls = {}
     for key, spec in planned:
-        if spec.kind != "container":
+        if spec.kind != Kind.CONTAINER:
             continue
         try:
             calls[key] = invocation(spec, options, root)
@@ -137,7 +138,7 @@ def warmth(containers: list[tuple[int, FunctionSpec]], calls: dict[int, "Invocat
     """The steps whose image (with the same sandbox) the run calls more than once; None when none."""
     from ..errors import FnrunError
     from ..runtimes.container.warm.calls import fits
-    from ..runtimes.container.warm.plan import Planned, plan
+    from ..runtimes.container.warm.plan import NoWarm, Planned, plan
 
     by_key: dict[str, list[int]] = {}
     plans: dict[str, "Plan"] = {}
@@ -151,7 +152,7 @@ def warmth(containers: list[tuple[int, FunctionSpec]], calls: dict[int, "Invocat
             found = plan(call)
         except FnrunError:
             continue  # reported when the function's turn comes, as ever
-        if isinstance(found, str):
+        if isinstance(found, NoWarm):
             continue
         if call.local_dir not in fitting:
             fitting[call.local_dir] = fits(call.local_dir)
@@ -193,7 +194,7 @@ def _warm_ahead(warm: Warmth, options: "RunOptions", calls: dict[int, "Invocatio
 
         def probe() -> None:
             try:
-                if _misses_cache(first[1], calls[first[0]], resources, options.package_paths):
+                if _misses_cache(first[1], calls[first[0]], resources, options):
                     warm.pool.resume()
                     warm.spawner.kick()
                     if prestarter is not None:
@@ -224,15 +225,11 @@ def _start_fork_server(runtimes: list[Runtime]) -> None:
     the run has no other thread yet, as a fork of this process with their modules imported."""
     if not runtimes:
         return
-    from ..runtimes.host.builtin import FUNCTIONS_DIR, BuiltinRuntime
-
-    modules = sorted({r.module for r in runtimes if isinstance(r, BuiltinRuntime)})
-    if modules:
+    forkable = sorted({r.forks for r in runtimes if r.forks is not None})
+    if forkable:
         from ..runtimes.host import forked
 
-        forkable = [module for module in modules if forked.can_fork(module, FUNCTIONS_DIR)]
-        if forkable:
-            forked.start(forkable)
+        forked.start(forkable)
 
 
 def _prestarter(containers: list[tuple[int, FunctionSpec]], calls: dict[int, "Invocation"], options: "RunOptions", first: FunctionSpec,
@@ -251,7 +248,7 @@ def _prestarter(containers: list[tuple[int, FunctionSpec]], calls: dict[int, "In
     upcoming = [(key, calls[key]) for key, _ in containers if key in calls]
     probe = None
     if options.cache and upcoming and upcoming[0][0] == 0:
-        probe = partial(_misses_cache, first, upcoming[0][1], resources, options.package_paths)
+        probe = partial(_misses_cache, first, upcoming[0][1], resources, options)
     prestarter = Prestarter(options.jobs, paused=options.cache, in_process=_builtin_answers if options.builtin else None, probe=probe)
     prestarter.plan(upcoming)
     return prestarter
@@ -264,7 +261,7 @@ def _builtin_answers(call: "Invocation") -> bool:
     return builtin_module(call) is not None
 
 
-def _misses_cache(spec: FunctionSpec, call: "Invocation", resources: list[Resource], package_paths: bool) -> bool:
+def _misses_cache(spec: FunctionSpec, call: "Invocation", resources: list[Resource], options: "RunOptions") -> bool:
     """Whether the first function misses the result cache: asked with the very input its run will
     send (a subpackage's step in render sees package-relative paths), else it always misses."""
     from . import resourcelist
@@ -272,7 +269,7 @@ def _misses_cache(spec: FunctionSpec, call: "Invocation", resources: list[Resour
     from ..runtimes import caching
 
     items, _ = scope.split(spec, resources)
-    spec, items = scope.as_handed(spec, items, package_paths)
+    spec, items = scope.as_handed(spec, items, options.package_paths)
     stdin = resourcelist.encode(items, spec.config).encode("utf-8")
-    return caching(get_runtime("container")).would_run(call, stdin)  # type: ignore[attr-defined]
+    return caching(get_runtime(Kind.CONTAINER), options.settings.cache_size).would_run(call, stdin)  # type: ignore[attr-defined]
 

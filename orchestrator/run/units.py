@@ -22,34 +22,29 @@ import os
 import threading
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..merge import scope
-from ..errors import InputError
 from ..select.functions import FunctionSpec
 from ..resource import Resource
+from ..events import Events, FunctionReport
+from ..settings import at_least_one
 
-ENV_JOBS = "FNRUN_JOBS"
+if TYPE_CHECKING:
+    from ..merge.origin import Changes
+
 #: Seconds an interrupted run waits for its workers once their children are ended.
 STOP_WITHIN = 3.0
 
 
-def default_jobs() -> int:
-    """$FNRUN_JOBS, else min(4, CPUs): container start is CPU-bound, more threads only queue."""
-    text = os.environ.get(ENV_JOBS, "").strip()
-    if text:
-        return parse_jobs(text, ENV_JOBS)
-    return max(1, min(4, os.cpu_count() or 1))
+def default_jobs(chosen: int | None = None) -> int:
+    """`chosen` (FNRUN_JOBS, orchestrator.settings), else min(4, CPUs): container start is
+    CPU-bound, more threads only queue."""
+    return chosen if chosen is not None else max(1, min(4, os.cpu_count() or 1))
 
 
 def parse_jobs(text: str | int, where: str = "--jobs") -> int:
-    try:
-        jobs = int(text)
-    except ValueError:
-        jobs = 0
-    if jobs < 1:
-        raise InputError(f"{where} {text!r}: use a whole number of at least 1")
-    return jobs
+    return at_least_one(text, where)
 
 
 class Cancelled(Exception):
@@ -71,46 +66,59 @@ class Executed:
     payload: Any = None  # the caller's: reports, failure
 
 
-class Buffer:
+Event = Callable[[Events], None]  # one event, to be told to a listener
+
+
+class Buffer(Events):
     """Progress events of a worker's unit: held back while earlier units are not committed, then
     (`go_live`, once the unit is next in serial order) shown as they happen, so a display still
-    shows the function running; what is left is replayed at the unit's commit."""
+    shows the function running; what is left is replayed at the unit's commit. A unit emits
+    only a function's events; the run's own (summary, close) are its caller's."""
 
     def __init__(self) -> None:
-        self.calls: list[tuple[str, tuple]] = []
-        self._target: object | None = None
+        self.calls: list[Event] = []
+        self._target: Events | None = None
         self._lock = threading.Lock()
 
-    def __getattr__(self, method: str) -> Callable[..., None]:
-        if method.startswith("_"):
-            raise AttributeError(method)
+    def _tell(self, event: Event) -> None:
+        with self._lock:
+            target = self._target
+            if target is None:
+                self.calls.append(event)
+                return
+        event(target)
 
-        def call(*args: object) -> None:
-            with self._lock:
-                target = self._target
-                if target is None:
-                    self.calls.append((method, args))
-                    return
-            getattr(target, method)(*args)
+    def planned(self, specs: list[FunctionSpec]) -> None:
+        self._tell(lambda to: to.planned(specs))
 
-        return call
+    def started(self, spec: FunctionSpec) -> None:
+        self._tell(lambda to: to.started(spec))
+
+    def stderr(self, spec: FunctionSpec, line: str) -> None:
+        self._tell(lambda to: to.stderr(spec, line))
+
+    def transformed(self, spec: FunctionSpec, changes: "Changes") -> None:
+        self._tell(lambda to: to.transformed(spec, changes))
+
+    def finished(self, spec: FunctionSpec, report: FunctionReport) -> None:
+        self._tell(lambda to: to.finished(spec, report))
 
     @property
     def live(self) -> bool:
         return self._target is not None
 
-    def go_live(self, events: object) -> None:
+    def go_live(self, events: Events) -> None:
         with self._lock:  # held while catching up, so no newer event overtakes the held ones
             self.replay(events)
             self._target = events
 
-    def replay(self, events: object) -> None:
+    def replay(self, events: Events) -> None:
         calls, self.calls = self.calls, []
-        for method, args in calls:
-            getattr(events, method)(*args)
+        for event in calls:
+            event(events)
 
 
-Execute = Callable[[int, list[Resource], object, threading.Event], Executed]
+Execute = Callable[[int, list[Resource], Events, threading.Event], Executed]
 Commit = Callable[[int, Executed], None]
 
 
@@ -134,7 +142,7 @@ def replay(trace: list[tuple[FunctionSpec, list[Resource]]], resources: list[Res
     return resources
 
 
-def run_units(units: list[Unit], resources: list[Resource], events: object, execute: Execute, commit: Commit, jobs: int) -> list[Resource]:
+def run_units(units: list[Unit], resources: list[Resource], events: Events, execute: Execute, commit: Commit, jobs: int) -> list[Resource]:
     """Run every unit and commit each in order; returns the resources after the last commit.
     `commit` raises to stop the run (later units are then dropped, as the serial run never ran them)."""
     cancel = threading.Event()
@@ -148,7 +156,7 @@ def run_units(units: list[Unit], resources: list[Resource], events: object, exec
 
 
 class _Parallel:
-    def __init__(self, units: list[Unit], events: object, execute: Execute, commit: Commit, jobs: int, cancel: threading.Event) -> None:
+    def __init__(self, units: list[Unit], events: Events, execute: Execute, commit: Commit, jobs: int, cancel: threading.Event) -> None:
         self.units, self.events, self.execute, self.commit, self.jobs, self.cancel = units, events, execute, commit, jobs, cancel
         self.futures: dict[int, Future[tuple[Executed | Exception, Buffer, list[Resource]]]] = {}
         self.started: dict[int, tuple[Buffer, list[Resource]]] = {}  # each launched unit's events and snapshot

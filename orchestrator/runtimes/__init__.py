@@ -22,27 +22,28 @@ from dataclasses import dataclass
 from typing import Callable
 
 from orchestrator.errors import InputError
+from orchestrator.kinds import KINDS, Kind
+from orchestrator.settings import DEFAULT_CACHE_SIZE
 from orchestrator.runtimes.protocol import Invocation, ItemsOutput, Mount, RunOutput, Runtime, Sandbox, StderrSink
 
-__all__ = ["Invocation", "ItemsOutput", "Mount", "RunOutput", "Runtime", "Sandbox", "Serving", "StderrSink", "KINDS",
+__all__ = ["Invocation", "ItemsOutput", "Mount", "RunOutput", "Runtime", "Sandbox", "Serving", "StderrSink", "KINDS", "Kind",
            "catalog_module", "caching", "choose", "get_runtime", "in_process"]
 
-KINDS = ("container", "exec", "starlark")
-_runtimes: dict[str, Runtime] = {}
+_runtimes: dict[Kind, Runtime] = {}
 
 
-def get_runtime(kind: str) -> Runtime:
+def get_runtime(kind: Kind) -> Runtime:
     """The process-wide runtime for `kind` (a function's `container:`, `exec:` or `starlark:`)."""
     if kind not in _runtimes:
-        if kind == "container":
+        if kind == Kind.CONTAINER:
             from orchestrator.runtimes.container.runtime import ContainerRuntime
 
             _runtimes[kind] = ContainerRuntime()
-        elif kind == "exec":
+        elif kind == Kind.EXEC:
             from orchestrator.runtimes.host.exec import ExecRuntime
 
             _runtimes[kind] = ExecRuntime()
-        elif kind == "starlark":
+        elif kind == Kind.STARLARK:
             from orchestrator.runtimes.host.kpt_catalog import StarlarkFileRuntime
 
             _runtimes[kind] = StarlarkFileRuntime()
@@ -62,6 +63,9 @@ class Serving:
     # the module it allows for this function, if any (orchestrator.lock.pinning).
     locked: bool = False
     lock_allows: str | None = None
+    cache_size: int = DEFAULT_CACHE_SIZE  # the cache's bound, in bytes (FNRUN_CACHE_SIZE)
+    handover: bool = True  # fnrun's own catalog takes the items as data (FNRUN_BUILTIN_HANDOVER)
+    fork: bool = True  # builtins in a child of the fork server where they can be (FNRUN_BUILTIN_FORK)
 
 
 def catalog_module(image: str | None, kpt_catalog: bool = True) -> str | None:
@@ -79,29 +83,32 @@ def catalog_module(image: str | None, kpt_catalog: bool = True) -> str | None:
     return kpt.FUNCTIONS[name] if name else None
 
 
-def in_process(kind: str, call: Invocation, serving: Serving) -> Runtime | None:
+def in_process(kind: Kind, call: Invocation, serving: Serving) -> Runtime | None:
     """The builtin that serves a function instead of a container, or None: a Starlark file always;
     under a lock, what the lock allows; else kpt's catalog functions when asked, and a catalog
     image's own code where it cannot differ from the image."""
-    if kind == "starlark":
+    if kind == Kind.STARLARK:
         return get_runtime(kind)
-    if kind != "container":
+    if kind != Kind.CONTAINER:
         return None
     from orchestrator.runtimes.host.builtin import BuiltinRuntime, builtin_module
 
+    def builtin(module: str) -> Runtime:
+        return BuiltinRuntime(module, handover=serving.handover, fork=serving.fork)
+
     if serving.locked:
-        return BuiltinRuntime(serving.lock_allows) if serving.lock_allows else None
+        return builtin(serving.lock_allows) if serving.lock_allows else None
     if serving.kpt_catalog:
         from orchestrator.runtimes.host.kpt_catalog import FUNCTIONS, catalog_name
 
         name = catalog_name(call.image)
         if name is not None:
-            return BuiltinRuntime(FUNCTIONS[name])
+            return builtin(FUNCTIONS[name])
     module = builtin_module(call) if serving.builtin else None
-    return BuiltinRuntime(module) if module else None
+    return builtin(module) if module else None
 
 
-def choose(kind: str, call: Invocation, serving: Serving, ordinary: Callable[[str], Runtime] = get_runtime) -> Runtime:
+def choose(kind: Kind, call: Invocation, serving: Serving, ordinary: Callable[[Kind], Runtime] = get_runtime) -> Runtime:
     """The runtime that runs `call`: a builtin where one serves it (never cached: that costs less
     than a cache lookup's hashing), else the `ordinary` runtime of its kind (the run's own, maybe
     a pre-started or warm container), behind the result cache when asked."""
@@ -109,17 +116,18 @@ def choose(kind: str, call: Invocation, serving: Serving, ordinary: Callable[[st
     if found is not None:
         return found
     runtime = ordinary(kind)
-    return caching(runtime) if serving.cache and kind == "container" else runtime
+    return caching(runtime, serving.cache_size) if serving.cache and kind == Kind.CONTAINER else runtime
 
 
-def caching(runtime: Runtime) -> Runtime:
-    """`runtime` behind the process's one result cache."""
+def caching(runtime: Runtime, bound: int = DEFAULT_CACHE_SIZE) -> Runtime:
+    """`runtime` behind the process's one result cache (bounded by `bound` bytes, the first
+    caller's: FNRUN_CACHE_SIZE, read at the edge)."""
     from orchestrator.runtimes.cache import CachingRuntime, ResultCache
 
     global _cache
     with _cache_lock:
         if _cache is None:
-            _cache = ResultCache()
+            _cache = ResultCache(bound=bound)
     return CachingRuntime(runtime, _cache)
 
 

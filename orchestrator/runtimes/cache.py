@@ -38,10 +38,9 @@ import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
-from orchestrator.errors import InputError
+from orchestrator.settings import DEFAULT_CACHE_SIZE, switch
 from orchestrator.runtimes.protocol import Bytes, Invocation, Runtime, RunOutput, StderrSink, StdoutSink
 
-DEFAULT_MAX_BYTES = 512 * 1024 * 1024
 LABEL_CACHEABLE = "dev.fnrun.cacheable"
 _VERSION = "v1"
 # What never changes a successful run's output: how long it may take and how much it may say.
@@ -58,20 +57,8 @@ def cache_dir() -> Path:
 
 
 def enabled_by_environment() -> bool:
-    """FNRUN_CACHE=0 (or false/no/off) turns the cache off like --no-cache, e.g. for a CI job."""
-    return os.environ.get("FNRUN_CACHE", "1").strip().lower() not in ("0", "false", "no", "off")
-
-
-def max_bytes() -> int:
-    from orchestrator.sizes import parse_size
-
-    text = os.environ.get("FNRUN_CACHE_SIZE")
-    if not text:
-        return DEFAULT_MAX_BYTES
-    try:
-        return parse_size(text)
-    except ValueError:
-        raise InputError(f"FNRUN_CACHE_SIZE={text!r}: use a size such as 512M or 2G") from None
+    """FNRUN_CACHE, for the launcher alone (it decides before any run's settings are read)."""
+    return switch(os.environ.get("FNRUN_CACHE"), True)
 
 
 @dataclass
@@ -85,7 +72,7 @@ class CacheInfo:
 class ResultCache:
     def __init__(self, root: Path | None = None, bound: int | None = None) -> None:
         self.root = (root or cache_dir()) / _VERSION
-        self.bound = max_bytes() if bound is None else bound
+        self.bound = DEFAULT_CACHE_SIZE if bound is None else bound  # FNRUN_CACHE_SIZE, read at the edge
         self._top = str(self.root.parent)
         self._lock = threading.Lock()
         self._warned = False

@@ -109,11 +109,14 @@ class Runtime(Protocol):
     `--output -`), since the text it hands back (each item's own, or that text edited) is the
     function's, and `run` gives no better (kpt's catalog in fnrun's versions answers JSON).
     `streams_stdout`: `run` hands stdout to `on_stdout` while it arrives, so fnrun can decode it
-    while the function still writes; else it never calls `on_stdout`."""
+    while the function still writes; else it never calls `on_stdout`.
+    `forks`: the module of fnrun's functions it runs in a child of the fork server
+    (runtimes.host.forked), which a run starts ahead with that module imported; else None."""
 
     takes_items: bool
     items_always: bool
     streams_stdout: bool
+    forks: str | None
 
     def run(self, invocation: Invocation, stdin: bytes, on_stderr: StderrSink | None = None,
             on_stdout: StdoutSink | None = None) -> RunOutput: ...
@@ -132,6 +135,7 @@ class Bytes:
     takes_items: bool = False
     items_always: bool = False
     streams_stdout: bool = False
+    forks: str | None = None
 
     def run_items(self, invocation: Invocation, items: list[Any], function_config: dict | None,
                   on_stderr: StderrSink | None = None) -> ItemsOutput | None:

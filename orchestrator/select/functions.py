@@ -10,11 +10,12 @@ from typing import Any
 
 from .. import annotations as ann
 from ..errors import InputError
+from ..kinds import KINDS, Kind
 from ..resource import Resource
 from .selectors import Selector
 from ..yamlio import fast
 
-_TOP_KEYS = {"container", "exec", "starlark", "deferFailure"}
+_TOP_KEYS = {*KINDS, "deferFailure"}
 _CONTAINER_KEYS = {"image", "network", "mounts", "envs"}
 _EXEC_KEYS = {"path", "args", "envs"}
 _STARLARK_KEYS = {"path", "name"}  # kustomize's declared Starlark (its `url:` is not fetched)
@@ -35,7 +36,7 @@ class FunctionSpec:
     """One function to run. Declared ones carry their config resource and scope directory; ad-hoc
     ones (`--image`, `--exec`) see the whole package."""
 
-    kind: str  # "container" | "exec" | "starlark" (kustomize's; exec_path is the script)
+    kind: Kind  # starlark is kustomize's; its exec_path is the script
     image: str | None = None
     exec_path: str | None = None
     args: tuple[str, ...] = ()
@@ -88,7 +89,7 @@ def parse_declaration(resource: Resource) -> FunctionSpec | None:
     if key == ann.LEGACY_CONTAINER:
         if not isinstance(raw, str) or not raw.strip():
             raise InputError(f"{where}: {key} must name an image")
-        return FunctionSpec(kind="container", image=raw.strip(), **base)
+        return FunctionSpec(kind=Kind.CONTAINER, image=raw.strip(), **base)
     if not isinstance(raw, str):
         raise InputError(f"{where}: {key} must be a YAML string (use `{key}: |`)")
     value = fast.load(raw, f"{where}: {key}")
@@ -98,16 +99,16 @@ def parse_declaration(resource: Resource) -> FunctionSpec | None:
     defer = value.get("deferFailure", False)
     if not isinstance(defer, bool):
         raise InputError(f"{where}: {key}: deferFailure must be true or false")
-    if sum(k in value for k in ("container", "exec", "starlark")) != 1:
+    if sum(k in value for k in KINDS) != 1:
         raise InputError(f"{where}: {key} must declare exactly one of `container`, `exec` or `starlark`")
-    if "starlark" in value:
-        spec = _section(value["starlark"], _STARLARK_KEYS, where, f"{key}: starlark")
+    if Kind.STARLARK in value:
+        spec = _section(value[Kind.STARLARK], _STARLARK_KEYS, where, f"{key}: starlark")
         path = spec.get("path")
         if not isinstance(path, str) or not path.strip():
             raise InputError(f"{where}: {key}: starlark.path is required (fnrun runs local scripts only)")
-        return FunctionSpec(kind="starlark", exec_path=path.strip(), defer_failure=defer, **base)
-    if "container" in value:
-        spec = _section(value["container"], _CONTAINER_KEYS, where, f"{key}: container")
+        return FunctionSpec(kind=Kind.STARLARK, exec_path=path.strip(), defer_failure=defer, **base)
+    if Kind.CONTAINER in value:
+        spec = _section(value[Kind.CONTAINER], _CONTAINER_KEYS, where, f"{key}: container")
         image = spec.get("image")
         if not isinstance(image, str) or not image.strip():
             raise InputError(f"{where}: {key}: container.image is required")
@@ -115,7 +116,7 @@ def parse_declaration(resource: Resource) -> FunctionSpec | None:
         if not isinstance(network, bool):
             raise InputError(f"{where}: {key}: container.network must be true or false")
         return FunctionSpec(
-            kind="container",
+            kind=Kind.CONTAINER,
             image=image.strip(),
             envs=_strings(spec.get("envs"), where, f"{key}: container.envs"),
             network=network,
@@ -123,12 +124,12 @@ def parse_declaration(resource: Resource) -> FunctionSpec | None:
             defer_failure=defer,
             **base,
         )
-    spec = _section(value["exec"], _EXEC_KEYS, where, f"{key}: exec")
+    spec = _section(value[Kind.EXEC], _EXEC_KEYS, where, f"{key}: exec")
     path = spec.get("path")
     if not isinstance(path, str) or not path.strip():
         raise InputError(f"{where}: {key}: exec.path is required")
     return FunctionSpec(
-        kind="exec",
+        kind=Kind.EXEC,
         exec_path=path.strip(),
         args=_strings(spec.get("args"), where, f"{key}: exec.args"),
         envs=_strings(spec.get("envs"), where, f"{key}: exec.envs"),
@@ -246,7 +247,7 @@ def adhoc(
                 "data": data,
             }
         )
-    kind = "container" if image else "exec"
+    kind = Kind.CONTAINER if image else Kind.EXEC
     if exec_path is not None:
         exec_path = str(Path(exec_path).absolute())  # relative to where the user typed it, not to the config
     return FunctionSpec(kind=kind, image=image, exec_path=exec_path, config=config, declared_in=declared_in, global_scope=True,

@@ -18,8 +18,8 @@ def serve_command(*, address: str, insecure: bool, tls_cert: Path | None, tls_ke
                   image_pull_policy: str, timeout: float, memory: str, oci_runtime: str | None, mount_mode: str, cache: bool,
                   warm: bool, idle_ttl: float) -> int:
     """Parse, then serve until stopped."""
-    from ..runtimes.container import warm as warm_containers
     from ..runtimes.host import kpt_catalog
+    from ..settings import Settings as Switches
 
     try:
         request_limit = parse_size(max_request)
@@ -30,9 +30,10 @@ def serve_command(*, address: str, insecure: bool, tls_cert: Path | None, tls_ke
         raise InputError(f"--metrics {metrics!r}: use HOST:PORT (Prometheus scrapes over TCP)")
     sandbox = sandbox_of(SandboxSettings(timeout=timeout, memory=memory, image_pull_policy=image_pull_policy, oci_runtime=oci_runtime,
                                          mount_mode=mount_mode))
+    switches = Switches.from_environ()
     settings = Settings(sandbox=sandbox, builtin_catalog=builtin_catalog or kpt_catalog.enabled_by_environment(),
                         cache=cache, parallel=parallel, queue=queue,
-                        warm=warm and warm_containers.enabled_by_environment(), idle_ttl=idle_ttl)
+                        warm=warm and switches.warm, idle_ttl=idle_ttl, cache_size=switches.cache_size)
     listen = Listen(address=address, insecure=insecure, tls_cert=tls_cert, tls_key=tls_key, client_ca=client_ca,
                     max_request=request_limit, grace=grace,
                     metrics=check_address(metrics, "--metrics") if metrics is not None else None)

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from ..errors import EnvironmentProblem, FnrunError, ImageUnavailable, InputError
+from ..kinds import Kind
+from ..settings import DEFAULT_CACHE_SIZE
 from ..requests import full_image
 from ..run import resourcelist
 from ..runtimes.protocol import BASE_ENV
@@ -28,6 +30,7 @@ class Settings:
     sandbox: Sandbox = Sandbox()
     builtin_catalog: bool = False
     cache: bool = True
+    cache_size: int = DEFAULT_CACHE_SIZE  # the result cache's bound (FNRUN_CACHE_SIZE)
     parallel: int = 4  # containers of one image running at once
     queue: int = 64  # calls of one image waiting for one of those
     warm: bool = True  # calls in warm containers kept across requests (FNRUN_WARM=0: every call cold)
@@ -69,11 +72,11 @@ class Evaluator:
         self._waiting: dict[str, int] = {}
         self.pool = WarmPool(per_image=settings.parallel) if settings.warm else None
 
-    def _container(self, kind: str) -> Runtime:
+    def _container(self, kind: Kind) -> Runtime:
         """A container call: in a warm container of the server's pool where it can be exactly
         what a fresh container gives (warm.plan decides), else cold."""
         cold = get_runtime(kind)
-        if self.pool is None or kind != "container":
+        if self.pool is None or kind != Kind.CONTAINER:
             return cold
         from ..runtimes.container.warm.runtime import WarmRuntime
 
@@ -96,8 +99,8 @@ class Evaluator:
         if decoded.kind != "ResourceList":
             raise InputError(f"{source}: not a ResourceList (kind: ResourceList, items: [...])")
         call = Invocation(name=reference, image=reference, env=dict(BASE_ENV), sandbox=self.settings.sandbox)
-        serving = Serving(builtin=True, kpt_catalog=self.settings.builtin_catalog, cache=self.settings.cache)
-        runtime = choose("container", call, serving, self._container)
+        serving = Serving(builtin=True, kpt_catalog=self.settings.builtin_catalog, cache=self.settings.cache, cache_size=self.settings.cache_size)
+        runtime = choose(Kind.CONTAINER, call, serving, self._container)
         with self._slot(reference):
             try:
                 return _run(runtime, call, resource_list, decoded)

@@ -62,10 +62,6 @@ def source_hash(module: str, functions_dir: Path = FUNCTIONS_DIR) -> str:
     return digest.hexdigest()
 
 
-def enabled_by_environment() -> bool:
-    return os.environ.get("FNRUN_BUILTIN", "1").strip().lower() not in ("0", "false", "no", "off")
-
-
 def builtin_module(invocation: Invocation) -> str | None:
     """The module to run in-process for this container invocation, or None to start the image."""
     module = CATALOG.get(invocation.image or "")
@@ -130,8 +126,13 @@ class BuiltinRuntime(Bytes):
 
     streams_stdout = True
 
-    def __init__(self, module: str) -> None:
+    def __init__(self, module: str, handover: bool = True, fork: bool = True) -> None:
+        """`handover` (FNRUN_BUILTIN_HANDOVER) lets fnrun's own catalog take the items as data;
+        `fork` (FNRUN_BUILTIN_FORK) lets the module run in a child of the fork server where it
+        can, rather than in a new interpreter of its own."""
         self.module = module
+        self.handover = handover
+        self.forks = module if fork and forked.can_fork(module, FUNCTIONS_DIR) else None  # the protocol's capability
         # kpt's catalog in fnrun's versions: their text way answers JSON, which carries no
         # comments, so the items are handed over wherever they can be (catalog_handover)
         self.kpt_catalog = module.startswith(KPT_CATALOG_PACKAGE)
@@ -150,7 +151,7 @@ class BuiltinRuntime(Bytes):
         new interpreter, confined either way."""
         confine = confinement(invocation.sandbox.memory)
         spawn = None
-        if forked.can_fork(self.module, FUNCTIONS_DIR):
+        if self.forks is not None:
             spawn = lambda: forked.spawn(self.module, list(invocation.args), env, cwd, invocation.sandbox.memory, handover=handover,  # noqa: E731
                                          timeout=invocation.sandbox.timeout, name=invocation.name)
         return run_process(self._argv(invocation), invocation, env, cwd, stdin, on_stderr, confine, spawn, on_stdout)
@@ -160,11 +161,11 @@ class BuiltinRuntime(Bytes):
         """The function over the items as fnrun holds them, in a fork, under the same runner
         (timeout, output cap, kill) and confinement as `run`; None where that does not apply
         (the caller then sends the ResourceList as text to `run`). fnrun's own catalog goes the
-        text way where it cannot fork or FNRUN_BUILTIN_HANDOVER=0 says so; kpt's catalog hands
+        text way where it cannot fork or the run says no handover (FNRUN_BUILTIN_HANDOVER=0); kpt's catalog hands
         the items over in a new interpreter too, and always, as only that keeps their text."""
         if not self.takes_items:
             return None
-        if not self.kpt_catalog and (os.environ.get("FNRUN_BUILTIN_HANDOVER", "1") == "0" or not forked.can_fork(self.module, FUNCTIONS_DIR)):
+        if not self.kpt_catalog and not (self.handover and self.forks is not None):
             return None
         data = [item.data for item in items]
         if not handover.is_plain([data, function_config]):
@@ -195,6 +196,7 @@ class BuiltinRuntime(Bytes):
                 lines.release()  # also before a timeout's or the cap's error, as the text way shows them
         items, results = back if back is not None else (None, [])
         return ItemsOutput(output.stdout, output.stderr, output.exit_code, output.duration, builtin=True, items=items, results=results)
+
 
     def _argv(self, invocation: Invocation) -> list[str]:
         return [sys.executable, "-s", "-m", self.module, *invocation.args]  # -s: no user site-packages

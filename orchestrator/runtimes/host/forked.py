@@ -47,8 +47,8 @@ FORK_BELOW = 160 << 20
 
 def can_fork(module: str, functions_dir: Path) -> bool:
     """Whether `module` can run in a fork: Linux, a module of this fnrun's functions package, and
-    no threads of its own."""
-    if sys.platform != "linux" or os.environ.get("FNRUN_BUILTIN_FORK", "1") == "0":
+    no threads of its own (whether the user lets it, FNRUN_BUILTIN_FORK, is the caller's to ask)."""
+    if sys.platform != "linux":
         return False
     if any(part in module for part in NEEDS_OWN_INTERPRETER):
         return False

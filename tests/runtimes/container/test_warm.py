@@ -15,7 +15,7 @@ import yaml
 
 from orchestrator.errors import FunctionError
 from orchestrator.runtimes.container.runtime import LABEL_PID, ContainerRuntime
-from orchestrator.runtimes.container.warm.plan import plan
+from orchestrator.runtimes.container.warm.plan import NoWarm, Plan, plan
 from orchestrator.runtimes.container.warm.pool import WarmPool
 from orchestrator.runtimes.container.warm.runtime import WarmRuntime
 from orchestrator.runtimes.protocol import Invocation, Sandbox
@@ -67,7 +67,7 @@ def test_a_second_call_sees_what_a_fresh_container_sees(tmp_path: Path, pool: Wa
     warm = WarmRuntime(pool, ContainerRuntime())
     first = Invocation(name=probe_image, image=probe_image, env={"FIRST": "1", "SHARED": "first"}, local_dir=first_dir, sandbox=SANDBOX)
     second = replace(first, env={"SECOND": "2"}, local_dir=second_dir)
-    assert not isinstance(plan(first), str) and plan(first).key == plan(second).key, "both calls share a container"
+    assert isinstance(plan(first), Plan) and plan(first).key == plan(second).key, "both calls share a container"
 
     left = warm.run(first, stdin({"leave": "true", "envs": "FIRST,SHARED"}))
     assert left.exit_code == 0, left.stderr
@@ -126,11 +126,18 @@ def test_a_container_that_went_away_is_replaced(pool: WarmPool, probe_image: str
     assert pool.started == 2
 
 
+def no_warm(call: Invocation) -> str:
+    """Why `call` goes cold: the plan is a typed reason, never a Plan, for it."""
+    found = plan(call)
+    assert isinstance(found, NoWarm), found
+    return found.reason
+
+
 def test_what_a_warm_container_cannot_serve_exactly_goes_cold(tmp_path: Path, probe_image: str) -> None:
     call = Invocation(name=probe_image, image=probe_image, sandbox=SANDBOX)
-    assert "writable" in str(plan(replace(call, sandbox=replace(SANDBOX, read_only_root=False))))
-    assert "always" in str(plan(replace(call, sandbox=replace(SANDBOX, image_pull_policy="always"))))
-    assert "not present" in str(plan(replace(call, image="fnrun-test/no-such-image:v0")))
+    assert "writable" in no_warm(replace(call, sandbox=replace(SANDBOX, read_only_root=False)))
+    assert "always" in no_warm(replace(call, sandbox=replace(SANDBOX, image_pull_policy="always")))
+    assert "not present" in no_warm(replace(call, image="fnrun-test/no-such-image:v0"))
 
 
 def test_the_staging_directory_holds_exactly_the_call_s_tree(tmp_path: Path) -> None:
@@ -176,7 +183,7 @@ def test_a_step_s_plan_from_the_start_serves_only_that_very_call(pool: WarmPool)
     base = require_base_image()
     planned_call = Invocation(name="says", image=base, args=("python3", "-c", "print('planned')"), sandbox=SANDBOX)
     found = plan(planned_call)
-    assert not isinstance(found, str)
+    assert isinstance(found, Plan)
     other = replace(planned_call, args=("python3", "-c", "print('other')"))
     assert WarmRuntime(pool, ContainerRuntime(), planned=Planned(planned_call, found, True)).run(other, b"").stdout == b"other\n"
     assert WarmRuntime(pool, ContainerRuntime(), planned=Planned(planned_call, found, True)).run(planned_call, b"").stdout == b"planned\n"
@@ -189,7 +196,7 @@ def test_a_step_s_plan_from_the_start_serves_only_that_very_call(pool: WarmPool)
 def test_a_container_no_remaining_call_can_use_goes_and_a_later_call_still_runs(pool: WarmPool) -> None:
     call = Invocation(name="says", image=require_base_image(), args=("python3", "-c", "print('fine')"), sandbox=SANDBOX)
     found = plan(call)
-    assert not isinstance(found, str)
+    assert isinstance(found, Plan)
     warm = WarmRuntime(pool, ContainerRuntime())
     assert warm.run(call, b"").exit_code == 0
     pool.trim(found.key, 0)  # no step of the run needs it any more: it goes now

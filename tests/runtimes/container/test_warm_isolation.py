@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from orchestrator.runtimes.container.runtime import LABEL_PID, ContainerRuntime
-from orchestrator.runtimes.container.warm.plan import plan
+from orchestrator.runtimes.container.warm.plan import Plan, plan
 from orchestrator.runtimes.container.warm.pool import WarmPool
 from orchestrator.runtimes.container.warm.runtime import WarmRuntime
 from orchestrator.runtimes.protocol import Invocation, Sandbox
@@ -105,7 +105,7 @@ def test_calls_in_one_warm_container_see_nothing_of_the_calls_before(pool: WarmP
     warm = WarmRuntime(pool, ContainerRuntime())
     call = Invocation(name=image, image=image, sandbox=SANDBOX, env=env)
     found_plan = plan(call)
-    assert not isinstance(found_plan, str) and found_plan.zygote
+    assert isinstance(found_plan, Plan) and found_plan.zygote
     assert bool(found_plan.zygote_for(env)) == (not env)
     for password in PASSWORDS.values():
         items = [yaml.safe_load(secret(password))]

@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from orchestrator.runtimes.container.runtime import LABEL_PID, ContainerRuntime
-from orchestrator.runtimes.container.warm.plan import plan
+from orchestrator.runtimes.container.warm.plan import Plan, plan
 from orchestrator.runtimes.container.warm.pool import WarmPool
 from orchestrator.runtimes.container.warm.runtime import WarmRuntime
 from orchestrator.runtimes.protocol import Invocation, RunOutput, Sandbox
@@ -52,7 +52,7 @@ def probed(output: RunOutput) -> dict[str, str]:
 def test_the_image_s_calls_are_forked_by_its_zygote(pool: WarmPool) -> None:
     call = Invocation(name=IMAGE, image=IMAGE, sandbox=SANDBOX)
     found = plan(call)
-    assert not isinstance(found, str)
+    assert isinstance(found, Plan)
     assert found.zygote == ("python3", "-m", ZYGOTE, "sdkprobe")
     seen = probed(WarmRuntime(pool, ContainerRuntime()).run(call, stdin({})))
     assert ZYGOTE in seen["parent"], "the call was forked by the zygote"

@@ -151,13 +151,13 @@ def sample() -> tuple[list, dict]:
     return [r for r in resources if r is not config], config.data
 
 
-def handover(items: list, config: dict | None, lines: list[str] | None = None, **sandbox: object) -> tuple:
+def handover(items: list, config: dict | None, lines: list[str] | None = None, allowed: bool = True, **sandbox: object) -> tuple:
     from orchestrator.runtimes.host.builtin import BuiltinRuntime
 
     invocation = Invocation(name="fnrun/set-labels:v1", image="fnrun/set-labels:v1",
                             sandbox=Sandbox(**{"timeout": 30.0, "memory": 256 << 20, **sandbox}))  # type: ignore[arg-type]
     lines = [] if lines is None else lines
-    return BuiltinRuntime("functions.set_labels").run_items(invocation, items, config, lines.append), lines
+    return BuiltinRuntime("functions.set_labels", handover=allowed).run_items(invocation, items, config, lines.append), lines
 
 
 def patch_apply(monkeypatch: pytest.MonkeyPatch, fault: object) -> None:
@@ -332,9 +332,9 @@ def test_sigterm_during_the_handover_kills_the_fork(monkeypatch: pytest.MonkeyPa
     assert no_zombies()
 
 
-def test_the_handover_can_be_turned_off(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("FNRUN_BUILTIN_HANDOVER", "0")
-    assert handover(*sample())[0] is None
+def test_the_handover_can_be_turned_off() -> None:
+    assert handover(*sample(), allowed=False)[0] is None
+    assert handover(*sample())[0] is not None
 
 
 def test_an_edit_only_the_round_trip_can_write_goes_the_text_way(tmp_path: Path) -> None:

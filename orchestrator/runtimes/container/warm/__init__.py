@@ -2,14 +2,14 @@
 each call a fresh process in it (plan: which calls may; pool: the containers; channel: the stream
 calls go over; calls: one call; spawn: the next call's process started before its turn; runtime:
 the Runtime; helper: the static PID 1; local: /local per call; what a killed fnrun left behind
-is swept by runtimes.container.orphans). Images of fnrun's Python SDK fork each call from a fork server (functions/sdk/zygote.py)."""
+is swept by runtimes.container.orphans). Images of fnrun's Python SDK fork each call from a fork server (functions/sdk/zygote.py).
+Whether a run uses them at all is the run's decision (--no-warm, FNRUN_WARM: orchestrator.settings)."""
 
 import os
 
-ENV_WARM = "FNRUN_WARM"
-DEFAULT = "1"
+from orchestrator.settings import switch
 
 
 def enabled_by_environment() -> bool:
-    """FNRUN_WARM=0 (or false, no, off) turns warm containers off, as --no-warm does."""
-    return os.environ.get(ENV_WARM, DEFAULT).strip().lower() not in ("0", "false", "no", "off")
+    """FNRUN_WARM, for the launcher alone (it decides before any run's settings are read)."""
+    return switch(os.environ.get("FNRUN_WARM"), True)

@@ -62,6 +62,13 @@ class Plan:
 
 
 @dataclass(frozen=True)
+class NoWarm:
+    """Why a call goes cold instead of to a warm container: `reason` as a message shows it."""
+
+    reason: str
+
+
+@dataclass(frozen=True)
 class Planned:
     """A warm step's call as the run worked it out at its start, with its plan and whether its
     /local is small enough to copy per call (warm.calls.fits): its turn reuses them when its call
@@ -76,45 +83,45 @@ class Planned:
         return self.plan if inv == self.invocation else None
 
 
-def plan(inv: Invocation) -> Plan | str:
+def plan(inv: Invocation) -> Plan | NoWarm:
     """The plan for `inv`, or why it goes cold."""
     from orchestrator.runtimes.container.upload import copies_of
 
     sandbox = inv.sandbox
     if inv.image is None:
-        return "no image"
+        return NoWarm("no image")
     if not sandbox.read_only_root:
-        return "the root is writable (--writable-root)"
+        return NoWarm("the root is writable (--writable-root)")
     if sandbox.image_pull_policy == "always":
-        return "image pull policy always"
+        return NoWarm("image pull policy always")
     if any(not m.read_only for m in inv.mounts):
-        return "a writable mount"
+        return NoWarm("a writable mount")
     config = _image_config(inv.image)
     if config is None:
-        return "the image is not present"
+        return NoWarm("the image is not present")
     if config.get("Volumes"):
-        return "the image declares volumes"
+        return NoWarm("the image declares volumes")
     args = list(inv.args) if inv.args else list(config.get("Cmd") or [])
     argv = tuple(config.get("Entrypoint") or []) + tuple(args)
     if not argv:
-        return "the image has no entrypoint or command"
+        return NoWarm("the image has no entrypoint or command")
     home, why = helper_dir()
     if home is None:
-        return why
+        return NoWarm(why)
     base = replace(inv, name=inv.image, env={}, args=(), local_dir=None, mounts=(*inv.mounts, Mount(home, TARGET)), mount_root=None)
     try:
         create_body(inv, {})  # what the cold path would refuse, it refuses itself
         copies = copies_of(base)
         body = create_body(base, copies)
     except FnrunError:
-        return "the cold path reports the invocation's problem"
+        return NoWarm("the cold path reports the invocation's problem")
     body.update({"Entrypoint": [HELPER, "serve", str(IDLE_TTL)], "Cmd": None, "Env": [], "OpenStdin": True,
                  "StdinOnce": True, "AttachStdin": True, "AttachStdout": True, "AttachStderr": True})
     local = "none"
     if inv.local_dir is not None:
         local = "upload" if "/local" in copies_of(replace(inv, mounts=())) else "bind"
         if local == "upload" and not uploads(sandbox.mount_mode):
-            return "/local is not readable by the sandbox user (it is copied in, cold)"
+            return NoWarm("/local is not readable by the sandbox user (it is copied in, cold)")
         if local == "upload":
             body["Volumes"] = {**body.get("Volumes", {}), "/local": {}}
     key = json.dumps([local, body], sort_keys=True)

@@ -16,7 +16,7 @@ import requests.exceptions
 
 from orchestrator.runtimes.container import live, runtime as container
 from orchestrator.runtimes.container.warm.calls import NotClean, Started, call, finish, fits
-from orchestrator.runtimes.container.warm.plan import Plan, Planned, plan
+from orchestrator.runtimes.container.warm.plan import NoWarm, Plan, Planned, plan
 from orchestrator.runtimes.container.warm.pool import WarmPool
 from orchestrator.runtimes.container.warm.spawn import Spawner
 from orchestrator.runtimes.protocol import Bytes, Invocation, Runtime, RunOutput, StderrSink, StdoutSink
@@ -65,7 +65,7 @@ class WarmRuntime(Bytes):
         if self.planned is not None and self.planned.for_call(invocation) is not None:
             return self.planned.plan if self.planned.fits else None
         found = plan(invocation)
-        return None if isinstance(found, str) or not fits(invocation.local_dir) else found
+        return None if isinstance(found, NoWarm) or not fits(invocation.local_dir) else found
 
     def _attempt(self, found: Plan, invocation: Invocation, stdin: bytes, on_stderr: StderrSink | None,
                  on_stdout: StdoutSink | None, ahead: Started | None = None) -> tuple[bytes, str, int] | None:

@@ -1,0 +1,83 @@
+"""fnrun's environment switches, read once where a command starts (the user's strings are parsed
+at the edge, as flags are) and handed down in the run's options: nothing below reads them.
+
+`Settings.from_environ` refuses a bad value with one line naming its variable (InputError, exit
+2). The launcher, which must not import anything heavy, reads its few variables with `switch`.
+The variables that belong to an option (FNRUN_RUNTIME, FNRUN_MOUNTS, FNRUN_SERVER,
+FNRUN_BUILTIN_CATALOG) are the option schema's; docs/reference/environment.md lists them all."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from .errors import InputError
+
+#: The spellings that turn a switch off (any other non-blank value turns it on).
+OFF = ("0", "false", "no", "off")
+#: The result cache's bound when FNRUN_CACHE_SIZE is not set.
+DEFAULT_CACHE_SIZE = 512 * 1024 * 1024
+
+
+def switch(value: str | None, default: bool) -> bool:
+    """A switch's value: unset or blank -> `default`; 0, false, no, off (any case) -> False; else True."""
+    if value is None or not value.strip():
+        return default
+    return value.strip().lower() not in OFF
+
+
+def at_least_one(text: str | int, where: str) -> int:
+    """A whole number of at least 1 (a count of jobs, of processes); else an InputError naming
+    `where`, the flag or variable it came from."""
+    try:
+        number = int(text)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise InputError(f"{where} {text!r}: use a whole number of at least 1")
+    return number
+
+
+def _count(environ: Mapping[str, str], variable: str) -> int | None:
+    text = environ.get(variable, "").strip()
+    return at_least_one(text, variable) if text else None
+
+
+def _size(environ: Mapping[str, str], variable: str, default: int) -> int:
+    from .sizes import parse_size
+
+    text = environ.get(variable, "").strip()
+    if not text:
+        return default
+    try:
+        return parse_size(text)
+    except ValueError:
+        raise InputError(f"{variable}={text!r}: use a size such as 512M or 2G") from None
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The switches as a run takes them; the defaults are a user's who set none."""
+
+    cache: bool = True  # FNRUN_CACHE: the result cache (as --no-cache when off)
+    cache_size: int = DEFAULT_CACHE_SIZE  # FNRUN_CACHE_SIZE: the cache's bound in bytes
+    builtin: bool = True  # FNRUN_BUILTIN: fnrun's catalog images in-process where equal (as --no-builtin when off)
+    builtin_handover: bool = True  # FNRUN_BUILTIN_HANDOVER: fnrun's builtins take the items as data
+    builtin_fork: bool = True  # FNRUN_BUILTIN_FORK: builtins in a child of the fork server, not a new interpreter each
+    jobs: int | None = None  # FNRUN_JOBS: work at once when --jobs is not given (None: min(4, CPUs))
+    warm: bool = True  # FNRUN_WARM: warm containers (as --no-warm when off)
+
+    @classmethod
+    def from_environ(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        """The settings `environ` (the process's environment by default) asks for."""
+        env = os.environ if environ is None else environ
+        return cls(
+            cache=switch(env.get("FNRUN_CACHE"), True),
+            cache_size=_size(env, "FNRUN_CACHE_SIZE", DEFAULT_CACHE_SIZE),
+            builtin=switch(env.get("FNRUN_BUILTIN"), True),
+            builtin_handover=switch(env.get("FNRUN_BUILTIN_HANDOVER"), True),
+            builtin_fork=switch(env.get("FNRUN_BUILTIN_FORK"), True),
+            jobs=_count(env, "FNRUN_JOBS"),
+            warm=switch(env.get("FNRUN_WARM"), True),
+        )

@@ -1,0 +1,79 @@
+"""The environment's switches (orchestrator.settings): read once at the edge, every bad value one
+line naming its variable, and no module below reading them again."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import fields
+from pathlib import Path
+
+import pytest
+from hypothesis import given, strategies as st
+
+from orchestrator.errors import InputError
+from orchestrator.settings import DEFAULT_CACHE_SIZE, OFF, Settings, switch
+from tests.testing.pipeline_helpers import assert_one_line_error, fnrun
+
+PACKAGE = Path(__file__).resolve().parents[1] / "orchestrator"
+VARIABLES = {
+    "cache": "FNRUN_CACHE", "cache_size": "FNRUN_CACHE_SIZE", "builtin": "FNRUN_BUILTIN",
+    "builtin_handover": "FNRUN_BUILTIN_HANDOVER", "builtin_fork": "FNRUN_BUILTIN_FORK", "jobs": "FNRUN_JOBS", "warm": "FNRUN_WARM",
+}
+#: Where a variable may still be named: the settings; the launcher, which decides before any
+#: run's settings exist, and the two helpers it reads FNRUN_CACHE and FNRUN_WARM through.
+READERS = {"settings.py": set(VARIABLES.values()), "launch.py": set(VARIABLES.values()),
+           "runtimes/cache.py": {"FNRUN_CACHE"}, "runtimes/container/warm/__init__.py": {"FNRUN_WARM"}}
+
+
+@given(st.one_of(st.none(), st.text(alphabet=" \t"), st.text()), st.booleans())
+def test_a_switch_is_its_default_when_blank_off_when_spelled_off_else_on(value: str | None, default: bool) -> None:
+    expected = default if value is None or not value.strip() else value.strip().lower() not in OFF
+    assert switch(value, default) is expected
+
+
+@given(st.sampled_from(OFF), st.sampled_from([str.upper, str.lower, str.title]), st.text(alphabet=" \t"))
+def test_every_spelling_of_off_turns_a_switch_off(word: str, case: object, pad: str) -> None:
+    assert switch(pad + case(word) + pad, True) is False  # type: ignore[operator]
+
+
+def test_an_empty_environment_is_the_defaults() -> None:
+    assert Settings.from_environ({}) == Settings()
+    assert Settings().cache_size == DEFAULT_CACHE_SIZE and Settings().jobs is None
+
+
+def test_each_variable_sets_its_field() -> None:
+    assert set(VARIABLES) == {f.name for f in fields(Settings)}
+    read = Settings.from_environ({"FNRUN_CACHE": "off", "FNRUN_CACHE_SIZE": "2G", "FNRUN_BUILTIN": "0", "FNRUN_BUILTIN_HANDOVER": "no",
+                                  "FNRUN_BUILTIN_FORK": "false", "FNRUN_JOBS": " 3 ", "FNRUN_WARM": "0"})
+    assert read == Settings(cache=False, cache_size=2 << 30, builtin=False, builtin_handover=False, builtin_fork=False, jobs=3, warm=False)
+
+
+@pytest.mark.parametrize(("variable", "value"), [("FNRUN_CACHE_SIZE", "lots"), ("FNRUN_JOBS", "many"), ("FNRUN_JOBS", "0"), ("FNRUN_JOBS", "-2")])
+def test_a_bad_value_is_refused_naming_its_variable(variable: str, value: str) -> None:
+    with pytest.raises(InputError) as caught:
+        Settings.from_environ({variable: value})
+    assert str(caught.value).startswith(f"{variable}") and repr(value) in str(caught.value)
+
+
+def test_the_command_line_refuses_a_bad_value_before_it_runs_anything(tmp_path: Path) -> None:
+    (tmp_path / "cm.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n")
+    before = (tmp_path / "cm.yaml").read_bytes()
+    assert_one_line_error(fnrun("run", str(tmp_path), "--exec", "true", "--allow-exec", env={"FNRUN_CACHE_SIZE": "lots"}),
+                          "FNRUN_CACHE_SIZE", code=2)
+    assert (tmp_path / "cm.yaml").read_bytes() == before
+
+
+def _named(source: str) -> set[str]:
+    """The variables a module names as a whole string in its code (not in docstrings or messages)."""
+    tree = ast.parse(source)
+    docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                  if isinstance(node, (ast.Module, ast.FunctionDef, ast.ClassDef)) and node.body
+                  and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
+    return {node.value for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and node.value in VARIABLES.values() and id(node) not in docstrings}
+
+
+def test_no_module_below_the_edge_reads_a_switch() -> None:
+    found = {str(path.relative_to(PACKAGE)): _named(path.read_text()) for path in sorted(PACKAGE.rglob("*.py"))}
+    assert {where: names - READERS.get(where, set()) for where, names in found.items() if names - READERS.get(where, set())} == {}
+    assert found["settings.py"] == set(VARIABLES.values())
