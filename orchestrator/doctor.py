@@ -189,9 +189,7 @@ def _against_lock(image: str, files: list[str], lock) -> Finding | None:
     try:
         lock.check([FunctionSpec(kind="container", image=image, declared_in=files[0])], "ifNotPresent", Path.cwd())
     except FnrunError as err:
-        text = str(err)
-        reason, _, fix = text.rpartition("; ")
-        return Finding("image", reason, fix)
+        return Finding("image", err.what, err.fix or "run `fnrun lock`, or pass --no-lock")
     return None
 
 
