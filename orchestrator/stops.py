@@ -41,7 +41,7 @@ _remembering = False
 _asked: list[int] = []
 
 
-@dataclass
+@dataclass(eq=False)  # each block is itself: found on the stack by identity
 class Hold:
     """One `held()` or `armed()` block of the main thread. `written`: the block's work landed
     (the write-back's commit), so a stop raised on leaving says so."""
@@ -171,10 +171,10 @@ def armed() -> AbstractContextManager[object]:
 
 @contextmanager
 def _block(hold: Hold) -> Iterator[Hold]:
-    _holds.append(hold)
-    _install(hold)
     interrupted = False
-    try:
+    try:  # from the first step: a stop while it starts must still find it popped
+        _holds.append(hold)
+        _install(hold)
         if hold.raises:
             if _pending:
                 signum, written = _pending.pop()
@@ -190,7 +190,8 @@ def _block(hold: Hold) -> Iterator[Hold]:
 
 def _leave(hold: Hold, interrupted: bool) -> None:
     """Pop `hold`, put back what it replaced, and raise a stop that waited in it where it may."""
-    _holds.remove(hold)
+    if hold in _holds:
+        _holds.remove(hold)
     for signum, handler in hold.replaced.items():
         signal.signal(signum, handler)
     if not _pending:
