@@ -3,8 +3,8 @@ first instruction fnrun runs, then the launcher takes over.
 
 Why here and not in the launcher: loading the launcher takes tens of milliseconds (its sandbox
 modules), and a Ctrl-C in that time would meet Python's own handler, whose exception an import's
-module-lock callback may drop (orchestrator.stops). Until the launcher has its handlers, a stop is
-only noted, never raised mid-import; the launcher acts on it as soon as it has them."""
+module-lock callback may drop (orchestrator.stops). Until the launcher takes over, a stop is
+only noted and held, never raised mid-import; the launcher raises it as soon as it has taken over."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from orchestrator import stops
 
 
 def main() -> None:
-    found = stops.note_quietly()
+    found = stops.start_command()
     from orchestrator.launch import main as launch
 
     launch(handlers=found)

@@ -18,7 +18,7 @@ from .run.pipes import read_chunks, source_chunks
 from .read import notices
 from .read.package import Package, read_package
 from .write.writeback import WritePlan
-from .errors import FnrunError, InputError
+from .errors import FnrunError, InputError, Interrupted
 from .kinds import Kind
 from .requests import (
     CI, Functions, Images, Output, RenderRequest, Request, RunRequest, SandboxSettings, Speed,
@@ -179,8 +179,8 @@ def _carry_out(request: Request, produce: Produce, events: "Events | None", stdo
         raise
     except BaseException as err:  # Ctrl-C, a bug: no results document that would claim success
         document = None
-        if isinstance(err, KeyboardInterrupt) and summary.written:
-            err.written = True  # type: ignore[attr-defined]  # the CLI must not say "nothing was written"
+        if isinstance(err, KeyboardInterrupt) and summary.written:  # the CLI must not say "nothing was written"
+            raise Interrupted.of(err, written=True) from None
         raise
     finally:
         display.close()

@@ -116,11 +116,10 @@ def _container(oci_runtime: str | None, mount_mode: str) -> Finding:
     from orchestrator.runtimes.container.start_failures import explain
     from orchestrator.sandbox_probe import probe
 
-    ran, text = probe(oci_runtime, mount_mode)
+    ran, what, fix = probe(oci_runtime, mount_mode)
     if ran:
-        return Finding("container", text)
-    what, _, fix = text.partition("; fix: ")  # an explained start failure carries its own fix
-    known = explain(what)
+        return Finding("container", what)
+    known = explain(what)  # the engine's own words, passed through
     return Finding("container", f"no function container can run here: {what}",
                    fix or (known.fix if known else "see the engine's log; `fnrun run` will fail the same way"))
 
@@ -190,9 +189,7 @@ def _against_lock(image: str, files: list[str], lock) -> Finding | None:
     try:
         lock.check([FunctionSpec(kind=Kind.CONTAINER, image=image, declared_in=files[0])], "ifNotPresent", Path.cwd())
     except FnrunError as err:
-        text = str(err)
-        reason, _, fix = text.rpartition("; ")
-        return Finding("image", reason, fix)
+        return Finding("image", err.what, err.fix or "run `fnrun lock`, or pass --no-lock")
     return None
 
 

@@ -32,14 +32,12 @@ leaves without tearing the interpreter down.
 from __future__ import annotations
 
 import os
-import signal
 import sys
 from pathlib import Path
-from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from orchestrator import stops
-from orchestrator.errors import report_interrupt
+from orchestrator.errors import Interrupted, report_interrupt
 from orchestrator.option_schema import BY_SPELLING, RENDER_BY_SPELLING, Option
 from orchestrator.runtimes.container import live
 
@@ -54,12 +52,7 @@ def main(argv: list[str] | None = None, handlers: dict[int, Any] | None = None) 
     """`handlers`: SIGINT's and SIGTERM's before fnrun set any (orchestrator.__main__ noted stops
     while the launcher loaded); they are restored at the end."""
     args = sys.argv[1:] if argv is None else argv
-    previous = handlers if handlers is not None else {signum: signal.getsignal(signum) for signum in stops.STOPS}
-    stops.remember()
-    if previous[signal.SIGTERM] is signal.SIG_DFL:
-        signal.signal(signal.SIGTERM, _stopped)
-    if previous[signal.SIGINT] is signal.default_int_handler:
-        signal.signal(signal.SIGINT, _stopped)
+    previous = stops.take_over(handlers)
     early: EarlyContainer | None = None
     code = 1
     try:
@@ -68,29 +61,27 @@ def main(argv: list[str] | None = None, handlers: dict[int, Any] | None = None) 
         live.defer_waits()  # removals are waited for below, after the package is written
         early = _early_container(args)
         if early is not None:
-            with stops.noted_only():
+            with stops.held():
                 early.begin()
         code = _cli(args)
-        if code == 0 and stops.asked() is not None:  # its exception was dropped after the work was done
-            late = stops.raised(stops.asked())
-            late.late = True  # type: ignore[attr-defined]
-            code = report_interrupt(late)
-    except KeyboardInterrupt as err:  # before the CLI's own handling: nothing was read or written yet
+        signum = stops.asked()
+        if code == 0 and signum is not None:  # its exception was dropped after the work was done
+            code = report_interrupt(Interrupted(signum, late=True))
+    except KeyboardInterrupt as err:  # the CLI's own, or before it: nothing was read or written yet
         code = report_interrupt(err)
     except Exception:
-        if stops.asked() is None:
+        signum = stops.asked()
+        if signum is None:
             raise
         # a stop that broke what it cut short (a KeyboardInterrupt inside threading's own code
         # leaves its locks inconsistent, and the next use raises RuntimeError): the stop is the cause
-        code = report_interrupt(stops.raised(stops.asked()))
+        code = report_interrupt(Interrupted(signum))
     finally:
-        for signum in previous:  # what follows must complete
-            signal.signal(signum, signal.SIG_IGN)
+        stops.ignore()  # what follows must complete
         live.finish_waits()
         if early is not None:
             early.finish()
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
+        stops.give_back(previous)
     _leave(code)
 
 
@@ -103,7 +94,8 @@ def _without_paramiko() -> None:
 
 
 def _cli(args: list[str]) -> int:
-    """The real CLI's exit code (it always ends in SystemExit)."""
+    """The real CLI's exit code (it always ends in SystemExit; an interrupt, or an error while a
+    stop was asked, is main's to report as the stop)."""
     try:
         from orchestrator.entry import main as full
 
@@ -114,9 +106,6 @@ def _cli(args: list[str]) -> int:
             return done.code or 0
         print(done.code, file=sys.stderr)
         return 1
-    except KeyboardInterrupt as err:
-        return report_interrupt(err)
-    # any other error while a stop was asked is main's to report as the stop
 
 
 def _leave(code: int) -> None:
@@ -128,15 +117,6 @@ def _leave(code: int) -> None:
         except (OSError, ValueError):  # a closed pipe (`fnrun source | head`), a closed stream
             code = code or 1
     os._exit(code)
-
-
-def _stopped(signum: int, frame: FrameType | None) -> None:
-    """SIGTERM unwinds like Ctrl-C (the run's own guard does the same while a function runs), so
-    the early container and the removals still under way are seen through before the exit; both
-    are noted too, should the interpreter drop the exception (orchestrator.stops)."""
-    stops.note(signum)
-    if not stops.quiet():
-        raise stops.raised(signum)
 
 
 def _early_container(args: list[str]) -> EarlyContainer | None:

@@ -36,27 +36,28 @@ class ProbeUnavailable(Exception):
     """The probe image cannot be made for this engine (an engine of another architecture, no cat)."""
 
 
-def probe(oci_runtime: str | None, mount_mode: str) -> tuple[bool, str]:
-    """(ran, what happened): True only when a container started in the sandbox and answered."""
+def probe(oci_runtime: str | None, mount_mode: str) -> tuple[bool, str, str | None]:
+    """(ran, what happened, its fix where fnrun knows one): True only when a container started in
+    the sandbox and answered."""
     from orchestrator.runtimes.container.runtime import ContainerRuntime, api_client
 
     api = api_client()
     try:
         image = probe_image(api)
     except ProbeUnavailable as err:
-        return False, f"no probe image: {err}"
+        return False, f"no probe image: {err}", None
     with tempfile.TemporaryDirectory(prefix="fnrun-doctor-") as local:
         sandbox = Sandbox(oci_runtime=oci_runtime, mount_mode=mount_mode, timeout=60.0, image_pull_policy="never")
         invocation = Invocation(name=image, image=image, local_dir=Path(local), sandbox=sandbox)
         try:
             output = ContainerRuntime().run(invocation, PROBE_INPUT)
         except FnrunError as err:
-            return False, str(err)
+            return False, err.what, err.fix
     if output.exit_code != 0:
-        return False, f"the probe container exited {output.exit_code}: {output.stderr.strip()[:200]}"
+        return False, f"the probe container exited {output.exit_code}: {output.stderr.strip()[:200]}", None
     if output.stdout != PROBE_INPUT:
-        return False, "the probe container answered with other bytes than it was given"
-    return True, f"a function container ran in the full sandbox and answered ({output.duration:.2f}s)"
+        return False, "the probe container answered with other bytes than it was given", None
+    return True, f"a function container ran in the full sandbox and answered ({output.duration:.2f}s)", None
 
 
 def warm_probe(oci_runtime: str | None, mount_mode: str) -> tuple[bool, str]:

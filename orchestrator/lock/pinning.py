@@ -41,7 +41,7 @@ class LockedImages:
             where = _declared(spec, root)
             entry = self.lock.entries.get(spec.image)
             if entry is None:
-                raise InputError(f"{where}: image {spec.image} is not in {self.lock.path}; run `fnrun lock` to add it, or pass --no-lock")
+                raise InputError(f"{where}: image {spec.image} is not in {self.lock.path}", fix="run `fnrun lock` to add it, or pass --no-lock")
             if entry.served_by is not None:
                 self.served[spec.image] = self._served(spec, entry, where)
             else:
@@ -51,17 +51,17 @@ class LockedImages:
         module = catalog_module(entry.image)
         if module is None or builtins.code_digest(module) != entry.source:
             raise FnrunError(f"{where}: {self.lock.path} has {entry.image} served by fnrun's code {entry.source}, "
-                             f"which this fnrun does not have; {FIX}", exit_code=imagestore.ENVIRONMENT)
+                             "which this fnrun does not have", exit_code=imagestore.ENVIRONMENT, fix=FIX)
         if spec.mounts or spec.network:
             raise InputError(f"{where}: {entry.image} is locked as served by fnrun's own code, which cannot give it "
-                             f"mounts or network; make the image present and run `fnrun lock`")
+                             "mounts or network", fix="make the image present and run `fnrun lock`")
         return module
 
     def _reference(self, entry: Entry, where: str, policy: str) -> str:
         tagged = imagestore.identity(entry.image)
         if tagged is not None and tagged.id != entry.id and not (entry.digest and tagged.has_digest(entry.digest)):
             raise FnrunError(f"{where}: image {entry.image} is {tagged.id} here, not {entry.pinned_as()} as "
-                             f"{self.lock.path} locks it (the tag moved); {FIX}", exit_code=imagestore.ENVIRONMENT)
+                             f"{self.lock.path} locks it (the tag moved)", exit_code=imagestore.ENVIRONMENT, fix=FIX)
         by_digest = f"{entry.image.partition('@')[0] if '@' in entry.image else _repository(entry.image)}@{entry.digest}" if entry.digest else None
         if by_digest and policy == "always":
             return by_digest  # pulled by digest: the registry can only hand over the locked content
@@ -69,8 +69,8 @@ class LockedImages:
             return entry.id
         if by_digest and policy != "never":
             return by_digest
-        raise FnrunError(f"{where}: image {entry.image} ({entry.pinned_as()}, locked in {self.lock.path}) is not present in the engine; "
-                         f"`fnrun images load BUNDLE` brings it, or {FIX}", exit_code=imagestore.ENVIRONMENT)
+        raise FnrunError(f"{where}: image {entry.image} ({entry.pinned_as()}, locked in {self.lock.path}) is not present in the engine",
+                         exit_code=imagestore.ENVIRONMENT, fix=f"`fnrun images load BUNDLE` brings it, or {FIX}")
 
     def reference(self, image: str) -> str:
         """What the engine is asked to run for `image`: its locked content (checked by `check`)."""

@@ -85,7 +85,7 @@ class GitHubDisplay(PlainEvents):
 
         if not isinstance(err, Drift):  # drift is annotated file by file in the summary
             self.say(error_command(err, self.root))
-        err.annotated = True  # type: ignore[attr-defined] - the CLI edge need not annotate it again
+        err.annotated = True  # the CLI edge need not annotate it again
 
     def summary(self, summary: RunSummary) -> None:
         super().summary(summary)
@@ -118,5 +118,5 @@ def error_command(err: "FnrunError", root: Path | None) -> str:
 
 def annotate_error(err: "FnrunError", stream: IO[str] | None = None, environ: Mapping[str, str] = os.environ) -> None:
     """At the CLI edge: an error no display annotated (a bad flag, a command without a display)."""
-    if environ.get("GITHUB_ACTIONS") == "true" and not getattr(err, "annotated", False):
+    if environ.get("GITHUB_ACTIONS") == "true" and not err.annotated:
         print(error_command(err, None), file=stream or sys.stderr)

@@ -185,9 +185,8 @@ def run_scoped(
         except EnvironmentProblem as err:  # a missing image, the engine: named with the file that asks for it
             from orchestrator.runtimes.host.kpt_catalog import offer
 
-            where = f"{spec.declared_in}: " if spec.declared_in and not str(err).startswith(spec.declared_in) else ""
-            instead = offer(spec.image) if isinstance(err, ImageUnavailable) else ""
-            raise type(err)(f"{where}{err}{instead}") from None
+            instead = offer(spec.image) if isinstance(err, ImageUnavailable) else None
+            raise err.seen_from(spec.declared_in, instead) from None
         except FunctionError as err:
             report.duration, report.exit_code, report.error = time.monotonic() - started, -1, str(err)
             events.finished(spec, report)

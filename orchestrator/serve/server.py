@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import EnvironmentProblem, FnrunError, FunctionError, ImageUnavailable, InputError
-from ..stops import STOPS
+from .. import stops
 from ..runtimes.remote import EXIT_CODE_KEY, LOG_KEY, RESOURCE_LIST_KEY, wire
 from .evaluate import Answer, Busy, Evaluator, Settings
 
@@ -165,7 +165,7 @@ def serve(settings: Settings, listen: Listen, ready: "threading.Event | None" = 
     creds = credentials(listen)
     _sweep_orphans()
     # The pool's threads must not take the stop signals: the main thread waits for them below.
-    signal.pthread_sigmask(signal.SIG_BLOCK, STOPS)
+    stops.block()
     evaluator = Evaluator(settings)
     metrics = _metrics(evaluator, listen.metrics)
     options = [("grpc.max_receive_message_length", listen.max_request), ("grpc.max_send_message_length", -1), ("grpc.so_reuseport", 0)]
@@ -188,7 +188,7 @@ def serve(settings: Settings, listen: Listen, ready: "threading.Event | None" = 
     done = threading.Event()
     expiry = threading.Thread(target=_expire, args=(evaluator, done), name="fnrun-expire", daemon=True)
     expiry.start()
-    signum = signal.sigwait(STOPS)
+    signum = stops.wait()
     print(f"fnrun serve: {signal.Signals(signum).name}: draining calls for up to {listen.grace:g}s", file=sys.stderr, flush=True)
     done.set()
     health.enter_graceful_shutdown()

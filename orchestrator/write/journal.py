@@ -24,9 +24,7 @@ import fcntl
 import hashlib
 import json
 import os
-import signal
 import sys
-import threading
 from pathlib import Path
 from typing import Iterable, Iterator
 
@@ -213,35 +211,12 @@ def _fsync_dir(directory: Path) -> None:
 
 @contextlib.contextmanager
 def signals_held() -> Iterator[None]:
-    """SIGINT and SIGTERM wait while a commit lands, then act: a stop that cut the journal's own
-    write or the renames short would leave a half-new package (or a stray temp) until the next read.
-    The commit is short (flush, journal, renames), so a stop is late by milliseconds. Only the main
-    thread may set handlers; elsewhere the signals act at once, as before."""
-    if threading.current_thread() is not threading.main_thread():
+    """SIGINT and SIGTERM wait while a commit lands, then act (orchestrator.stops.held): a stop that
+    cut the journal's own write or the renames short would leave a half-new package (or a stray
+    temp) until the next read. The commit is short (flush, journal, renames), so a stop is late by
+    milliseconds; one that waited for a commit that landed says so (the CLI must not claim that
+    nothing was written)."""
+    with stops.held() as hold:
+        stops.raise_if_asked()  # a stop whose exception the interpreter dropped
         yield
-        return
-    caught: list[int] = []
-    previous = {signum: signal.signal(signum, lambda number, _frame: caught.append(number)) for signum in stops.STOPS}
-    landed = False
-    try:
-        stops.raise_if_asked()  # a stop whose exception the interpreter dropped (orchestrator.stops)
-        yield
-        landed = True
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
-        if caught:
-            _deliver(caught[0], previous[caught[0]], landed)
-
-
-def _deliver(signum: int, handler: object, landed: bool) -> None:
-    """Act on a held signal as its own handler would have; an interrupt after the commit landed
-    says so (the CLI must not claim that nothing was written)."""
-    if callable(handler):
-        try:
-            handler(signum, None)
-        except KeyboardInterrupt as err:
-            err.written = landed  # type: ignore[attr-defined]
-            raise
-    elif handler == signal.SIG_DFL:
-        os.kill(os.getpid(), signum)
+        hold.written = True

@@ -89,12 +89,12 @@ import os, sys
 from orchestrator import stops
 import orchestrator.__main__ as command
 
-signum, quietly = int(sys.argv[1]), stops.note_quietly
+signum, start = int(sys.argv[1]), stops.start_command
 def then_a_stop():
-    found = quietly()
-    os.kill(os.getpid(), signum)  # noted, not raised: fnrun goes on loading
+    found = start()
+    os.kill(os.getpid(), signum)  # noted and held, not raised: fnrun goes on loading
     return found
-stops.note_quietly = then_a_stop
+stops.start_command = then_a_stop
 sys.argv = ["fnrun", *sys.argv[2:]]
 command.main()
 """
@@ -113,11 +113,10 @@ def test_a_stop_while_fnrun_loads_is_acted_on_once_it_has_loaded(tmp_path: Path,
 
 NOTED_ONLY = """
 import os, signal, sys
-from orchestrator import launch, stops
+from orchestrator import stops
 
-stops.remember()
-signal.signal(signal.SIGINT, launch._stopped)
-with stops.noted_only():
+stops.take_over(None)  # the launcher's handlers
+with stops.held():
     os.kill(os.getpid(), signal.SIGINT)
     sum(range(1000))  # the handler has run by now: it only noted
     print("the block ran to its end", flush=True)
@@ -130,4 +129,4 @@ def test_a_stop_inside_a_block_that_must_not_be_cut_is_raised_as_it_ends() -> No
     by a KeyboardInterrupt left a thread creating a container that nothing would remove."""
     done = subprocess.run([sys.executable, "-c", NOTED_ONLY], capture_output=True, text=True, timeout=60)
     assert done.stdout == "the block ran to its end\n", done.stderr
-    assert done.stderr.rstrip().endswith("KeyboardInterrupt"), done.stderr
+    assert done.stderr.rstrip().endswith("Interrupted: interrupted by SIGINT"), done.stderr

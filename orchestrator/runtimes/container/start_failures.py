@@ -52,22 +52,29 @@ def explain(message: str) -> Known | None:
     return None
 
 
-def start_failure(name: str, message: str) -> EnvironmentProblem | None:
+class StartRefused(EnvironmentProblem):
+    """The engine cannot start a function container here, for a reason whose fix is known (exit 4):
+    said as `WHAT; fix: FIX`, and `fnrun doctor` shows the two apart."""
+
+    def __str__(self) -> str:
+        return f"{self.what}; fix: {self.fix}"
+
+
+def start_failure(name: str, message: str) -> StartRefused | None:
     """One line naming the function, what went wrong on the host and its fix; None when the
     message is not one of those known."""
     known = explain(message)
     if known is None:
         return None
-    return EnvironmentProblem(f"function {name}: the container engine cannot start it: {known.what} "
-                              f"(engine: {_gist(message)}); fix: {known.fix}")
+    return StartRefused(f"function {name}: the container engine cannot start it: {known.what} "
+                        f"(engine: {_gist(message)})", fix=known.fix)
 
 
-def podman_runtime_refusal(name: str, wanted: str, default: str) -> EnvironmentProblem:
+def podman_runtime_refusal(name: str, wanted: str, default: str) -> StartRefused:
     """Podman's APIs, compatible and its own, ignore a container's runtime and use the service's."""
-    return EnvironmentProblem(f"function {name}: --runtime {wanted} cannot apply: podman runs every container with its "
-                      f"service's runtime ({default}); fix: start the service as `podman --runtime {wanted} system "
-                      f"service ...` or set runtime = \"{wanted}\" under [engine] in containers.conf, and drop "
-                      "--runtime")
+    return StartRefused(f"function {name}: --runtime {wanted} cannot apply: podman runs every container with its "
+                        f"service's runtime ({default})", fix=f"start the service as `podman --runtime {wanted} system "
+                        f"service ...` or set runtime = \"{wanted}\" under [engine] in containers.conf, and drop --runtime")
 
 
 def _gist(message: str) -> str:

@@ -49,12 +49,12 @@ def catalog_name(image: str | None) -> str | None:
     return name if name in FUNCTIONS else None
 
 
-def offer(image: str | None) -> str:
-    """What to add to an error about an image fnrun could have run in-process ('' if none)."""
+def offer(image: str | None) -> str | None:
+    """The fix to add to an error about an image fnrun could have run in-process (None if none)."""
     name = catalog_name(image)
     if name is None:
-        return ""
-    return f"; fnrun has a builtin {name}: pass --builtin-catalog (or set {ENV_VAR}=1) to run it without the image"
+        return None
+    return f"fnrun has a builtin {name}: pass --builtin-catalog (or set {ENV_VAR}=1) to run it without the image"
 
 
 MAX_SCRIPT = 100_000  # bytes: the script travels as one argument (Linux caps one at 128 KiB)

@@ -1,89 +1,38 @@
 """Ctrl-C and SIGTERM must never leave a container or a process group behind.
 
-While a function runs, SIGTERM is turned into an exception like Ctrl-C, so the runtime's `finally`
-kills and removes what it started. While a container is being created or removed, both signals are
-held back and delivered right after: otherwise an interrupt landing mid-request could leave a
-container whose id we never learned, or one half removed.
+While a function runs, a stop raises at once (SIGTERM unwinds like Ctrl-C), so the runtime's
+`finally` kills and removes what it started. Everywhere else in a guard, above all while a
+container or a process is being created or removed, a stop waits and is raised at the next safe
+point: otherwise it could leave a container whose id we never learned, or one half removed.
+This is the runtimes' view of the one stop mechanism, orchestrator.stops (which holds the handler).
 """
 
 from __future__ import annotations
 
-import signal
-import threading
-from contextlib import contextmanager
-from types import FrameType, TracebackType
-from typing import Any, Iterator
+from contextlib import AbstractContextManager
+from types import TracebackType
 
 from orchestrator import stops
-from orchestrator.stops import Interrupted  # noqa: F401 - re-exported: what a stop unwinds as
 
 
 class SignalGuard:
-    """Installs SIGINT/SIGTERM handlers for the life of one run (main thread only, else a no-op).
-
-    `armed()` lets signals raise at once; `held()` records them and raises on leaving, so the
-    guarded request always completes. Previous handlers are restored on exit; a signal whose
-    handler was SIG_IGN stays ignored.
-    """
+    """One runtime's or one run's supervision (main thread only; elsewhere only `armed()` acts,
+    raising a stop noted earlier). Inside it a stop waits (`stops.held`); `armed()` lets one raise
+    at once (a held one raises on entry); `held()` makes one wait again until the block is done,
+    raised on leaving into `armed()` or when the guard ends (see stops.held for which error wins)."""
 
     def __init__(self) -> None:
-        self._active = threading.current_thread() is threading.main_thread()
-        self._previous: dict[int, Any] = {}
-        self._armed = False
-        self._pending: int | None = None
+        self._block: AbstractContextManager[stops.Hold] | None = None
 
     def __enter__(self) -> SignalGuard:
-        if self._active:
-            for signum in stops.STOPS:
-                previous = signal.getsignal(signum)
-                if previous is signal.SIG_IGN:
-                    continue
-                self._previous[signum] = previous
-                signal.signal(signum, self._handle)
+        self._block = stops.held()
+        self._block.__enter__()
         return self
 
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        for signum, previous in self._previous.items():
-            signal.signal(signum, previous)
-        self._previous.clear()
-        if exc_type is None or not issubclass(exc_type, KeyboardInterrupt):
-            self._raise_pending()  # a stop asked for wins over an error: it must not be lost
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> bool | None:
+        assert self._block is not None
+        block, self._block = self._block, None
+        return block.__exit__(exc_type, exc, tb)
 
-    def _handle(self, signum: int, frame: FrameType | None) -> None:
-        stops.note(signum)
-        if self._armed:
-            self._armed = False  # one exception per run; a second signal during cleanup is held
-            raise stops.raised(signum)
-        if self._pending is None:
-            self._pending = signum
-
-    def _raise_pending(self) -> None:
-        if self._pending is not None:
-            signum, self._pending = self._pending, None
-            raise stops.raised(signum)
-
-    @contextmanager
-    def armed(self) -> Iterator[None]:
-        """Signals raise immediately inside this block (a held one raises on entry, and so does
-        one whose exception the interpreter dropped: orchestrator.stops)."""
-        self._raise_pending()
-        stops.raise_if_asked()
-        self._armed = True
-        try:
-            yield
-        finally:
-            self._armed = False
-
-    @contextmanager
-    def held(self) -> Iterator[None]:
-        """Signals wait until this block is done; a held one raises at the next `armed()` or when
-        the guard exits. It replaces an error already unwinding (a function that failed because
-        the stop cut it short must not read as a failed run, whose render writes a status); only
-        an interrupt already unwinding wins over it."""
-        was_armed, self._armed = self._armed, False
-        try:
-            yield
-        finally:
-            self._armed = was_armed
+    armed = staticmethod(stops.armed)
+    held = staticmethod(stops.held)
