@@ -21,6 +21,15 @@ only with --no-cache, FNRUN_CACHE=0 or an empty cache), a fnrun.lock; for render
 directory copied into the container rather than bind-mounted (--mounts upload, or not readable by
 the sandbox user) and whatever first_container cannot read exactly.
 FNRUN_EARLY_START=0 turns it off; FNRUN_DEBUG_LAUNCH=1 says on stderr what became of the container.
+Every value is read through orchestrator.option_schema as the CLI would hand it over (types,
+defaults, environment variables); a value the CLI would refuse leaves the start to it.
+
+`run` and `render` with `--server ADDR` (or FNRUN_SERVER) start nothing here: every call goes to
+the function runner, where a warm container answers in milliseconds, so importing and building
+the CLI framework would be most of the command's time. When the schema reads the whole command
+line, the launcher carries it out itself (`_served`): the same values into the same request
+builder and the same error edge as the CLI (orchestrator.edge), without typer, click, rich or
+orchestrator.cli; anything else (--help, an unknown flag, a value the CLI refuses) is the CLI's.
 
 The container is removed on every path: the run removes what it adopted; `finish` removes it
 otherwise, after the CLI returned, failed, or was stopped by Ctrl-C or SIGTERM (which unwinds like

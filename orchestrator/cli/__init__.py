@@ -1,6 +1,7 @@
 """The command line: a thin typer shell over `orchestrator.api`. Options become arguments of
 library calls; no YAML or Docker here. Errors and interrupts become one line and an exit code
-once, in `run_app` (the table in orchestrator.errors).
+once, in `run_app`, through orchestrator.edge (the table in orchestrator.errors), which the
+launcher's path without the CLI framework shares.
 
 The commands live in modules by what they do (`runs`: run and render; `package`: the package
 tools; `engine`: cache and doctor); each registers itself on `app` when imported below. Another
