@@ -147,7 +147,7 @@ def command_lines(draw: st.DrawFn) -> list[str]:
     return [command, *words[:cut], *positionals, *words[cut:], *([] if rest is None else ["--", *rest])]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(command_lines(), st.sampled_from([{}, {"FNRUN_SERVER": "unix:/s", "FNRUN_MOUNTS": "bind", "FNRUN_RUNTIME": "crun"}]))
 def test_the_launcher_reads_the_values_the_cli_hands_its_command(args: list[str], environ: dict[str, str]) -> None:
     """Whatever the launcher reads by the schema is what typer hands `run`/`render`: the same
