@@ -21,6 +21,15 @@ only with --no-cache, FNRUN_CACHE=0 or an empty cache), a fnrun.lock; for render
 directory copied into the container rather than bind-mounted (--mounts upload, or not readable by
 the sandbox user) and whatever first_container cannot read exactly.
 FNRUN_EARLY_START=0 turns it off; FNRUN_DEBUG_LAUNCH=1 says on stderr what became of the container.
+Every value is read through orchestrator.option_schema as the CLI would hand it over (types,
+defaults, environment variables); a value the CLI would refuse leaves the start to it.
+
+`run` and `render` with `--server ADDR` (or FNRUN_SERVER) start nothing here: every call goes to
+the function runner, where a warm container answers in milliseconds, so importing and building
+the CLI framework would be most of the command's time. When the schema reads the whole command
+line, the launcher carries it out itself (`_served`): the same values into the same request
+builder and the same error edge as the CLI (orchestrator.edge), without typer, click, rich or
+orchestrator.cli; anything else (--help, an unknown flag, a value the CLI refuses) is the CLI's.
 
 The container is removed on every path: the run removes what it adopted; `finish` removes it
 otherwise, after the CLI returned, failed, or was stopped by Ctrl-C or SIGTERM (which unwinds like
@@ -38,15 +47,13 @@ from typing import TYPE_CHECKING, Any
 
 from orchestrator import stops
 from orchestrator.errors import Interrupted, report_interrupt
-from orchestrator.option_schema import BY_SPELLING, RENDER_BY_SPELLING, Option
+from orchestrator.option_schema import BY_NAME, BY_SPELLING, RENDER_BY_NAME, RENDER_BY_SPELLING, RENDER_OPTIONS, RUN_OPTIONS, CommandLine, default, read, values
 from orchestrator.runtimes.container import live
+from orchestrator.settings import switch
 
 if TYPE_CHECKING:
     from orchestrator.runtimes.protocol import Invocation
     from orchestrator.runtimes.container.early import EarlyContainer
-
-OFF = ("0", "false", "no", "off")
-
 
 def main(argv: list[str] | None = None, handlers: dict[int, Any] | None = None) -> None:
     """`handlers`: SIGINT's and SIGTERM's before fnrun set any (orchestrator.__main__ noted stops
@@ -63,7 +70,7 @@ def main(argv: list[str] | None = None, handlers: dict[int, Any] | None = None) 
         if early is not None:
             with stops.held():
                 early.begin()
-        code = _cli(args)
+        code = _cli(args) if (served := _served(args)) is None else served
         signum = stops.asked()
         if code == 0 and signum is not None:  # its exception was dropped after the work was done
             code = report_interrupt(Interrupted(signum, late=True))
@@ -119,31 +126,79 @@ def _leave(code: int) -> None:
     os._exit(code)
 
 
-def _early_container(args: list[str]) -> EarlyContainer | None:
-    """The container to start early for this command line, or None for the ordinary path."""
-    if args[:1] not in (["run"], ["render"]) or os.environ.get("FNRUN_EARLY_START", "1").strip().lower() in OFF:
-        return None
-    if os.environ.get("FNRUN_SERVER", "").strip():  # every call goes to the function runner (--server)
+def _command(args: list[str]) -> tuple[CommandLine, dict[str, Any]] | None:
+    """`run`'s or `render`'s command line read by the schema, and every option's value as the CLI
+    would hand it over; None for another command, or anything the schema cannot read as the CLI
+    would (an unknown flag, a value the CLI would refuse: the CLI says so)."""
+    if args[:1] not in (["run"], ["render"]):
         return None
     render = args[0] == "render"
-    parsed = _command_line(args[1:], RENDER_BY_SPELLING if render else BY_SPELLING)
-    if parsed is None or parsed[0].get("--image-pull-policy", ["ifNotPresent"])[-1] == "always":
+    line = read(args[1:], RENDER_BY_SPELLING if render else BY_SPELLING)
+    if line is None:
         return None
-    flags, positionals = parsed
-    if not render and "/" not in flags.get("--image", [""])[-1]:  # none, or a short name: the CLI adds kpt's catalog prefix
+    try:
+        return line, values(line, RENDER_OPTIONS if render else RUN_OPTIONS, os.environ)
+    except ValueError:
+        return None
+
+
+def _served(args: list[str]) -> int | None:
+    """`run`/`render --server ADDR` (or FNRUN_SERVER) carried out without the CLI framework (typer
+    and click take longer to import and build than the whole run over a warm server): the same
+    request from the same values (orchestrator.edge), the same output and exit code; None leaves
+    the command to the CLI (another command, --help, an unknown flag, a value the CLI refuses)."""
+    command = _command(args)
+    if command is None or "_FNRUN_COMPLETE" in os.environ:  # the shell asks the CLI for completions
+        return None
+    line, given = command
+    if not (given["server"] or "").strip():
+        return None
+    arguments = _arguments(args[0], line)
+    if arguments is None:
+        return None
+    from orchestrator.edge import carry_out, exit_code
+
+    if switch(os.environ.get("FNRUN_DEBUG_LAUNCH"), False):
+        print("fnrun launcher: carrying the command out without the CLI framework (--server)", file=sys.stderr)
+    return exit_code(lambda: carry_out(args[0], given, arguments[0], arguments[1], args))
+
+
+def _arguments(command: str, line: CommandLine) -> tuple[str, list[str]] | None:
+    """DIR and the function's key=value arguments as the CLI reads them (cli.runs
+    DefaultDirectoryCommand: `run -- k=v` runs on "."); None where the CLI refuses them."""
+    words = [*(line.positionals or ["."] * (line.rest is not None)), *(line.rest or ())]
+    if command == "render" and len(words) > 1:  # no function arguments: the CLI refuses the extra argument
+        return None
+    return (words[0] if words else "."), words[1:]
+
+
+def _early_container(args: list[str]) -> EarlyContainer | None:
+    """The container to start early for this command line, or None for the ordinary path."""
+    if not switch(os.environ.get("FNRUN_EARLY_START"), True):
+        return None
+    command = _command(args)
+    if command is None:
+        return None
+    line, given = command
+    render = args[0] == "render"
+    if any(not (RENDER_BY_NAME if render else BY_NAME)[name].early for name in line.given):
+        return None
+    if (given["server"] or "").strip() or given["image_pull_policy"] == "always":  # every call goes to the function runner (--server)
+        return None
+    if not render and "/" not in (given["image"] or ""):  # none, or a short name: the CLI adds kpt's catalog prefix
         return None
     from orchestrator.runtimes.container.remote import unix_socket
 
     path = unix_socket()
     if path is None:  # tcp, TLS, ssh: the SDK's transports
         return None
-    if _cache_may_hit(flags) or ("--no-lock" not in flags and _locked(args[1:])):
+    if _cache_may_hit(given) or (not given["no_lock"] and _locked(args[1:])):
         return None
     from orchestrator.runtimes.container.early import EarlyContainer
     from orchestrator.runtimes.container.settings import LABEL_PRESTARTED, create_body
 
     try:
-        call, warm = _render_call(flags, positionals, args[1:]) if render else (_run_call(flags), False)
+        call, warm = _render_call(given, line) if render else (_run_call(given), False)
         if call is not None and warm:
             return _warm_container(path, call)
         body = create_body(call, {}) if call is not None else None
@@ -174,33 +229,37 @@ def _warm_container(path: str, call: Invocation) -> EarlyContainer | None:
     return EarlyContainer(path, container_body(found, staging), match=found.body, staging=staging)
 
 
-def _run_call(flags: dict[str, list[str]]) -> Invocation | None:
+def _run_call(given: dict[str, Any]) -> Invocation | None:
     """`run --image IMAGE`'s call, when the image runs in a container."""
-    image = flags["--image"][-1]
-    return None if _may_run_in_process(image, flags) else _invocation(image, flags)
+    image = given["image"]
+    return None if _may_run_in_process(image, given) else _invocation(image, given)
 
 
-def _render_call(flags: dict[str, list[str]], positionals: list[str], args: list[str]) -> tuple[Invocation | None, bool]:
+def _render_call(given: dict[str, Any], line: CommandLine) -> tuple[Invocation | None, bool]:
     """The call of the first container step `render DIR` runs, when the root Kptfile alone says
     which (orchestrator.render.first_container) and the package's directory is bind-mounted at
     /local as the render mounts it (not copied in: --mounts upload, or unreadable for the sandbox
     user); and whether a warm container will serve it (its image is called again, warm is on)."""
-    if len(positionals) > 1 or "--" in args or flags.get("--mounts", [os.environ.get("FNRUN_MOUNTS", "auto")])[-1] not in ("auto", "bind"):
+    if len(line.positionals) > 1 or line.rest is not None or given["mount_mode"] not in (default("mount_mode"), "bind"):
         return None, False
     from orchestrator.render.first_container import first_step
     from orchestrator.runtimes.container.access import NOBODY_GID, NOBODY_UID, blocked_by
-    from orchestrator.runtimes.container.warm import enabled_by_environment as warm_by_environment
 
-    root = Path(positionals[0] if positionals else ".")
-    found = first_step(root, flags.get("--image-prefix", [""])[-1] or None)
-    if found is None or _may_run_in_process(found[0], flags):
+    root = Path(line.positionals[0] if line.positionals else ".")
+    found = first_step(root, given["image_prefix"] or None)
+    if found is None or _may_run_in_process(found[0], given):
         return None, False
     local = root.resolve()
-    uid, gid = (os.getuid(), os.getgid()) if "--as-current-user" in flags else (NOBODY_UID, NOBODY_GID)
+    uid, gid = (os.getuid(), os.getgid()) if given["as_current_user"] else (NOBODY_UID, NOBODY_GID)
     if blocked_by(local, uid, gid) is not None:
         return None, False
-    warm = found[1] and "--no-warm" not in flags and warm_by_environment()
-    return _invocation(found[0], flags, local_dir=local), warm  # a Kptfile step declares no network: render's run.invocations
+    warm = found[1] and not _asked(given, "no_warm")
+    return _invocation(found[0], given, local_dir=local), warm  # a Kptfile step declares no network: render's run.invocations
+
+
+def _asked(given: dict[str, Any], name: str) -> bool:
+    """Whether a switch is on: given, or asked by its environment variable (FNRUN_CACHE=0 is --no-cache)."""
+    return bool(given[name]) or BY_NAME[name].given_by_environment(os.environ)
 
 
 def _locked(args: list[str]) -> bool:
@@ -212,48 +271,20 @@ def _locked(args: list[str]) -> bool:
     return any(find(Path.cwd() if w == "-" else Path(w)) is not None for w in words if w == "-" or Path(w).is_dir())
 
 
-def _command_line(args: list[str], schema: dict[str, Option]) -> tuple[dict[str, list[str]], list[str]] | None:
-    """A command's flags as {first spelling: [values]} (switches get [""]) and its positionals
-    before `--`; None when a flag is not in the command's option schema (orchestrator.option_schema)
-    or is one that rules out an early start."""
-    found: dict[str, list[str]] = {}
-    positionals: list[str] = []
-    position = 0
-    while position < len(args):
-        arg = args[position]
-        position += 1
-        if arg == "--":
-            break
-        if not arg.startswith("-") or arg == "-":
-            positionals.append(arg)
-            continue
-        flag, equals, value = arg.partition("=")
-        option = schema.get(flag)
-        if option is None or not option.early or (equals and not option.takes_value):
-            return None
-        if option.takes_value and not equals:
-            if position >= len(args):
-                return None
-            value, position = args[position], position + 1
-        found.setdefault(option.spellings[0], []).append(value if option.takes_value else "")
-    return found, positionals
-
-
-def _may_run_in_process(image: str, flags: dict[str, list[str]]) -> bool:
+def _may_run_in_process(image: str, given: dict[str, Any]) -> bool:
     """fnrun's own catalog images may run without a container (orchestrator.runtimes.host.builtin),
     kpt's too with FNRUN_BUILTIN_CATALOG (--builtin-catalog is not a flag the launcher takes)."""
-    builtin = "--no-builtin" not in flags and os.environ.get("FNRUN_BUILTIN", "1").strip().lower() not in OFF
-    if builtin and image.startswith("fnrun/"):
+    if not _asked(given, "no_builtin") and image.startswith("fnrun/"):
         return True
-    return os.environ.get("FNRUN_BUILTIN_CATALOG", "").strip().lower() in ("1", "true", "yes", "on")
+    return _asked(given, "builtin_catalog")
 
 
-def _cache_may_hit(flags: dict[str, list[str]]) -> bool:
+def _cache_may_hit(given: dict[str, Any]) -> bool:
     """A cache hit starts no container, so a container starts early only when none can hit: the
     cache is off, or it holds no entry at all."""
-    from orchestrator.runtimes.cache import cache_dir, enabled_by_environment
+    from orchestrator.runtimes.cache import cache_dir
 
-    if "--no-cache" in flags or not enabled_by_environment():
+    if _asked(given, "no_cache"):
         return False
     try:
         with os.scandir(cache_dir() / "v1") as shards:
@@ -268,31 +299,17 @@ def _cache_may_hit(flags: dict[str, list[str]]) -> bool:
     return False
 
 
-def _invocation(image: str, flags: dict[str, list[str]], local_dir: Path | None = None) -> Invocation:
+def _invocation(image: str, given: dict[str, Any], local_dir: Path | None = None) -> Invocation:
     """What `api.run` builds for `--image` (no /local, no mounts: the function sees the package on
     stdin), or `api.render` for a step of the root Kptfile (its directory at /local, no network of
-    its own), from the flags' values as typer would convert them."""
-    from orchestrator.runtimes.protocol import Invocation, Sandbox
+    its own), from the options' values as the CLI hands them over, parsed as the run parses them."""
+    from orchestrator.requests.command_line import sandbox_settings
+    from orchestrator.requests.parse import sandbox_of
+    from orchestrator.runtimes.protocol import Invocation
     from orchestrator.runtimes.container.settings import function_env
-    from orchestrator.sizes import parse_memory
 
-    def last(flag: str, default: str) -> str:
-        return flags.get(flag, [default])[-1]
-
-    defaults = Sandbox()
-    sandbox = Sandbox(
-        network="--network" in flags,
-        as_current_user="--as-current-user" in flags,
-        read_only_root="--writable-root" not in flags,
-        drop_capabilities="--keep-capabilities" not in flags,
-        tmpfs_size=last("--tmpfs-size", defaults.tmpfs_size),
-        memory=parse_memory(flags["--memory"][-1]) if "--memory" in flags else defaults.memory,
-        pids_limit=int(last("--pids-limit", str(defaults.pids_limit))),
-        cpus=float(last("--cpus", str(defaults.cpus))),
-        image_pull_policy=last("--image-pull-policy", defaults.image_pull_policy),
-        oci_runtime=last("--runtime", os.environ.get("FNRUN_RUNTIME", "")) or None,
-    )
-    env = function_env((), tuple(flags.get("--env", ())))
+    sandbox = sandbox_of(sandbox_settings(given))
+    env = function_env((), tuple(given["env"] or ()))
     if local_dir is None:
         return Invocation(name=image, image=image, env=env, sandbox=sandbox)
     return Invocation(name=image, image=image, env=env, sandbox=sandbox, local_dir=local_dir, network=False, mount_root=local_dir)

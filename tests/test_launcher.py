@@ -12,8 +12,8 @@ from pathlib import Path
 import docker
 import pytest
 
-from orchestrator.launch import _command_line, _early_container
-from orchestrator.option_schema import BY_SPELLING
+from orchestrator.launch import _early_container
+from orchestrator.option_schema import BY_SPELLING, CommandLine, read
 from testing.launching import STARTED, launch, said, signalled_at_start, signalled_in_function
 from testing.pipeline_helpers import snapshot, test_images, write_package  # noqa: F401
 from testing.runtime_fixtures import containers_of
@@ -180,8 +180,9 @@ def test_what_the_launcher_starts_early(monkeypatch: pytest.MonkeyPatch) -> None
     body = early.body
     assert body["Image"] == "example.com/x:v1" and "A=1" in body["Env"] and body["HostConfig"]["NanoCpus"] == 500_000_000
     assert body["HostConfig"]["NetworkMode"] == "none" and body["User"] == "65534:65534"
-    assert _command_line(["pkg", "--image", "x", "--", "--unknown"], BY_SPELLING) == ({"--image": ["x"]}, ["pkg"])
-    assert _command_line(["pkg", "--image"], BY_SPELLING) is None
-    assert _command_line(["pkg", "-i", "example.com/x:v1"], BY_SPELLING) == ({"--image": ["example.com/x:v1"]}, ["pkg"])  # kpt's spelling
+    assert read(["pkg", "--image", "x", "--", "--unknown"], BY_SPELLING) == CommandLine({"image": ["x"]}, ["pkg"], ["--unknown"])
+    assert read(["pkg", "--image"], BY_SPELLING) is None
+    assert read(["pkg", "-i", "example.com/x:v1"], BY_SPELLING) == CommandLine({"image": ["example.com/x:v1"]}, ["pkg"], None)  # kpt's spelling
+    assert read(["pkg", "-i=example.com/x:v1"], BY_SPELLING) is None  # the CLI's parser takes "=example.com/x:v1" as the value
     # a short name is kpt's catalog's once the CLI adds the prefix: not this image, nothing early
     assert _early_container(["run", "pkg", "-i", "x:v1", "--no-builtin"]) is None

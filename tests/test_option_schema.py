@@ -12,8 +12,8 @@ import pytest
 import typer
 
 from orchestrator.cli import app
-from orchestrator.launch import _command_line, _early_container
-from orchestrator.option_schema import BY_NAME, BY_SPELLING, RENDER_BY_NAME, RENDER_BY_SPELLING, RENDER_OPTIONS, RUN_OPTIONS, Option
+from orchestrator.launch import _early_container
+from orchestrator.option_schema import BY_NAME, BY_SPELLING, RENDER_BY_NAME, RENDER_BY_SPELLING, RENDER_OPTIONS, RUN_OPTIONS, Option, read
 
 BASE = ["run", "pkg", "--image", "example.com/x:v1", "--no-builtin"]
 # A value for each option whose value goes into the container and with which the launcher starts
@@ -56,6 +56,7 @@ def test_the_schema_knows_every_option_as_the_cli_declares_it(command: str, sche
         known = schema[name]
         assert tuple(option.opts + option.secondary_opts) == known.spellings, name
         assert (not (option.is_flag or option.count)) == known.takes_value, name
+        assert option.default is known.default and option.envvar == known.envvar and option.multiple == known.many, name
 
 
 @pytest.mark.parametrize("option", RUN_OPTIONS, ids=lambda option: option.name)
@@ -64,10 +65,8 @@ def test_the_launcher_decides_every_option_by_the_schema(option, monkeypatch: py
     monkeypatch.delenv("DOCKER_HOST", raising=False)
     for spelling in option.spellings:
         given = [spelling, "x"] if option.takes_value else [spelling]
-        parsed = _command_line(["pkg", *given], BY_SPELLING)
-        assert (parsed is not None) == option.early, spelling
-        if parsed is not None:
-            assert option.spellings[0] in parsed[0], spelling
+        parsed = read(["pkg", *given], BY_SPELLING)
+        assert parsed is not None and parsed.given == {option.name: ["x" if option.takes_value else ""]}, spelling
     assert option.early or _early_container([*BASE, *given]) is None
 
 
@@ -97,10 +96,8 @@ def test_the_launcher_decides_every_render_option_by_the_schema(option: Option, 
     root = render_package(tmp_path / "pkg")
     for spelling in option.spellings:
         given = [spelling, "x"] if option.takes_value else [spelling]
-        parsed = _command_line([str(root), *given], RENDER_BY_SPELLING)
-        assert (parsed is not None) == option.early, spelling
-        if parsed is not None:
-            assert option.spellings[0] in parsed[0] and parsed[1] == [str(root)], spelling
+        parsed = read([str(root), *given], RENDER_BY_SPELLING)
+        assert parsed is not None and option.name in parsed.given and parsed.positionals == [str(root)], spelling
     assert option.early or _early_container(["render", str(root), *given]) is None
 
 
@@ -116,3 +113,59 @@ def test_the_launcher_reads_every_container_shaping_render_option(tmp_path: Path
     for name, given in RENDER_CONTAINER_EXAMPLES.items():
         early = _early_container(["render", str(root), *given])
         assert early is not None and early.body != plain.body, name
+
+
+# ------------------------------------------------------------ the values the launcher reads by it
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+from orchestrator import edge  # noqa: E402
+from orchestrator.cli import run_app  # noqa: E402
+from orchestrator.launch import _arguments, _command  # noqa: E402
+
+TEXT = st.text(st.sampled_from("ab-=.:/ 1"), max_size=6)
+NUMBER = st.one_of(st.integers(-5, 999).map(str), st.floats(allow_nan=False, allow_infinity=False).map(repr), TEXT)
+
+
+def given_option(option: Option) -> st.SearchStrategy[list[str]]:
+    """One option as a user may write it: any spelling, `--long=value` or a separate value."""
+    spelling = st.sampled_from(option.spellings)
+    if not option.takes_value:
+        return spelling.map(lambda s: [s])
+    value = NUMBER if option.kind in (int, float) else TEXT
+    return st.tuples(spelling, value, st.booleans()).map(lambda t: [f"{t[0]}={t[1]}"] if t[2] and t[0].startswith("--") else [t[0], t[1]])
+
+
+@st.composite
+def command_lines(draw: st.DrawFn) -> list[str]:
+    command = draw(st.sampled_from(["run", "render"]))
+    options = RUN_OPTIONS if command == "run" else RENDER_OPTIONS
+    words = [word for option in draw(st.lists(st.sampled_from(options), max_size=6)) for word in draw(given_option(option))]
+    positionals = draw(st.lists(st.sampled_from(["pkg", "-", "k=v"]), max_size=2 if command == "run" else 1))
+    rest = draw(st.one_of(st.none(), st.lists(st.sampled_from(["k=v", "--image", "-q"]), max_size=2)))
+    cut = draw(st.integers(0, len(words)))
+    return [command, *words[:cut], *positionals, *words[cut:], *([] if rest is None else ["--", *rest])]
+
+
+@settings(max_examples=200, deadline=None)
+@given(command_lines(), st.sampled_from([{}, {"FNRUN_SERVER": "unix:/s", "FNRUN_MOUNTS": "bind", "FNRUN_RUNTIME": "crun"}]))
+def test_the_launcher_reads_the_values_the_cli_hands_its_command(args: list[str], environ: dict[str, str]) -> None:
+    """Whatever the launcher reads by the schema is what typer hands `run`/`render`: the same
+    values, directory, function arguments and command line (the one request builder gets the same)."""
+    seen: list[tuple] = []
+    with pytest.MonkeyPatch.context() as patch:
+        for name in ("FNRUN_SERVER", "FNRUN_MOUNTS", "FNRUN_RUNTIME"):
+            patch.delenv(name, raising=False)
+        for name, value in environ.items():
+            patch.setenv(name, value)
+        patch.setattr(edge, "carry_out", lambda *call: seen.append(call))
+        read_here = _command(args)
+        code = run_app(args)
+    arguments = None if read_here is None else _arguments(args[0], read_here[0])
+    if read_here is None or arguments is None:
+        return  # the CLI's to read (and maybe refuse)
+    values = read_here[1]
+    assert code == 0 and len(seen) == 1, (args, code)
+    command, cli_values, directory, function_args, whole = seen[0]
+    assert (command, directory, list(function_args or ()), whole) == (args[0], *arguments, args)
+    assert {name: list(v) if isinstance(v, tuple) else v for name, v in cli_values.items()} == values

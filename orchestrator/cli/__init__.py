@@ -1,6 +1,7 @@
 """The command line: a thin typer shell over `orchestrator.api`. Options become arguments of
 library calls; no YAML or Docker here. Errors and interrupts become one line and an exit code
-once, in `run_app` (the table in orchestrator.errors).
+once, in `run_app`, through orchestrator.edge (the table in orchestrator.errors), which the
+launcher's path without the CLI framework shares.
 
 The commands live in modules by what they do (`runs`: run and render; `package`: the package
 tools; `engine`: cache and doctor); each registers itself on `app` when imported below. Another
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import Any
 
 import typer
 
@@ -19,7 +21,8 @@ try:  # typer 0.28+ vendors click as typer._click and raises its exceptions, eve
 except ImportError:  # pragma: no cover - older typer runs on click itself
     from click.exceptions import Abort, ClickException, Exit  # type: ignore[assignment]
 
-from ..errors import EXIT_INPUT, EXIT_SIGINT, FnrunError, report_interrupt
+from ..edge import exit_code
+from ..errors import EXIT_INPUT, EXIT_SIGINT
 from .app import app
 
 from . import runs, package, engine, shell  # noqa: F401 - each registers its commands on `app`
@@ -67,15 +70,15 @@ def run_app(args: list[str]) -> int:
     if hint is not None:
         print(f"fnrun: error: {hint}", file=sys.stderr)
         return EXIT_INPUT
+    return exit_code(lambda: _invoke(command, args))
+
+
+def _invoke(command: Any, args: list[str]) -> object:
+    """The command's result, or the exit code of what only the CLI framework raises (the errors
+    everything else raises are orchestrator.edge's to report)."""
     try:
         with command.make_context("fnrun", list(args), obj={"args": list(args)}) as ctx:
-            result = command.invoke(ctx)
-    except FnrunError as err:
-        from ..report.github import annotate_error
-
-        annotate_error(err)
-        print(f"fnrun: error: {err}", file=sys.stderr)
-        return err.exit_code
+            return command.invoke(ctx)
     except Exit as err:
         return err.exit_code
     except Abort:
@@ -84,8 +87,3 @@ def run_app(args: list[str]) -> int:
     except ClickException as err:
         err.show()
         return EXIT_INPUT
-    except KeyboardInterrupt as err:
-        return report_interrupt(err)
-    except BrokenPipeError:
-        return 1
-    return result if isinstance(result, int) else 0

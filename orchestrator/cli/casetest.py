@@ -6,11 +6,12 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import typer
 
 from . import options as opts
+from ..option_schema import PULL_POLICIES
 from .app import app
 from .helptext import PanelCommand
 
@@ -22,17 +23,17 @@ EXAMPLES = ("Examples:\n"
 
 
 @app.command("test", cls=PanelCommand, epilog=EXAMPLES)
+@opts.takes(opts.named("builtin_catalog", "allow_exec"))
 def test_command(
     paths: list[Path] = typer.Argument(None, help="Cases, or directories to look for cases in (default: the current one)."),
     pattern: Optional[str] = typer.Option(None, "-k", metavar="PATTERN", help="Only cases whose name contains PATTERN (`not PATTERN`: all others)."),
     update: bool = typer.Option(False, "--update", help="Write each case's diff.patch and results.yaml from what its run did."),
     junit_xml: Optional[Path] = typer.Option(None, "--junit-xml", metavar="PATH", help="Also write a JUnit XML report to PATH."),
     jobs: int = typer.Option(1, "-j", "--jobs", min=1, help="Cases to run at once (cases marked sequential run alone)."),
-    case_timeout: float = typer.Option(600.0, "--case-timeout", min=1.0, metavar="SECONDS", help="Seconds before a case's script or command is killed."),
+    case_timeout: float = typer.Option(600.0, "--case-timeout", min=1, metavar="SECONDS", help="Seconds before a case's script or command is killed."),
     compare: str = typer.Option("exact", "--compare", metavar="exact|data", help="exact: kpt's rules (stderr, results, the diff byte for byte); data: exit status and resources as data only (for suites whose stderr is kpt's own)."),
-    builtin_catalog: opts.BuiltinCatalog = False,
-    allow_exec: opts.AllowExec = False,
     image_pull_policy: Optional[str] = typer.Option(None, "--image-pull-policy", help="Overrides every case's own: always | ifNotPresent | never."),
+    **values: Any,
 ) -> int:
     """Run kpt-format function tests: each directory holding `.expected/`, as kpt's e2e runner runs it.
 
@@ -43,8 +44,8 @@ def test_command(
     from .. import casetest
     from ..errors import InputError
 
-    if image_pull_policy is not None and image_pull_policy not in ("always", "ifNotPresent", "never"):
-        raise InputError(f"--image-pull-policy {image_pull_policy!r}: expected always, ifNotPresent or never")
+    if image_pull_policy is not None and image_pull_policy not in PULL_POLICIES:
+        raise InputError(f"--image-pull-policy {image_pull_policy!r}: expected {', '.join(PULL_POLICIES[:-1])} or {PULL_POLICIES[-1]}")
     if compare not in ("exact", "data"):
         raise InputError(f"--compare {compare!r}: expected exact or data")
     roots = list(paths or [Path(".")])
@@ -56,7 +57,7 @@ def test_command(
     if not cases:
         where = ", ".join(map(str, roots))
         raise InputError(f"{where}: no case (a directory holding .expected/)" + (f" matches -k {pattern!r}" if found else ""))
-    settings = casetest.Settings(casetest.RunOptions(builtin_catalog, allow_exec, image_pull_policy), Path.cwd(), case_timeout, update, compare)
+    settings = casetest.Settings(casetest.RunOptions(values["builtin_catalog"], values["allow_exec"], image_pull_policy), Path.cwd(), case_timeout, update, compare)
     from ..casetest import report
 
     started = time.monotonic()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import typer
 
@@ -38,12 +38,10 @@ def cache_prune(everything: bool = typer.Option(False, "--all", help="Remove eve
 
 
 @app.command(cls=PanelCommand, epilog="Examples:\n  fnrun doctor\n  fnrun doctor samples/set-labels\n  fnrun doctor samples/kpt-package --builtin-catalog   # kpt's catalog in-process (exit 1: require-resource-limits has no builtin)")
+@opts.takes(opts.named("oci_runtime", "mount_mode", "image_prefix", "builtin_catalog"))
 def doctor(
     directory: Optional[Path] = typer.Argument(None, help="Package whose function images to look for."),
-    oci_runtime: Optional[str] = typer.Option(None, "--runtime", envvar="FNRUN_RUNTIME", help="Check that the engine offers this OCI runtime."),
-    mount_mode: str = typer.Option("auto", "--mounts", envvar="FNRUN_MOUNTS", help="bind | upload | auto: the mount mode `run` and `render` would use."),
-    image_prefix: opts.ImagePrefix = None,
-    builtin_catalog: opts.BuiltinCatalog = False,
+    **values: Any,
 ) -> int:
     """Check the container engine fnrun would use, and what of the sandbox will not hold there.
 
@@ -53,6 +51,6 @@ def doctor(
     from .. import api
     from ..doctor import render
 
-    findings = api.doctor(directory, oci_runtime, mount_mode, image_prefix, builtin_catalog)
+    findings = api.doctor(directory, values["oci_runtime"], values["mount_mode"], values["image_prefix"], values["builtin_catalog"])
     print(render(findings), end="")
     return 1 if any(f.problem for f in findings) else 0

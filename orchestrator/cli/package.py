@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import typer
 
 from . import options as opts
 from ..kinds import Kind
+from ..option_schema import EXPLAIN_OPTIONS
 from .app import app
 from .helptext import PanelCommand
 
@@ -94,16 +95,11 @@ def merge3(
     cls=PanelCommand,
     epilog="Examples:\n  fnrun explain samples/nginx Deployment/my-instance\n  fnrun explain samples/nginx apps/v1/Deployment/my-instance",
 )
+@opts.takes(EXPLAIN_OPTIONS)
 def explain(
     directory: str = typer.Argument(..., help="Package directory."),
     resource: str = typer.Argument(..., help="KIND/NAME, KIND/NAMESPACE/NAME, or apiVersion first: apps/v1/Deployment/ns/web."),
-    allow_exec: opts.AllowExec = False,
-    global_scope: bool = typer.Option(False, "--global-scope", help="Render as `fnrun run --global-scope` would."),
-    network: opts.Network = False,
-    env: opts.Env = None,
-    image_pull_policy: opts.PullPolicy = "ifNotPresent",
-    timeout: opts.Timeout = 300.0,
-    quiet: opts.Quiet = False,
+    **values: Any,
 ) -> None:
     """Where a resource came from and which functions changed it, in order.
 
@@ -114,10 +110,11 @@ def explain(
 
     request = api.RunRequest(
         directory=directory,
-        functions=api.Functions(global_scope=global_scope),
+        functions=api.Functions(global_scope=values["global_scope"]),
         sandbox=api.SandboxSettings(
-            enable_exec=allow_exec, network=network, env=tuple(env or ()), image_pull_policy=image_pull_policy, timeout=timeout,
+            enable_exec=values["allow_exec"], network=values["network"], env=tuple(values["env"] or ()),
+            image_pull_policy=values["image_pull_policy"], timeout=values["timeout"],
         ),
-        output=api.Output(quiet=quiet),
+        output=api.Output(quiet=values["quiet"]),
     )
     sys.stdout.write(api.explain(request, resource))

@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..option_schema import default
+
 Selection = tuple[tuple[str, str], ...]  # (selector field, value): apiVersion, kind, name, namespace, labels, annotations
 
 
@@ -26,7 +28,7 @@ class Functions:
     match: Selection = ()  # the function sees only resources matching all of these
     exclude: Selection = ()  # resources matching all of these are not sent
     save: bool = False  # record the function in the package's Kptfile pipeline (kpt fn eval --save)
-    function_type: str = "mutator"  # which list `save` adds to: mutator | validator
+    function_type: str = default("function_type")  # which list `save` adds to: mutator | validator
 
 
 @dataclass(frozen=True)
@@ -39,25 +41,25 @@ class Images:
 
 @dataclass(frozen=True)
 class SandboxSettings:
-    """The sandbox as the user spells it (sizes as text); orchestrator.requests.parse turns it
-    into the runtimes' `Sandbox`."""
+    """The sandbox as the user spells it (sizes as text; defaults: orchestrator.option_schema);
+    orchestrator.requests.parse turns it into the runtimes' `Sandbox`."""
 
     enable_exec: bool = False  # exec functions run unsandboxed, on this machine
     network: bool = False
     as_current_user: bool = False
     mounts: tuple[str, ...] = ()  # type=bind,src=DIR,dst=/PATH[,rw=true]
     env: tuple[str, ...] = ()  # KEY=VALUE, or KEY to pass the caller's
-    timeout: float = 300.0
-    max_output: str = "256M"  # stdout cap per function (k/M/G suffixes)
-    memory: str = "512m"
-    pids_limit: int = 256
-    cpus: float = 1.0
-    tmpfs_size: str = "64m"
+    timeout: float = default("timeout")
+    max_output: str = default("max_output")  # stdout cap per function (k/M/G suffixes)
+    memory: str = default("memory")
+    pids_limit: int = default("pids_limit")
+    cpus: float = default("cpus")
+    tmpfs_size: str = default("tmpfs_size")
     read_only_root: bool = True
     drop_capabilities: bool = True
-    image_pull_policy: str = "ifNotPresent"
+    image_pull_policy: str = default("image_pull_policy")
     oci_runtime: str | None = None  # runsc, crun (FNRUN_RUNTIME)
-    mount_mode: str = "auto"  # bind | upload | auto (upload for a remote engine; FNRUN_MOUNTS)
+    mount_mode: str = default("mount_mode")  # bind | upload | auto (upload for a remote engine; FNRUN_MOUNTS)
 
 
 @dataclass(frozen=True)

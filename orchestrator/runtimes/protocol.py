@@ -12,6 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Protocol
 
+from ..option_schema import PULL_POLICIES, default
+from ..sizes import parse_memory, parse_size
+
 
 @dataclass(frozen=True)
 class Mount:
@@ -22,34 +25,34 @@ class Mount:
     read_only: bool = True
 
 
-PULL_POLICIES = ("always", "ifNotPresent", "never")
 #: What every function's environment holds, as kpt sets it: the KRM function protocol's switches.
 BASE_ENV = {"LOG_TO_STDERR": "true", "STRUCTURED_RESULTS": "true"}
 
 
 @dataclass(frozen=True)
 class Sandbox:
-    """Limits every function runs under. Defaults are stricter than kpt's and kustomize's."""
+    """Limits every function runs under. Defaults are stricter than kpt's and kustomize's, and the
+    command line's (orchestrator.option_schema): a library caller gets what a user gets."""
 
     network: bool = False
     as_current_user: bool = False
     read_only_root: bool = True
-    tmpfs_size: str = "64m"
-    memory: int = 512 * 1024 * 1024  # bytes (--memory, parsed at the edge: orchestrator.sizes)
-    pids_limit: int = 256
+    tmpfs_size: str = default("tmpfs_size")
+    memory: int = parse_memory(default("memory"))  # bytes (--memory, parsed at the edge: orchestrator.sizes)
+    pids_limit: int = default("pids_limit")
     # Soft = hard rlimits per container: a function needs no million file descriptors, and an
     # engine's defaults (podman's 1048576) can exceed what the host lets it set.
     nofile_limit: int = 1024
     nproc_limit: int = 4096  # counted per uid across the engine's host; pids_limit caps one container
-    cpus: float = 1.0
-    timeout: float = 300.0
+    cpus: float = default("cpus")
+    timeout: float = default("timeout")
     drop_capabilities: bool = True
-    image_pull_policy: str = "ifNotPresent"  # always | ifNotPresent | never
-    max_output: int = 256 * 1024 * 1024  # bytes of stdout read from a function before it is killed
+    image_pull_policy: str = default("image_pull_policy")  # one of PULL_POLICIES
+    max_output: int = parse_size(default("max_output"))  # bytes of stdout read from a function before it is killed
     oci_runtime: str | None = None  # an OCI runtime registered with the engine (runsc, crun); None = its default
     # /local and mounts: bind-mounted, or uploaded into the container (a remote engine cannot see
     # this machine's paths); auto = upload when the engine is remote (orchestrator.runtimes.container.remote).
-    mount_mode: str = "auto"  # auto | bind | upload
+    mount_mode: str = default("mount_mode")  # auto | bind | upload
 
 
 @dataclass(frozen=True)
