@@ -19,6 +19,7 @@ import struct
 import sys
 import threading
 import time
+from typing import Callable
 
 from ..runtimes.remote import frames
 from .calls import Calls
@@ -111,13 +112,18 @@ class FramedListener:
         with self._idle:
             self._busy += 1
         wake_read, wake_write = os.pipe()
-        cancel: list = []
-        watcher = threading.Thread(target=_watch, args=(conn, wake_read, cancel), name="fnrun-frames-watch", daemon=True)
+        watcher: threading.Thread | None = None
+
+        def watch_for(cancel: Callable[[], None]) -> None:
+            nonlocal watcher
+            watcher = threading.Thread(target=_watch, args=(conn, wake_read, cancel), name="fnrun-frames-watch", daemon=True)
+            watcher.start()
+
         try:
-            reply = self.calls.answer(body, image, lambda hook: (cancel.append(hook), watcher.start()))
+            reply = self.calls.answer(body, image, watch_for)
         finally:
             os.write(wake_write, b"x")
-            if watcher.is_alive():
+            if watcher is not None:
                 watcher.join()
             os.close(wake_read)
             os.close(wake_write)
@@ -127,10 +133,9 @@ class FramedListener:
         return reply
 
 
-def _watch(conn: socket.socket, wake: int, cancel: list) -> None:
+def _watch(conn: socket.socket, wake: int, cancel: Callable[[], None]) -> None:
     if frames.gone(conn, wake):
-        for hook in cancel:
-            hook()
+        cancel()
 
 
 def _listen(path: str) -> socket.socket:
