@@ -127,8 +127,8 @@ def serve(settings: Settings, listen: Listen, ready: "threading.Event | None" = 
         raise EnvironmentProblem(f"--address {listen.address}: cannot listen there: {err}") from None
     if port == 0 and not listen.address.startswith("unix:"):
         raise EnvironmentProblem(f"--address {listen.address}: cannot listen there (in use, or not this machine's)")
+    framed = _framed(listen, creds is not None, calls, workers + settings.queue)  # there by the time gRPC answers
     server.start()
-    framed = _framed(listen, creds is not None, calls, workers + settings.queue)
     for name in ("", wire.SERVICE):
         health.set(name, health_messages.HealthCheckResponse.SERVING)
     print(f"fnrun serve: listening on {listen.address}{' (TLS)' if creds is not None else ''}", file=sys.stderr, flush=True)

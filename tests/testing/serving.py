@@ -56,6 +56,8 @@ class Server:
         self.framed = (frames.socket_path(self.address) or "") + frames.SUFFIX
         if protocol == "grpc" and os.path.exists(self.framed):  # as a server without the framing: clients speak gRPC
             os.unlink(self.framed)
+        elif self.address.startswith("unix:") and credentials is None:
+            assert protocol == "grpc" or os.path.exists(self.framed), f"no framed socket at {self.framed} once gRPC answered"
 
     def ask(self, body: bytes, image: str, protocol: str, timeout: float = 120) -> frames.Reply:
         """One call over `protocol`, its answer or refusal as a Reply."""
