@@ -3,7 +3,12 @@
 1. One identity function over a 4-resource package, interleaved, medians of fresh runs:
    `fnrun run DIR --image IMAGE --server unix:SOCK` against a `fnrun serve --no-cache` this bench
    started and warmed with one call, against `kpt fn eval DIR --image IMAGE`, with plain
-   `fnrun run` (no server) for reference. Target: fnrun via the server <= 0.35x kpt's median.
+   `fnrun run` (no server) for reference. Two such servers: one as `fnrun serve` listens (the
+   client speaks fnrun's framing on its `.frames` socket, no grpcio), one whose `.frames` socket the
+   bench removed (the client speaks gRPC, as to any other function runner). Beside them, the
+   library's entry point called directly by `python -c` (what a launcher that skips the CLI
+   framework costs), and bare clients of each transport. Target: fnrun via the server <= 0.35x
+   kpt's median (the framed client, the command as users type it).
    Both fnrun and the server run with --no-cache, so every round reaches a container (the same
    input every round would otherwise be a result-cache hit). Each run gets a fresh copy of the
    package and must leave it byte-identical (the image echoes stdin).
@@ -48,14 +53,15 @@ LABEL_KEY = "bench-call"
 
 
 class Served:
-    """A `fnrun serve --no-cache` on a unix socket of its own, and a channel to it."""
+    """A `fnrun serve --no-cache` on a unix socket of its own, and a channel to it; `grpc_only`:
+    its framed socket removed, so fnrun's client speaks gRPC to it."""
 
-    def __init__(self, tmp: Path, parallel: int | None) -> None:
+    def __init__(self, tmp: Path, parallel: int | None, name: str = "serve", grpc_only: bool = False) -> None:
         import grpc
-        from orchestrator.runtimes.remote import wire
+        from orchestrator.runtimes.remote import frames, wire
 
-        self.address = f"unix:{tmp / 'serve.sock'}"
-        self.log = tmp / "serve.log"
+        self.address = f"unix:{tmp / (name + '.sock')}"
+        self.log = tmp / f"{name}.log"
         extra = ["--parallel", str(parallel)] if parallel else []
         command = [*fnrun_command(), "serve", "--address", self.address, "--no-cache", "--image-pull-policy", "never", *extra]
         with open(self.log, "wb") as log:
@@ -68,6 +74,12 @@ class Served:
         except grpc.FutureTimeoutError:
             self.stop()
             raise BenchError(f"fnrun serve did not listen within 60 s:\n{self.tail()}") from None
+        framed = str(tmp / (name + ".sock")) + frames.SUFFIX
+        if grpc_only:
+            Path(framed).unlink()
+        elif not Path(framed).exists():
+            self.stop()
+            raise BenchError(f"fnrun serve made no framed socket at {framed}:\n{self.tail()}")
 
     def call(self, body: bytes, image: str) -> bytes:
         answer = self.stub.EvaluateFunction(self.messages.EvaluateFunctionRequest(resource_list=body, image=image), timeout=300)
@@ -133,6 +145,40 @@ BARE_CLIENT = (
 )
 
 
+# The least a stdlib-only client of the framed socket does: a new interpreter, fnrun's framing, one
+# call. frames.py is loaded by its path alone: importing it as orchestrator.runtimes.remote.frames
+# would run the packages' __init__ modules (the runtimes' registry) first.
+BARE_FRAMED = (
+    "import importlib.util, sys\n"
+    "spec = importlib.util.spec_from_file_location('frames', sys.argv[4])\n"
+    "frames = sys.modules['frames'] = importlib.util.module_from_spec(spec); spec.loader.exec_module(frames)\n"
+    "body = open(sys.argv[2], 'rb').read()\n"
+    "answer = frames.call(frames.connect(sys.argv[1][len('unix:'):] + frames.SUFFIX), sys.argv[3], body, 1 << 30, 300)\n"
+    "sys.exit(0 if answer.resource_list == body else 3)"
+)
+
+# `fnrun run DIR --image IMAGE --server ADDR --no-cache` by the library's entry point, as a launcher
+# that skips the CLI framework would call it; leaving by os._exit as fnrun does.
+LIBRARY = (
+    "import os, sys\nfrom orchestrator import api\nfrom orchestrator.requests import Functions, RunRequest, Speed\n"
+    "api.run(RunRequest(directory=sys.argv[1], functions=Functions(image=sys.argv[2]), speed=Speed(server=sys.argv[3], cache=False)))\n"
+    "sys.stdout.flush(); sys.stderr.flush(); os._exit(0)"
+)
+
+
+def library_step(template: Path, work: Path, image: str, address: str) -> Callable[[Series], None]:
+    """One library-entry run over a fresh copy; the copy must come back byte-identical."""
+
+    def step(series: Series) -> None:
+        package = fresh_copy(template, work)
+        done = timed([sys.executable, "-c", LIBRARY, str(package), image, address], work)
+        if same_tree(template, package):
+            raise BenchError("the library-entry run changed the package for an identity function")
+        series.times.append(done.seconds)
+
+    return step
+
+
 def timing(run: Callable[[], float]) -> Callable[[Series], None]:
     """A step recording what `run` returns: the seconds of one checked run (kpt, plain fnrun, a reference)."""
     return lambda series: series.times.append(run())
@@ -174,7 +220,8 @@ STAGES = (  # (label, from stamp, to stamp); "spawn" and "reaped" are the bench'
     ("api.run up to the call: read the package, plan", "api in", "call in"),
     ("import grpc (grpc.aio, asyncio with it)", "modules in", "grpc"),
     ("wire.modules(): grpc_tools compiles the .proto", "grpc", "modules out"),
-    ("the call: channel, connect, EvaluateFunction", "modules out", "call out"),
+    ("the call over gRPC: channel, connect, EvaluateFunction", "modules out", "call out"),
+    ("the call, whole (framed: connect, frames, the answer)", "call in", "call out"),
     ("after the call: merge, check, summary", "call out", "exit"),
     ("exit (os._exit to reaped)", "exit", "reaped"),
 )
@@ -201,7 +248,8 @@ def stages(template: Path, work: Path, image: str, address: str, rounds: int) ->
         if code != 0 or "exit" not in stamp or same_tree(template, package):
             raise BenchError(f"a stamped fnrun run --server exited {code} or changed the package")
         for one, (_, start, end) in zip(series, STAGES):
-            one.times.append(stamp[end] - stamp[start])
+            if start in stamp and end in stamp:  # the framed client has no grpc stages
+                one.times.append(stamp[end] - stamp[start])
         series[-1].times.append(stamp["reaped"] - spawn)
     return series
 
@@ -331,14 +379,20 @@ def bench(tmp: Path, args: argparse.Namespace) -> int:
     work.mkdir()
     generate(small, 1, 4)
     server = Served(tmp, args.parallel)
+    servers = [server]
     try:
-        result = side_by_side(small, work, server, args)
+        servers.append(Served(tmp, args.parallel, name="grpc", grpc_only=True))
+        result = side_by_side(small, work, server, servers[1], args)
     finally:
-        code, seconds = server.stop()
-        left = remove_leftovers(server.proc.pid)
-        print(f"\nserver stopped by SIGTERM: exit {code} in {seconds:.2f} s; its containers left: {len(left)}")
-    if code != 0 or left:
-        raise BenchError(f"the server exited {code} and left {left}:\n{server.tail()}")
+        problems = []
+        for each in servers:
+            code, seconds = each.stop()
+            left = remove_leftovers(each.proc.pid)
+            print(f"\nserver {each.address} stopped by SIGTERM: exit {code} in {seconds:.2f} s; its containers left: {len(left)}")
+            if code != 0 or left:
+                problems.append(f"the server at {each.address} exited {code} and left {left}:\n{each.tail()}")
+    if problems:
+        raise BenchError("\n".join(problems))
     return result
 
 
@@ -357,38 +411,51 @@ def load_profile(server: Served, args: argparse.Namespace) -> tuple[list[Call], 
     return load(server.address, args.clients, args.calls, args.threads)
 
 
-def side_by_side(small: Path, work: Path, server: Served, args: argparse.Namespace) -> int:
+def side_by_side(small: Path, work: Path, server: Served, grpc_server: Served, args: argparse.Namespace) -> int:
     warm = Series("warm-up")
-    server_step(small, work, args.image, server.address)(warm)  # the first call starts the warm container
-    print(f"warm-up call through the server: {warm.times[0]:.3f}s", file=sys.stderr)
-    through, kpt, plain = Series("fnrun --server 4"), Series("kpt 4"), Series("fnrun 4")
-    client, interpreter = Series("grpc client process"), Series("python -c pass")
+    for each in (server, grpc_server):  # each server's first call starts its warm container
+        server_step(small, work, args.image, each.address)(warm)
+    print(f"warm-up calls through the servers: {', '.join(f'{t:.3f}s' for t in warm.times)}", file=sys.stderr)
+    through, over_grpc, library = Series("fnrun --server 4"), Series("fnrun --server gRPC 4"), Series("library entry 4")
+    kpt, plain = Series("kpt 4"), Series("fnrun 4")
+    client, framed, interpreter = Series("grpc client process"), Series("framed client process"), Series("python -c pass")
     stdin_file = work.parent / "small.resourcelist.yaml"
     stdin_file.write_bytes(bench_run.resource_list(small))
-    bare_client = [sys.executable, "-c", BARE_CLIENT, server.address, str(stdin_file), args.image]
+    bare_client = [sys.executable, "-c", BARE_CLIENT, grpc_server.address, str(stdin_file), args.image]
+    from orchestrator.runtimes.remote import frames
+
+    bare_framed = [sys.executable, "-c", BARE_FRAMED, server.address, str(stdin_file), args.image, frames.__file__]
     print(f"4 resources, {args.runs} rounds (fnrun: {' '.join(fnrun_command())})", file=sys.stderr)
     measure(args.runs, [(through, server_step(small, work, args.image, server.address)),
+                        (over_grpc, server_step(small, work, args.image, grpc_server.address)),
+                        (library, library_step(small, work, args.image, server.address)),
                         (kpt, timing(lambda: bench_run.run_kpt(small, work, args.image)[0])),
                         (plain, timing(lambda: bench_run.run_fnrun(small, work, args.image)[0])),
                         (client, timing(lambda: timed(bare_client, work).seconds)),
+                        (framed, timing(lambda: timed(bare_framed, work).seconds)),
                         (interpreter, timing(lambda: timed([sys.executable, "-c", "pass"], work).seconds))])
     split = stages(small, work, args.image, server.address, args.stages) if args.stages else []
     every, span = load_profile(server, args) if args.calls else ([], 0.0)
     print()
     print(f"{'4 resources (wall seconds)':<56} {'median':>8} {'min':>8} {'max':>8} {'n':>3}")
-    for label, series in [("fnrun run --server (process, end to end)", through), ("kpt fn eval", kpt),
+    for label, series in [("fnrun run --server unix: (framed, end to end)", through),
+                          ("fnrun run --server unix: (gRPC, end to end)", over_grpc),
+                          ("library entry by python -c (framed; no CLI framework)", library),
+                          ("kpt fn eval", kpt),
                           ("fnrun run, no server (process, end to end)", plain),
                           ("bare gRPC client: new python, grpc, .proto, one call", client),
+                          ("bare framed client: new python, frames, one call", framed),
                           ("python -c pass (this interpreter's start and exit)", interpreter),
                           ("the call through the server, as fnrun reports it", Series("inner", through.inner))]:
         if series.times:
             print(row(label, series)[:-8])  # no RSS: wait4's peak of a forked child counts this bench's own pages
-    print("(fnrun and the server both with --no-cache: every round reaches a container; the server was\n"
-          f" warmed by one call first, {warm.times[0]:.3f} s)")
+    print("(fnrun and the servers all with --no-cache: every round reaches a container; each server was\n"
+          f" warmed by one call first, {' and '.join(f'{t:.3f} s' for t in warm.times)})")
     if split:
-        print(f"\nwhere fnrun run --server's time goes ({args.stages} stamped runs; medians of each stage apart, so they need not add up)")
+        print(f"\nwhere fnrun run --server's time goes, framed ({args.stages} stamped runs; medians of each stage apart, so they need not add up)")
         for one in split:
-            print(row(one.name, one)[:-8])
+            if one.times:
+                print(row(one.name, one)[:-8])
     if every:
         load_table(every, span, args.clients, args.calls, args.threads)
         wrong = [c.problem for c in every if c.problem]
@@ -397,8 +464,10 @@ def side_by_side(small: Path, work: Path, server: Served, args: argparse.Namespa
         print(f"every one of the {len(every)} answers held its own items")
     ratio = through.median / kpt.median
     print()
-    print(f"{'PASS' if ratio <= SERVER_TARGET else 'FAIL'}: 4 resources, fnrun --server / kpt: {ratio:.2f}x "
-          f"(target <= {SERVER_TARGET:.2f}x); without the server {plain.median / kpt.median:.2f}x")
+    print(f"gRPC client {over_grpc.median / kpt.median:.2f}x; the library entry (no CLI framework, framed) "
+          f"{library.median / kpt.median:.2f}x; without the server {plain.median / kpt.median:.2f}x")
+    print(f"{'PASS' if ratio <= SERVER_TARGET else 'FAIL'}: 4 resources, fnrun --server (framed) / kpt: {ratio:.2f}x "
+          f"(target <= {SERVER_TARGET:.2f}x)")
     return 0 if ratio <= SERVER_TARGET else 1
 
 

@@ -30,7 +30,6 @@ import errno
 import hashlib
 import json
 import os
-import secrets
 import stat
 import sys
 import threading
@@ -131,6 +130,8 @@ class ResultCache:
             if isinstance(err, _Distrusted):
                 self._warn(err, "nothing is stored there")
             return
+        import secrets  # here: only storing a result needs it
+
         temp = f".{key}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
         try:
             fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=shard)

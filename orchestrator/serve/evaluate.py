@@ -18,9 +18,13 @@ from ..kinds import Kind
 from ..settings import DEFAULT_CACHE_SIZE
 from ..requests import full_image
 from ..run import resourcelist
+from ..run.fastlist import _HEADERS
 from ..runtimes.protocol import BASE_ENV
 from ..runtimes import Invocation, Runtime, Sandbox, Serving, choose, get_runtime
 from ..yamlio import fast
+
+
+_HEADS = tuple(sorted(head.encode() for head in _HEADERS))  # `apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n`, each version
 
 
 @dataclass(frozen=True)
@@ -93,14 +97,10 @@ class Evaluator:
 
     def evaluate(self, resource_list: bytes, image: str) -> Answer:
         reference = _image(image)
-        source = f"the ResourceList for {reference}"
-        text = fast.decode(resource_list, source)
-        decoded = resourcelist.decode(text, source)
-        if decoded.kind != "ResourceList":
-            raise InputError(f"{source}: not a ResourceList (kind: ResourceList, items: [...])")
         call = Invocation(name=reference, image=reference, env=dict(BASE_ENV), sandbox=self.settings.sandbox)
         serving = Serving(builtin=True, kpt_catalog=self.settings.builtin_catalog, cache=self.settings.cache, cache_size=self.settings.cache_size)
         runtime = choose(Kind.CONTAINER, call, serving, self._container)
+        decoded = _decoded(resource_list, reference) if runtime.items_always or not _list_head(resource_list) else None
         with self._slot(reference):
             try:
                 return _run(runtime, call, resource_list, decoded)
@@ -130,11 +130,28 @@ class Evaluator:
             slots.release()
 
 
-def _run(runtime: Runtime, call: Invocation, resource_list: bytes, decoded: resourcelist.Decoded) -> Answer:
+def _decoded(resource_list: bytes, reference: str) -> resourcelist.Decoded:
+    """The request's items, or InvalidArgument's one line: not UTF-8, not a ResourceList."""
+    source = f"the ResourceList for {reference}"
+    decoded = resourcelist.decode(fast.decode(resource_list, source), source)
+    if decoded.kind != "ResourceList":
+        raise InputError(f"{source}: not a ResourceList (kind: ResourceList, items: [...])")
+    return decoded
+
+
+def _list_head(resource_list: bytes) -> bool:
+    """The request opens as a ResourceList does when kpt, Porch or fnrun write one: a function that
+    takes bytes gets it as it came, unparsed here (its items are the function's to read). Any
+    other layout is decoded whole first, so what is not a ResourceList is refused here."""
+    return resource_list.startswith(_HEADS)
+
+
+def _run(runtime: Runtime, call: Invocation, resource_list: bytes, decoded: resourcelist.Decoded | None) -> Answer:
     """The call, by the items where the runtime takes them so (kpt's catalog in-process: each item
     keeps its own text, comments included, as the catalog's containers keep them), else by bytes."""
     assert call.image is not None
     if runtime.items_always:
+        assert decoded is not None
         out = runtime.run_items(call, decoded.items, decoded.function_config)
         if out is not None:
             body = resourcelist.encode(out.items, decoded.function_config) + _results(out.results) if out.items is not None else ""

@@ -1,13 +1,15 @@
 """`fnrun serve`: Porch's function-runner service over fnrun's runtimes, until SIGTERM or Ctrl-C.
 
-Each call runs on a thread of the server's pool through orchestrator.serve.evaluate; the answer's
-status says whose problem a refusal is: INVALID_ARGUMENT (the request), NOT_FOUND (no builtin has
+Each call runs on a thread of the server's pool through orchestrator.serve.calls (the one call path
+both transports share: this gRPC service, and on a unix socket fnrun's own framing beside it,
+orchestrator.serve.framed); the answer's status says whose problem a refusal is: INVALID_ARGUMENT (the request), NOT_FOUND (no builtin has
 the image and the engine neither holds nor can pull it; porch-server, which asks its own builtins
 first, fails that render), RESOURCE_EXHAUSTED (too many calls waiting, or a
 request over the size limit), UNAVAILABLE (the engine), INTERNAL (the function failed: its
 ResourceList with its results, its stderr and its exit code travel in the trailing metadata,
-`resource-list-bin`, `log-bin` and `exit-code`: orchestrator.runtimes.remote reads them). A stop drains the calls under way for the grace period, then removes every
-container still running and ends."""
+`resource-list-bin`, `log-bin` and `exit-code`: orchestrator.runtimes.remote reads them). A stop
+drains the calls under way for the grace period, then removes every container still running and
+ends."""
 
 from __future__ import annotations
 
@@ -21,12 +23,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import EnvironmentProblem, FnrunError, FunctionError, ImageUnavailable, InputError
 from .. import stops
-from ..runtimes.remote import EXIT_CODE_KEY, LOG_KEY, RESOURCE_LIST_KEY, wire
-from .evaluate import Answer, Busy, Evaluator, Settings
+from ..errors import EnvironmentProblem, InputError
+from ..runtimes.remote import EXIT_CODE_KEY, LOG_KEY, RESOURCE_LIST_KEY, frames, read_pem, wire
+from .calls import Calls
+from .evaluate import Evaluator, Settings
 
 if TYPE_CHECKING:
+    from .framed import FramedListener
     from .metrics import Metrics
 
 #: Porch's function runner takes requests up to 6 MiB unless told otherwise.
@@ -74,86 +78,29 @@ def credentials(listen: Listen) -> Any:
         raise InputError("--tls-cert and --tls-key go together")
     import grpc
 
-    def read(path: Path, flag: str) -> bytes:
-        try:
-            return path.read_bytes()
-        except OSError as err:
-            raise InputError(f"{flag} {path}: cannot read it: {err.strerror}") from None
-
-    pair = [(read(listen.tls_key, "--tls-key"), read(listen.tls_cert, "--tls-cert"))]
+    pair = [(read_pem(listen.tls_key, f"--tls-key {listen.tls_key}"), read_pem(listen.tls_cert, f"--tls-cert {listen.tls_cert}"))]
     if listen.client_ca is None:
         return grpc.ssl_server_credentials(pair)
-    return grpc.ssl_server_credentials(pair, root_certificates=read(listen.client_ca, "--client-ca"), require_client_auth=True)
+    return grpc.ssl_server_credentials(pair, root_certificates=read_pem(listen.client_ca, f"--client-ca {listen.client_ca}"),
+                                       require_client_auth=True)
 
 
 class FunctionEvaluator:
-    """The servicer: one method, EvaluateFunction."""
+    """The servicer: one method, EvaluateFunction, answered by the server's one call path."""
 
-    def __init__(self, evaluator: Evaluator, messages: Any, metrics: "Metrics | None" = None) -> None:
-        self.evaluator = evaluator
+    def __init__(self, calls: Calls, messages: Any) -> None:
+        self.calls = calls
         self.messages = messages
-        self.metrics = metrics
 
     def EvaluateFunction(self, request: Any, context: Any) -> Any:  # noqa: N802 - the service's name for it
         import grpc
 
-        from ..runtimes.container import live
-
-        started = time.monotonic()
-        image, size = request.image, len(request.resource_list)
-        with live.call_scope() as scope:
-            context.add_callback(scope.cancel)  # the client went away: its containers go now (a no-op once answered)
-            try:
-                answer = self.evaluator.evaluate(request.resource_list, image)
-            except (FnrunError, KeyboardInterrupt) as err:
-                if not scope.cancelled and isinstance(err, KeyboardInterrupt):
-                    raise
-                code = grpc.StatusCode.CANCELLED if scope.cancelled else status_of(err)  # type: ignore[arg-type]
-                self._done(image, started, code.name, code.name, size, 0)
-                context.abort(code, "the client cancelled the call" if scope.cancelled else str(err))
-            if scope.cancelled:  # its container went under it: whatever it answered is not the function's
-                self._done(image, started, "CANCELLED", "CANCELLED", size, 0)
-                context.abort(grpc.StatusCode.CANCELLED, "the client cancelled the call")
-        outcome = "ok" if answer.exit_code == 0 else "failed"
-        self._done(answer.image, started, f"exit {answer.exit_code}", outcome, size, len(answer.resource_list), answer)
-        if answer.exit_code != 0:
-            context.set_trailing_metadata(((RESOURCE_LIST_KEY, answer.resource_list), (LOG_KEY, answer.log), (EXIT_CODE_KEY, str(answer.exit_code))))
-            context.abort(grpc.StatusCode.INTERNAL, failure(answer))
-        return self.messages.EvaluateFunctionResponse(resource_list=answer.resource_list, log=answer.log)
-
-
-    def _done(self, image: str, started: float, said: str, outcome: str, bytes_in: int, bytes_out: int, answer: Answer | None = None) -> None:
-        seconds = time.monotonic() - started
-        log_line(image, seconds, said, bytes_in, bytes_out, answer)
-        if self.metrics is not None:
-            self.metrics.record(outcome, seconds, bytes_in, bytes_out)
-
-
-def status_of(err: FnrunError) -> Any:
-    """The status code that says whose problem `err` is (by its type, never its text)."""
-    import grpc
-
-    if isinstance(err, Busy):
-        return grpc.StatusCode.RESOURCE_EXHAUSTED
-    if isinstance(err, ImageUnavailable):
-        return grpc.StatusCode.NOT_FOUND
-    if isinstance(err, EnvironmentProblem):
-        return grpc.StatusCode.UNAVAILABLE
-    if isinstance(err, FunctionError):
-        return grpc.StatusCode.INTERNAL
-    return grpc.StatusCode.INVALID_ARGUMENT
-
-
-def failure(answer: Answer) -> str:
-    """The status message of a failed function: its exit code and the end of its stderr."""
-    tail = answer.log.decode(errors="replace").strip()[-2000:]
-    return f"function {answer.image} failed with exit code {answer.exit_code}" + (f": {tail}" if tail else "")
-
-
-def log_line(image: str, seconds: float, outcome: str, bytes_in: int, bytes_out: int, answer: Answer | None = None) -> None:
-    """One line per call for the operator: image, duration, outcome, bytes in and out."""
-    how = " (builtin)" if answer is not None and answer.builtin else " (cached)" if answer is not None and answer.cached else ""
-    print(f"fnrun serve: {image} {seconds * 1000:.0f}ms {outcome}{how} in={bytes_in} out={bytes_out}", file=sys.stderr, flush=True)
+        reply = self.calls.answer(request.resource_list, request.image, context.add_callback)
+        if reply.status == "OK":
+            return self.messages.EvaluateFunctionResponse(resource_list=reply.resource_list, log=reply.log)
+        if reply.status == "INTERNAL":
+            context.set_trailing_metadata(((RESOURCE_LIST_KEY, reply.resource_list), (LOG_KEY, reply.log), (EXIT_CODE_KEY, str(reply.exit_code))))
+        context.abort(getattr(grpc.StatusCode, reply.status), reply.message)
 
 
 def serve(settings: Settings, listen: Listen, ready: "threading.Event | None" = None) -> int:
@@ -167,10 +114,11 @@ def serve(settings: Settings, listen: Listen, ready: "threading.Event | None" = 
     # The pool's threads must not take the stop signals: the main thread waits for them below.
     stops.block()
     evaluator = Evaluator(settings)
-    metrics = _metrics(evaluator, listen.metrics)
+    calls = Calls(evaluator, _metrics(evaluator, listen.metrics))
     options = [("grpc.max_receive_message_length", listen.max_request), ("grpc.max_send_message_length", -1), ("grpc.so_reuseport", 0)]
-    server = grpc.server(futures.ThreadPoolExecutor(max_workers=max(8, settings.parallel * 4), thread_name_prefix="fnrun-call"), options=options)
-    services.add_FunctionEvaluatorServicer_to_server(FunctionEvaluator(evaluator, messages, metrics), server)
+    workers = max(8, settings.parallel * 4)
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="fnrun-call"), options=options)
+    services.add_FunctionEvaluatorServicer_to_server(FunctionEvaluator(calls, messages), server)
     health = health_servicer.HealthServicer()
     health_services.add_HealthServicer_to_server(health, server)
     try:
@@ -179,6 +127,7 @@ def serve(settings: Settings, listen: Listen, ready: "threading.Event | None" = 
         raise EnvironmentProblem(f"--address {listen.address}: cannot listen there: {err}") from None
     if port == 0 and not listen.address.startswith("unix:"):
         raise EnvironmentProblem(f"--address {listen.address}: cannot listen there (in use, or not this machine's)")
+    framed = _framed(listen, creds is not None, calls, workers + settings.queue)  # there by the time gRPC answers
     server.start()
     for name in ("", wire.SERVICE):
         health.set(name, health_messages.HealthCheckResponse.SERVING)
@@ -192,12 +141,34 @@ def serve(settings: Settings, listen: Listen, ready: "threading.Event | None" = 
     print(f"fnrun serve: {signal.Signals(signum).name}: draining calls for up to {listen.grace:g}s", file=sys.stderr, flush=True)
     done.set()
     health.enter_graceful_shutdown()
+    if framed is not None:
+        framed.stop()
+    end = time.monotonic() + listen.grace + STOP_LIMIT / 2
     stopped = server.stop(listen.grace)
     stopped.wait(listen.grace + STOP_LIMIT / 2)
+    if framed is not None:
+        framed.wait(min(listen.grace, end - time.monotonic()))
     _remove_containers()
     evaluator.close()
     print("fnrun serve: stopped", file=sys.stderr, flush=True)
     return 0
+
+
+def _framed(listen: Listen, tls: bool, calls: Calls, connections: int) -> "FramedListener | None":
+    """fnrun's own framing beside gRPC on a plaintext unix socket (orchestrator.serve.framed); None
+    elsewhere, or where its socket cannot be made (fnrun's clients then speak gRPC)."""
+    path = frames.framed_path(listen.address) if not tls else None
+    if path is None:
+        return None
+    from .framed import FramedListener
+
+    try:
+        framed = FramedListener(path, calls, listen.max_request, connections)
+    except OSError as err:
+        print(f"fnrun serve: warning: no framed socket ({err}); fnrun clients use gRPC", file=sys.stderr, flush=True)
+        return None
+    print(f"fnrun serve: fnrun clients' framed calls on {path}", file=sys.stderr, flush=True)
+    return framed
 
 
 def _metrics(evaluator: Evaluator, address: str | None) -> "Metrics | None":

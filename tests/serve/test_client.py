@@ -17,15 +17,15 @@ import pytest
 from orchestrator.runtimes.container.settings import LABEL_PID
 from testing.pipeline_helpers import REPO, Result, assert_one_line_error, deployment, fnrun, snapshot, test_images, write_package  # noqa: F401 - fixture
 from testing.runtime_fixtures import api, wait_for
-from testing.serving import Server
+from testing.serving import PROTOCOLS, Server
 
 NO_ENGINE = {"DOCKER_HOST": "unix:///nonexistent/docker.sock"}
 LABEL = "fnrun-test/label:v1"
 
 
-@pytest.fixture
-def server(test_images: None) -> Iterator[Server]:  # noqa: F811 - the fixture
-    running = Server("--no-cache")
+@pytest.fixture(params=PROTOCOLS)
+def server(test_images: None, request: pytest.FixtureRequest) -> Iterator[Server]:  # noqa: F811 - the fixture
+    running = Server("--no-cache", protocol=request.param)
     try:
         yield running
     finally:
@@ -104,8 +104,9 @@ def test_a_malformed_address_is_refused(address: str, tmp_path: Path) -> None:
     assert_one_line_error(result, f"--server {address!r}", "HOST:PORT or unix:PATH", code=2)
 
 
-def test_the_server_killed_mid_call_leaves_the_package_untouched(test_images: None, tmp_path: Path) -> None:  # noqa: F811
-    running = Server("--no-cache")
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_the_server_killed_mid_call_leaves_the_package_untouched(test_images: None, tmp_path: Path, protocol: str) -> None:  # noqa: F811
+    running = Server("--no-cache", protocol=protocol)
     root = package(tmp_path / "pkg")
     before = snapshot(root)
     filters = {"label": f"{LABEL_PID}={running.proc.pid}", "status": "running"}

@@ -16,12 +16,13 @@ import yaml
 from orchestrator.runtimes.container.settings import LABEL_PID
 from orchestrator.runtimes.remote import wire
 from testing.pipeline_helpers import assert_one_line_error, fnrun, test_images  # noqa: F401 - fixture
-from testing.serving import Server, free_port, resource_list
+from testing.serving import PROTOCOLS, Server, free_port, resource_list
 from testing.runtime_fixtures import api, wait_for
 
 LABEL = "fnrun-test/label:v1"
 FAIL = "fnrun-test/fail:v1"
 SLEEP = "fnrun-test/sleep:v1"
+IDENTITY = "fnrun-test/identity:v1"
 APPLY_SETTERS = "ghcr.io/kptdev/krm-functions-catalog/apply-setters:v0.2.0"
 
 
@@ -46,8 +47,10 @@ def test_health_is_serving_for_the_server_and_the_evaluator(server: Server) -> N
     assert server.health(wire.SERVICE) == health_messages.HealthCheckResponse.SERVING
 
 
-def test_kpt_catalog_by_its_full_name_runs_in_process_and_keeps_comments(server: Server) -> None:
-    answer = server.call(resource_list("web", config={"replicas": "4"}, comment=" # the front end"), APPLY_SETTERS)
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_kpt_catalog_by_its_full_name_runs_in_process_and_keeps_comments(server: Server, protocol: str) -> None:
+    answer = server.ask(resource_list("web", config={"replicas": "4"}, comment=" # the front end"), APPLY_SETTERS, protocol)
+    assert answer.status == "OK", answer
     text = answer.resource_list.decode()
     assert "replicas: 4 # kpt-set: ${replicas}" in text, text
     assert "name: web # the front end" in text, text
@@ -97,21 +100,19 @@ def test_a_hostile_image_s_calls_from_different_clients_see_nothing_of_each_othe
     assert [c["Image"] for c in kept] == [WARMLEAK], "the calls went through one warm container"
 
 
-def test_an_unknown_image_is_not_found(server: Server) -> None:
-    with pytest.raises(grpc.RpcError) as caught:
-        server.call(resource_list("web"), "fnrun-test/no-such-function:v1")
-    assert caught.value.code() == grpc.StatusCode.NOT_FOUND
-    assert "fnrun-test/no-such-function:v1" in caught.value.details()
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_an_unknown_image_is_not_found(server: Server, protocol: str) -> None:
+    answer = server.ask(resource_list("web"), "fnrun-test/no-such-function:v1", protocol)
+    assert answer.status == "NOT_FOUND", answer
+    assert "fnrun-test/no-such-function:v1" in answer.message
 
 
-def test_a_failing_function_is_an_error_with_its_stderr_and_results(server: Server) -> None:
-    with pytest.raises(grpc.RpcError) as caught:
-        server.call(resource_list("web"), FAIL)
-    error = caught.value
-    assert error.code() == grpc.StatusCode.INTERNAL
-    assert "exit code 1" in error.details() and "failing on purpose" in error.details(), error.details()
-    trailing = dict(error.trailing_metadata())
-    assert b"failing on purpose" in trailing["log-bin"]
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_a_failing_function_is_an_error_with_its_stderr_and_results(server: Server, protocol: str) -> None:
+    answer = server.ask(resource_list("web"), FAIL, protocol)
+    assert answer.status == "INTERNAL" and answer.exit_code == 1, answer
+    assert "exit code 1" in answer.message and "failing on purpose" in answer.message, answer.message
+    assert b"failing on purpose" in answer.log  # over gRPC: the trailing metadata's log-bin
 
 
 @pytest.mark.parametrize("body, says", [
@@ -124,17 +125,25 @@ def test_a_bad_request_is_invalid_argument(server: Server, body: bytes, says: st
     assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT and says in caught.value.details(), caught.value.details()
 
 
-def test_an_oversized_request_is_refused_and_the_server_keeps_serving(test_images: None) -> None:  # noqa: F811
+def test_a_container_function_gets_the_request_s_bytes_unparsed_by_the_server(server: Server) -> None:
+    """A request that opens as a ResourceList goes to a container function as it came: the server
+    does not parse what only the function reads (here an item no YAML parser takes, echoed back)."""
+    body = b"apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- {unclosed: [\n"
+    answer = server.ask(body, IDENTITY, "frames")
+    assert answer.status == "OK" and answer.resource_list == body, answer
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_an_oversized_request_is_refused_and_the_server_keeps_serving(test_images: None, protocol: str) -> None:  # noqa: F811
     running = Server("--no-cache", "--max-request", "64k")
     try:
         big = resource_list(*(f"web-{n:05d}" for n in range(2000)))
         assert len(big) > 64 * 1024
-        with pytest.raises(grpc.RpcError) as caught:
-            running.call(big, LABEL)
-        assert caught.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert running.ask(big, LABEL, protocol).status == "RESOURCE_EXHAUSTED"
         _, health_messages, _ = wire.health()
         assert running.health() == health_messages.HealthCheckResponse.SERVING
-        assert items_of(running.call(resource_list("web", config={"a": "b"}), LABEL).resource_list)[0]["metadata"]["labels"] == {"a": "b"}
+        answer = running.ask(resource_list("web", config={"a": "b"}), LABEL, protocol)
+        assert items_of(answer.resource_list)[0]["metadata"]["labels"] == {"a": "b"}
     finally:
         code, stderr = running.stop()
     assert code == 0, stderr

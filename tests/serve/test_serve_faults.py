@@ -17,7 +17,8 @@ from orchestrator.runtimes.container.settings import LABEL_PID
 from testing.engine_fixtures import copy_images, dockerd_service, kill_engine, unmount_left
 from testing.pipeline_helpers import test_images  # noqa: F401 - fixture
 from testing.runtime_fixtures import api, wait_for
-from testing.serving import Server, resource_list
+from orchestrator.runtimes.remote import frames
+from testing.serving import PROTOCOLS, Server, resource_list
 
 SLEEP = "fnrun-test/sleep:v1"
 IDENTITY = "fnrun-test/identity:v1"
@@ -66,20 +67,28 @@ def test_the_engine_gone_is_unavailable_and_the_server_recovers_when_it_is_back(
     assert code == 0 and "Traceback" not in stderr, stderr
 
 
+@pytest.mark.parametrize("protocol", PROTOCOLS)
 @pytest.mark.parametrize("warm", [True, False], ids=["warm", "cold"])
-def test_a_client_that_goes_away_mid_call_cancels_it_and_its_container_goes(test_images: None, warm: bool) -> None:  # noqa: F811
+def test_a_client_that_goes_away_mid_call_cancels_it_and_its_container_goes(test_images: None, warm: bool, protocol: str) -> None:  # noqa: F811
     running = Server("--no-cache", *(() if warm else ("--no-warm",)))
     try:
         if warm:  # the container the slow call will borrow
             running.call(resource_list("w", config={"seconds": "0"}), SLEEP)
-        future = running.stub.EvaluateFunction.future(
-            running.messages.EvaluateFunctionRequest(resource_list=resource_list("web", config={"seconds": "600"}), image=SLEEP), timeout=300)
+        body = resource_list("web", config={"seconds": "600"})
+        if protocol == "grpc":
+            future = running.stub.EvaluateFunction.future(running.messages.EvaluateFunctionRequest(resource_list=body, image=SLEEP), timeout=300)
+            go_away = future.cancel
+        else:
+            sock = frames.connect(running.framed)
+            assert sock is not None
+            frames.send(sock, frames.request_frame(SLEEP, body), time.monotonic() + 60)
+            go_away = sock.close
         mine = {"label": f"{LABEL_PID}={running.proc.pid}"}
         assert wait_for(lambda: api().containers(filters={**mine, "status": "running"}), timeout=120)
         time.sleep(2)  # let the call's process get going in it (the test holds either way: see below)
-        future.cancel()  # before or after the function started, the container it uses goes
+        go_away()  # before or after the function started, the container it uses goes
         assert wait_for(lambda: api().containers(all=True, filters=mine) == [], timeout=60), api().containers(all=True, filters=mine)
-        answer = running.call(resource_list("after", config={"seconds": "0"}), SLEEP)  # the server serves on
+        answer = running.ask(resource_list("after", config={"seconds": "0"}), SLEEP, protocol)  # the server serves on
         assert b"name: after" in answer.resource_list
     finally:
         code, stderr = running.stop()

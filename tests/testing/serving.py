@@ -1,5 +1,6 @@
 """A `fnrun serve` process for tests (tests/serve/): started on a unix socket of its own, with a
-channel and a client generated from the same evaluator.proto."""
+channel and a client generated from the same evaluator.proto, and fnrun's framed socket beside it.
+A behaviour both transports share is one test over `PROTOCOLS`: `ask` answers a `Reply` either way."""
 
 from __future__ import annotations
 
@@ -15,8 +16,10 @@ from typing import Any
 
 import grpc
 
-from orchestrator.runtimes.remote import wire
+from orchestrator.runtimes.remote import frames, grpc_call, wire
 from testing.pipeline_helpers import REPO
+
+PROTOCOLS = ("grpc", "frames")
 
 
 def resource_list(*names: str, config: dict[str, str] | None = None, comment: str = "") -> bytes:
@@ -40,7 +43,8 @@ def free_port() -> int:
 class Server:
     """A `fnrun serve` process and a channel to it."""
 
-    def __init__(self, *args: str, env: dict[str, str] | None = None, address: str | None = None, credentials: Any = None) -> None:
+    def __init__(self, *args: str, env: dict[str, str] | None = None, address: str | None = None, credentials: Any = None,
+                 protocol: str = "frames") -> None:
         self.dir = Path(tempfile.mkdtemp(prefix="fnrun-serve-"))  # a unix socket's path is short
         self.address = address or f"unix:{self.dir / 'fnrun.sock'}"
         self.proc = subprocess.Popen([sys.executable, "-m", "orchestrator", "serve", "--address", self.address, *args],
@@ -49,6 +53,19 @@ class Server:
         self.messages, services = wire.modules()
         self.stub = services.FunctionEvaluatorStub(self.channel)
         grpc.channel_ready_future(self.channel).result(timeout=60)
+        self.framed = (frames.socket_path(self.address) or "") + frames.SUFFIX
+        if protocol == "grpc" and os.path.exists(self.framed):  # as a server without the framing: clients speak gRPC
+            os.unlink(self.framed)
+        elif self.address.startswith("unix:") and credentials is None:
+            assert protocol == "grpc" or os.path.exists(self.framed), f"no framed socket at {self.framed} once gRPC answered"
+
+    def ask(self, body: bytes, image: str, protocol: str, timeout: float = 120) -> frames.Reply:
+        """One call over `protocol`, its answer or refusal as a Reply."""
+        if protocol == "grpc":
+            return grpc_call(self.stub, self.messages, image, body, timeout)
+        sock = frames.connect(self.framed)
+        assert sock is not None, f"nothing listens on {self.framed}"
+        return frames.call(sock, image, body, 1 << 30, timeout)
 
     def call(self, body: bytes, image: str, timeout: float = 120) -> Any:
         return self.stub.EvaluateFunction(self.messages.EvaluateFunctionRequest(resource_list=body, image=image), timeout=timeout)

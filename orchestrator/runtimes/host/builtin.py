@@ -18,8 +18,8 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
-import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from orchestrator.resource import Resource
 from orchestrator.runtimes.host import catalog_handover, forked
@@ -27,6 +27,9 @@ from orchestrator.runtimes.host import handover
 from orchestrator.runtimes.protocol import Bytes, Invocation, ItemsOutput, RunOutput, StderrSink, StdoutSink
 from orchestrator.runtimes.host.confine import confinement
 from orchestrator.runtimes.host.exec import run_process
+
+if TYPE_CHECKING:
+    import tempfile
 
 SOURCE_HASH_LABEL = "dev.fnrun.source-hash"
 # The functions package this fnrun has; the child imports it from there too (PYTHONPATH), so the
@@ -105,6 +108,8 @@ def _image_label(image: str) -> object:
 def _scratch() -> tempfile.TemporaryDirectory[str]:
     """The child's empty working directory, on tmpfs where there is one: making and removing a
     directory on a busy disk can cost milliseconds, and a builtin step costs not many more."""
+    import tempfile  # here: with shutil it imports lzma and bz2, which a run without builtins never needs
+
     shm = "/dev/shm"
     return tempfile.TemporaryDirectory(prefix="fnrun-builtin-", dir=shm if os.access(shm, os.W_OK | os.X_OK) else None)
 

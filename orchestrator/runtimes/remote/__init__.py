@@ -1,5 +1,7 @@
 """Container functions evaluated by a function runner over gRPC (`fnrun serve`, or any server of
-Porch's FunctionEvaluator contract) instead of this machine's engine: `run --server ADDR`.
+Porch's FunctionEvaluator contract) instead of this machine's engine: `run --server ADDR`. A
+`fnrun serve` on a unix socket of this machine is spoken to in fnrun's own framing (`frames`), so
+the edit loop's client imports no grpcio; both transports end in the same answers and errors.
 
 Only the call travels: the ResourceList goes, the function's ResourceList and stderr come back;
 reading, scoping, merging and the write-back stay here, all or nothing as ever. The contract
@@ -8,6 +10,7 @@ rather than run without it; /local is not there either (the server has no packag
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from dataclasses import dataclass
@@ -16,11 +19,13 @@ from typing import Any
 
 from ...errors import EnvironmentProblem, ImageUnavailable, InputError
 from ..protocol import BASE_ENV, Bytes, Invocation, RunOutput, StderrSink, StdoutSink
+from . import frames
 
 EXIT_CODE_KEY = "exit-code"  # trailing metadata of a failed call: the function's exit code
 RESOURCE_LIST_KEY = "resource-list-bin"  # ...its ResourceList (results included)
 LOG_KEY = "log-bin"  # ...its stderr
 DEADLINE_MARGIN = 30.0  # seconds beyond the function's own timeout before the client gives up
+RESULTS_ROOM = 16 * 1024 * 1024  # an answer may exceed the function's output cap by the results the server adds
 
 
 @dataclass(frozen=True)
@@ -37,17 +42,17 @@ class Server:
 
         if self.ca is None:
             return grpc.insecure_channel(self.address)
-        pair = (_read(self.key, "FNRUN_SERVER_KEY"), _read(self.cert, "FNRUN_SERVER_CERT")) if self.cert is not None and self.key is not None else (None, None)
-        return grpc.secure_channel(self.address, grpc.ssl_channel_credentials(_read(self.ca, "FNRUN_SERVER_CA"), *pair))
+        pair = ((read_pem(self.key, f"FNRUN_SERVER_KEY={self.key}"), read_pem(self.cert, f"FNRUN_SERVER_CERT={self.cert}"))
+                if self.cert is not None and self.key is not None else (None, None))
+        return grpc.secure_channel(self.address, grpc.ssl_channel_credentials(read_pem(self.ca, f"FNRUN_SERVER_CA={self.ca}"), *pair))
 
 
-def _read(path: Path | None, variable: str) -> bytes | None:
-    if path is None:
-        return None
+def read_pem(path: Path, named: str) -> bytes:
+    """A certificate or key file for TLS, on either side (`named`: how the user gave it), or one line."""
     try:
         return path.read_bytes()
     except OSError as err:
-        raise InputError(f"{variable}={path}: cannot read it: {err.strerror}") from None
+        raise InputError(f"{named}: cannot read it: {err.strerror}") from None
 
 
 class RemoteRuntime(Bytes):
@@ -63,41 +68,50 @@ class RemoteRuntime(Bytes):
     def run(self, invocation: Invocation, stdin: bytes, on_stderr: StderrSink | None = None,
             on_stdout: StdoutSink | None = None) -> RunOutput:
         _refuse_what_cannot_travel(invocation, self.address)
-        stub, messages = self._connect()
-        import grpc
-
         started = time.monotonic()
-        request = messages.EvaluateFunctionRequest(resource_list=stdin, image=invocation.image)
-        try:
-            answer = stub.EvaluateFunction(request, timeout=invocation.sandbox.timeout + DEADLINE_MARGIN)
-        except grpc.RpcError as err:
-            out = self._failed(invocation, err, started)
-        else:
-            out = RunOutput(stdout=answer.resource_list, stderr=answer.log.decode(errors="replace"), exit_code=0,
-                            duration=time.monotonic() - started)
+        reply = self._framed(invocation, stdin)
+        if reply is None:
+            reply = self._grpc(invocation, stdin)
+        out = self._output(invocation, reply, started)
         if on_stderr is not None and out.stderr:
             on_stderr(out.stderr)
         return out
 
-    def _failed(self, invocation: Invocation, err: Any, started: float) -> RunOutput:
+    def _framed(self, invocation: Invocation, stdin: bytes) -> "frames.Reply | None":
+        """The call in fnrun's framing, where the server speaks it (None: it does not; gRPC then)."""
+        main = frames.socket_path(self.address) if self.server.ca is None else None  # TLS: gRPC's
+        if main is None:
+            return None
+        sock = frames.connect(main + frames.SUFFIX)
+        if sock is None:
+            if not os.path.exists(main):  # nothing there at all: no need for grpcio to say so
+                return frames.Reply("UNAVAILABLE", f"no socket at {main}")
+            return None
+        limit = invocation.sandbox.max_output + RESULTS_ROOM
+        try:
+            return frames.call(sock, invocation.image or "", stdin, limit, invocation.sandbox.timeout + DEADLINE_MARGIN)
+        except frames.FrameError as err:
+            return frames.Reply("UNAVAILABLE", str(err))
+
+    def _grpc(self, invocation: Invocation, stdin: bytes) -> "frames.Reply":
+        stub, messages = self._connect()
+        return grpc_call(stub, messages, invocation.image or "", stdin, invocation.sandbox.timeout + DEADLINE_MARGIN)
+
+    def _output(self, invocation: Invocation, reply: "frames.Reply", started: float) -> RunOutput:
         """A failed function is its exit code and output, as from a container; anything else is
         the server's or the request's problem, raised as ours."""
-        import grpc
-
-        code, details = err.code(), err.details() or ""
-        trailing = dict(err.trailing_metadata() or ())
-        if code == grpc.StatusCode.INTERNAL and EXIT_CODE_KEY in trailing:
-            log = bytes(trailing.get(LOG_KEY, b"")).decode(errors="replace")
-            return RunOutput(stdout=bytes(trailing.get(RESOURCE_LIST_KEY, b"")), stderr=log,
-                             exit_code=int(trailing[EXIT_CODE_KEY]), duration=time.monotonic() - started)
+        status, details = reply.status, reply.message
+        if status == "OK" or (status == "INTERNAL" and reply.exit_code != 0):
+            return RunOutput(stdout=reply.resource_list, stderr=reply.log.decode(errors="replace"), exit_code=reply.exit_code,
+                             duration=time.monotonic() - started)
         where = f"function {invocation.name}: the function runner at {self.address}"
-        if code == grpc.StatusCode.NOT_FOUND:
+        if status == "NOT_FOUND":
             raise ImageUnavailable(f"{where} has no such function: {details}")
-        if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.CANCELLED):
-            raise EnvironmentProblem(f"{where} did not answer ({code.name}): {_first_line(details)}")
-        if code == grpc.StatusCode.INVALID_ARGUMENT:
+        if status in ("UNAVAILABLE", "DEADLINE_EXCEEDED", "CANCELLED"):
+            raise EnvironmentProblem(f"{where} did not answer ({status}): {_first_line(details)}")
+        if status == "INVALID_ARGUMENT":
             raise InputError(f"{where} refused the call: {_first_line(details)}")
-        raise EnvironmentProblem(f"{where} refused the call ({code.name}): {_first_line(details)}")
+        raise EnvironmentProblem(f"{where} refused the call ({status}): {_first_line(details)}")
 
     def _connect(self) -> tuple[Any, Any]:
         with self._lock:
@@ -108,6 +122,21 @@ class RemoteRuntime(Bytes):
 
                 self._stub = services.FunctionEvaluatorStub(self.server.channel())
             return self._stub, self._messages
+
+
+def grpc_call(stub: Any, messages: Any, image: str, resource_list: bytes, timeout: float) -> "frames.Reply":
+    """One EvaluateFunction over gRPC, its status and trailing metadata read into a Reply, so both
+    transports' answers are read by one piece of code."""
+    import grpc
+
+    try:
+        answer = stub.EvaluateFunction(messages.EvaluateFunctionRequest(resource_list=resource_list, image=image), timeout=timeout)
+    except grpc.RpcError as err:
+        trailing = dict(err.trailing_metadata() or ())
+        exit_code = trailing.get(EXIT_CODE_KEY)
+        return frames.Reply(err.code().name, err.details() or "", bytes(trailing.get(RESOURCE_LIST_KEY, b"")),
+                            bytes(trailing.get(LOG_KEY, b"")), int(exit_code) if exit_code is not None else 0)
+    return frames.Reply("OK", "", answer.resource_list, answer.log)
 
 
 def check_address(address: str, flag: str) -> str:
