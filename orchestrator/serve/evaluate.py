@@ -131,7 +131,7 @@ class Evaluator:
 
 
 def _decoded(resource_list: bytes, reference: str) -> resourcelist.Decoded:
-    """The request's items, or InvalidArgument's one line: not UTF-8, not a ResourceList."""
+    """The request's items, or INVALID_ARGUMENT's one line: not UTF-8, not a ResourceList."""
     source = f"the ResourceList for {reference}"
     decoded = resourcelist.decode(fast.decode(resource_list, source), source)
     if decoded.kind != "ResourceList":

@@ -98,7 +98,7 @@ class FunctionEvaluator:
         reply = self.calls.answer(request.resource_list, request.image, context.add_callback)
         if reply.status == "OK":
             return self.messages.EvaluateFunctionResponse(resource_list=reply.resource_list, log=reply.log)
-        if reply.status == "INTERNAL":
+        if reply.status == "INTERNAL" and reply.exit_code != 0:  # the function ran and failed: what it answered
             context.set_trailing_metadata(((RESOURCE_LIST_KEY, reply.resource_list), (LOG_KEY, reply.log), (EXIT_CODE_KEY, str(reply.exit_code))))
         context.abort(getattr(grpc.StatusCode, reply.status), reply.message)
 
