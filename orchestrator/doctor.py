@@ -7,6 +7,7 @@ sandbox (orchestrator.sandbox_probe): exit 0 only when it really ran.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -128,13 +129,32 @@ def _warm(oci_runtime: str | None, mount_mode: str) -> Finding:
     """Whether an image called more than once can serve its calls from one warm container here."""
     from orchestrator.sandbox_probe import warm_probe
 
+    fix = "runs still work, one container per call"
+    off = "--no-warm (FNRUN_WARM=0) turns warm calls off"
+    mismatch = _helper_arch()
+    if mismatch:
+        return Finding("warm", mismatch, f"{fix}; set FNRUN_WARM_HELPER to a fnrun-warm built for the engine's architecture; {off}")
     works, text = warm_probe(oci_runtime, mount_mode)
     if works:
         return Finding("warm", text)
-    fix = "runs still work, one container per call"
     if "helper" in text:
-        fix += "; install a C compiler and a static libc (Debian: gcc, libc6-dev) for fnrun to build the warm-call helper"
-    return Finding("warm", text, f"{fix}; --no-warm (FNRUN_WARM=0) turns warm calls off")
+        fix += "; install fnrun from its wheel (it ships the warm-call helper), or `pip install ziglang` for fnrun to build it"
+    return Finding("warm", text, f"{fix}; {off}")
+
+
+def _helper_arch() -> str:
+    """Why the warm-call helper fnrun picks cannot run on the engine, when the engine (asked, as
+    a run does not ask a local one) reports another architecture; else ""."""
+    from orchestrator.runtimes.container.runtime import api_client
+    from orchestrator.runtimes.container.warm import helper
+
+    if os.environ.get(helper.ENV_HELPER, "").strip():
+        return ""
+    chosen, _ = helper.engine_arch()
+    reported, _ = helper.asked(api_client())
+    if chosen is None or reported is None or chosen == reported:
+        return ""
+    return f"off: the engine runs linux/{reported}, and fnrun takes a local engine for this machine's linux/{chosen}"
 
 
 def _mounts(host: str, mode: str) -> Finding:

@@ -21,10 +21,12 @@ import docker
 import pytest
 import yaml
 
+from testing.elf import MACHINES, elf
 from testing.pipeline_helpers import REPO
 
 VERSION = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
 REPOSITORY = f"fnrun-wheeltest-{os.getpid()}"
+
 
 
 @pytest.fixture(scope="module")
@@ -85,6 +87,23 @@ def test_the_sdist_and_the_wheel_hold_what_a_user_needs(dist: Path) -> None:
     with tarfile.open(next(dist.glob("fnrun-*.tar.gz"))) as sdist:
         names = sdist.getnames()
     assert f"fnrun-{VERSION}/LICENSE" in names and f"fnrun-{VERSION}/Dockerfiles/set-labels.Dockerfile" in names
+    assert f"fnrun-{VERSION}/setup.py" in names and f"fnrun-{VERSION}/orchestrator/runtimes/container/warm/fnrun-warm.c" in names
+    assert not any("/warm/bin/" in name or "_pb2" in name for name in names), "the sdist carries sources; its build makes the rest"
+
+
+def test_the_wheel_ships_the_warm_helper_for_both_architectures_and_the_grpc_code(dist: Path) -> None:
+    """Made by the build (setup.py, orchestrator/prebuilt.py): a static, executable helper
+    per engine architecture, and the modules generated from evaluator.proto."""
+    wheel = zipfile.ZipFile(next(dist.glob("fnrun-*.whl")))
+    for arch, machine in MACHINES.items():
+        name = f"orchestrator/runtimes/container/warm/bin/linux-{arch}/fnrun-warm"
+        info = wheel.getinfo(name)
+        assert (info.external_attr >> 16) & 0o111, f"{name} is executable"
+        target = Path(wheel.extract(info, dist / "extracted"))
+        assert elf(target) == (machine, False), f"{name}: linux/{arch}, static"
+    names = wheel.namelist()
+    assert {"orchestrator/runtimes/remote/evaluator_pb2.py", "orchestrator/runtimes/remote/evaluator_pb2_grpc.py"} <= set(names)
+    assert "orchestrator/prebuilt.py" in names and "orchestrator/runtimes/remote/evaluator.proto" in names
 
 
 def test_the_installed_wheel_is_not_the_checkout(fresh: Path, tmp_path: Path) -> None:
@@ -93,6 +112,21 @@ def test_the_installed_wheel_is_not_the_checkout(fresh: Path, tmp_path: Path) ->
     assert all(Path(path).is_relative_to(fresh) for path in where), where
     done = _fnrun(fresh, tmp_path, "--version")
     assert done.returncode == 0 and done.stdout.strip() == f"fnrun {VERSION}", done
+
+
+def test_the_installed_wheel_uses_what_it_ships(fresh: Path, tmp_path: Path) -> None:
+    """The helper for this engine and the generated gRPC code come from the install: nothing is
+    compiled (no grpc_tools compiler imported, no helper built into the cache)."""
+    cache = tmp_path / "cache"
+    probe = ("import sys; from orchestrator.runtimes.remote import wire; from orchestrator.runtimes.container.warm import helper\n"
+             "messages, services = wire.modules(); home, why = helper.helper_dir()\n"
+             "print(messages.__file__); print(services.__file__); print(home / helper.NAME); print('grpc_tools.protoc' in sys.modules)")
+    done = subprocess.run([str(fresh / "bin" / "python"), "-c", probe], cwd=tmp_path, env=_user_env(fresh, XDG_CACHE_HOME=str(cache)),
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    *files, compiled = done.stdout.split()
+    assert all(Path(name).is_relative_to(fresh) for name in files), files
+    assert compiled == "False" and not cache.exists()
 
 
 def test_the_installed_wheel_runs_a_catalog_function_in_process(fresh: Path, tmp_path: Path) -> None:

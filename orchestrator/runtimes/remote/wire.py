@@ -1,18 +1,27 @@
-"""The gRPC messages and services, generated from evaluator.proto when the server (or a client)
-first needs them: no generated code is kept in the repository, so the .proto is the one source.
+"""The gRPC messages and services of evaluator.proto, the one source of the wire contract.
 
-grpcio and grpcio-tools are the `serve` extra (`pip install 'fnrun[serve]'`); without them `fnrun
-serve` says so in one line instead of failing on an import."""
+Their code is generated when the package is built (`evaluator_pb2.py`, `evaluator_pb2_grpc.py`,
+written by orchestrator/prebuilt.py, never kept in the repository), so a call imports
+two small modules instead of compiling the .proto with grpcio-tools at every start. A checkout
+that was never set up has no generated files: there the .proto is compiled at first need, as
+before, which needs grpcio-tools (the `serve` extra) and costs its import and a compile.
+
+grpcio is the `serve` extra (`pip install 'fnrun[serve]'`); without it `fnrun serve` says so in
+one line instead of failing on an import."""
 
 from __future__ import annotations
 
 from functools import lru_cache
+from importlib import import_module
+from importlib.util import find_spec
 from types import ModuleType
 
 from ...errors import EnvironmentProblem
 
-PROTO = "orchestrator/runtimes/remote/evaluator.proto"  # found on sys.path, as grpc_tools resolves imports
+PROTO = "orchestrator/runtimes/remote/evaluator.proto"  # its import name: found on sys.path, as grpc_tools resolves imports
 SERVICE = "evaluator.FunctionEvaluator"
+GENERATED = (f"{__package__}.evaluator_pb2", f"{__package__}.evaluator_pb2_grpc")
+REMEDY = "python -m orchestrator.prebuilt"  # what writes them into a checkout (.ci/setup runs it)
 
 
 @lru_cache(maxsize=1)
@@ -22,10 +31,15 @@ def modules() -> tuple[ModuleType, ModuleType]:
         import grpc
     except ImportError:
         raise EnvironmentProblem("fnrun serve needs grpcio: pip install 'fnrun[serve]'") from None
+    if find_spec(GENERATED[0]) is not None and find_spec(GENERATED[1]) is not None:
+        try:
+            return import_module(GENERATED[0]), import_module(GENERATED[1])
+        except (ImportError, RuntimeError) as err:  # generated for a newer grpcio or protobuf than installed
+            raise EnvironmentProblem(f"the gRPC code generated from {PROTO} does not load: {_first_line(err)}") from None
     try:
         return grpc.protos_and_services(PROTO)  # type: ignore[no-any-return]
     except (ImportError, NotImplementedError):
-        raise EnvironmentProblem("fnrun serve needs grpcio-tools to read its .proto: pip install 'fnrun[serve]'") from None
+        raise EnvironmentProblem(f"no gRPC code generated from {PROTO}: run `{REMEDY}` (it needs grpcio-tools)") from None
 
 
 def health() -> tuple[ModuleType, ModuleType, ModuleType]:
@@ -35,3 +49,8 @@ def health() -> tuple[ModuleType, ModuleType, ModuleType]:
     except ImportError:
         raise EnvironmentProblem("fnrun serve needs grpcio-health-checking: pip install 'fnrun[serve]'") from None
     return servicer, health_pb2, health_pb2_grpc
+
+
+def _first_line(err: Exception) -> str:
+    text = str(err).strip()
+    return text.splitlines()[0] if text else type(err).__name__

@@ -142,7 +142,7 @@ static int read_handed_down(pid_t pid, struct handed_down *into) {
     into->nice = getpriority(PRIO_PROCESS, (id_t)pid);
     if (errno) return -1;
     if (sched_getaffinity(pid, sizeof into->cpus, &into->cpus) != 0) return -1;
-    into->policy = sched_getscheduler(pid);
+    into->policy = (int)syscall(SYS_sched_getscheduler, (int)pid); /* musl's wrapper only says ENOSYS */
     into->io_priority = syscall(SYS_ioprio_get, 1 /* IOPRIO_WHO_PROCESS */, (int)pid);
     return into->policy < 0 || into->io_priority < 0 ? -1 : 0;
 }

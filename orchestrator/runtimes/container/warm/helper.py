@@ -1,30 +1,44 @@
 """The static helper a warm container runs as PID 1 and starts each call through (fnrun-warm.c).
 
 It must run in any image, including those with no shell and no libc (static Go binaries on
-distroless), so it is one statically linked binary, carried into the container read-only. fnrun
-builds it from the C source beside this module with the system's C compiler (`cc -static`: gcc
-and libc6-dev on Debian, which `.ci/setup` installs), once per source version, into fnrun's cache
-directory; nothing is downloaded. FNRUN_WARM_HELPER names a binary built elsewhere instead. Where
-no compiler can build it, warm containers are off and `fnrun doctor` says why.
+distroless), so it is one statically linked binary, carried into the container read-only (a bind
+mount of its directory; an upload where the engine is remote, as /local is). The package build
+makes it for linux/amd64 and linux/arm64 (orchestrator/prebuilt.py), and the one for
+the *engine's* architecture is used, which may not be this machine's (an arm64 engine reached
+from an amd64 laptop). FNRUN_WARM_HELPER names a binary built elsewhere instead. Where none was
+shipped (a checkout never set up), fnrun builds it once into its cache directory: with zig's
+cross compiler if the `ziglang` package is installed, else with `cc -static` when the engine's
+architecture is this machine's. Where none of that gives a helper the engine can run, warm
+containers are off and `fnrun doctor` says why.
+
+Which architecture: a local engine (a unix socket, or tcp on loopback) runs on this machine's
+kernel, or in a VM of this machine's architecture (Docker Desktop, colima), so it is taken to be
+this machine's without asking: asking costs a GET /version (about 10 ms, more on a busy engine)
+on every run, and the launcher must decide before it may talk to the engine at all. A remote
+engine is asked, once per engine client. `fnrun doctor` asks every engine and says when the two
+disagree; a helper of the wrong architecture fails to start, and its calls then run cold.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
+import platform
 import shutil
-import subprocess
-import tempfile
 import threading
+import weakref
 from pathlib import Path
+from typing import Any
 
-SOURCE = Path(__file__).with_name("fnrun-warm.c")
-NAME = "fnrun-warm"
+from orchestrator import prebuilt
+
+SOURCE = prebuilt.HELPER_SOURCE
+NAME = prebuilt.HELPER_NAME
 TARGET = "/.fnrun-warm"  # where the helper's directory is mounted, read-only, in the container
 ENV_HELPER = "FNRUN_WARM_HELPER"
 
 _lock = threading.Lock()
-_built: tuple[Path | None, str] | None = None
+_found: dict[str, tuple[Path | None, str]] = {}  # by architecture
+_asked: weakref.WeakKeyDictionary[Any, tuple[str | None, str]] = weakref.WeakKeyDictionary()  # by engine client
 
 
 def helper_home() -> Path:
@@ -33,61 +47,110 @@ def helper_home() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "fnrun"
 
 
-def helper_dir() -> tuple[Path | None, str]:
-    """(the directory holding the helper binary, "") or (None, why there is none)."""
-    global _built
-    with _lock:
-        if _built is None:
-            _built = _find_or_build()
-        return _built
+def host_arch() -> str:
+    """This machine's architecture as the engines name it (amd64, arm64), else as uname does."""
+    machine = platform.machine()
+    return prebuilt.arch_of(machine) or machine.lower()
 
 
-def ready() -> bool:
-    """Whether the helper is there without building it (the launcher starts a warm container
-    early only then: a compiler run is the run's own business, reported as such)."""
-    given = os.environ.get(ENV_HELPER, "").strip()
-    if given:
-        return Path(given).name == NAME and os.access(given, os.X_OK)
-    return os.access(_built_home() / NAME, os.X_OK)
-
-
-def _built_home() -> Path:
-    """Where this source version's helper is built: one directory per version of fnrun-warm.c."""
-    return helper_home() / "warm-helper" / hashlib.sha256(SOURCE.read_bytes()).hexdigest()[:16]
-
-
-def _find_or_build() -> tuple[Path | None, str]:
+def helper_dir(arch: str | None = None) -> tuple[Path | None, str]:
+    """(the directory holding the helper binary for an engine of `arch`, "") or (None, why there
+    is none). `arch` defaults to the engine fnrun talks to (engine_arch)."""
     given = os.environ.get(ENV_HELPER, "").strip()
     if given:
         path = Path(given)
         if path.name != NAME or not os.access(path, os.X_OK):
             return None, f"{ENV_HELPER}={given} is not an executable named {NAME}"
         return path.parent, ""
-    home = _built_home()
-    if os.access(home / NAME, os.X_OK):
-        return home, ""
-    compiler = shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc")
-    if compiler is None:
-        return None, "no C compiler to build the warm-call helper (install gcc and libc6-dev)"
-    home.parent.mkdir(parents=True, exist_ok=True)
-    scratch = Path(tempfile.mkdtemp(prefix=".build-", dir=home.parent))
+    if arch is None:
+        arch, why = engine_arch()
+        if arch is None:
+            return None, why
+    with _lock:
+        if arch not in _found:
+            _found[arch] = _find_or_build(arch)
+        return _found[arch]
+
+
+def ready() -> bool:
+    """Whether the helper is there without building it or asking the engine: the launcher starts
+    a warm container early only then, and only on a local engine, so this machine's architecture
+    is the engine's (a compiler run is the run's own business, reported as such)."""
+    given = os.environ.get(ENV_HELPER, "").strip()
+    if given:
+        return Path(given).name == NAME and os.access(given, os.X_OK)
+    return any(os.access(path, os.X_OK) for path in _places(host_arch()))
+
+
+def engine_arch() -> tuple[str | None, str]:
+    """(the architecture of the engine fnrun talks to, "") or (None, why it is not known)."""
+    from orchestrator.runtimes.container.remote import engine_host, is_remote
+
+    from orchestrator.errors import EnvironmentProblem
+
     try:
-        binary = scratch / NAME
-        done = subprocess.run(
-            [compiler, "-static", "-Os", "-s", "-o", str(binary), str(SOURCE)],
-            stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120,
-        )
-        if done.returncode != 0:
-            last = (done.stderr.strip().splitlines() or ["no message"])[-1]
-            return None, f"cannot build the warm-call helper with {compiler} -static ({last}); install libc6-dev"
-        os.chmod(binary, 0o755)
-        os.chmod(scratch, 0o755)  # the sandbox user must be able to reach it where it is bind-mounted
-        try:
-            scratch.rename(home)
-        except OSError:  # another fnrun built it meanwhile
-            pass
-    except (OSError, subprocess.SubprocessError) as err:
-        return None, f"cannot build the warm-call helper: {err}"
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-    return (home, "") if os.access(home / NAME, os.X_OK) else (None, f"cannot build the warm-call helper into {home}")
+        remote = is_remote(engine_host())
+    except EnvironmentProblem as err:
+        return None, str(err)
+    if not remote:
+        return host_arch(), ""
+    from orchestrator.runtimes.container.runtime import api_client
+
+    try:
+        return asked(api_client())
+    except EnvironmentProblem as err:
+        return None, str(err)
+
+
+def asked(api: Any) -> tuple[str | None, str]:
+    """(the architecture engine client `api` reports, "") or (None, why it cannot be used): its
+    /version's `Arch`, else its /info's `Architecture`; asked once per client."""
+    with _lock:
+        if api in _asked:
+            return _asked[api]
+    try:
+        reported = str(api.version().get("Arch") or api.info().get("Architecture") or "")
+    except Exception as err:  # noqa: BLE001 - any transport's failure: no warm container, the cold path reports the engine
+        return None, f"cannot ask the engine its architecture: {str(err).splitlines()[0] if str(err) else type(err).__name__}"
+    answer: tuple[str | None, str] = (prebuilt.arch_of(reported) or reported.lower(), "") if reported else (
+        None, "the engine does not say its architecture")
+    with _lock:
+        _asked[api] = answer
+    return answer
+
+
+def _places(arch: str) -> tuple[Path, ...]:
+    """Where a helper for `arch` may be, in order: shipped with fnrun, built into the cache."""
+    shipped = (prebuilt.helper_path(arch),) if arch in prebuilt.TARGETS else ()
+    return (*shipped, _built_home(arch) / NAME)
+
+
+def _built_home(arch: str) -> Path:
+    """Where this source version's helper is built for `arch`: one directory per version of
+    fnrun-warm.c and architecture, holding only the binary (it is bind-mounted whole)."""
+    import hashlib
+
+    return helper_home() / "warm-helper" / f"{hashlib.sha256(SOURCE.read_bytes()).hexdigest()[:16]}-linux-{arch}"
+
+
+def _find_or_build(arch: str) -> tuple[Path | None, str]:
+    for path in _places(arch):
+        if os.access(path, os.X_OK):
+            return path.parent, ""
+    target = _built_home(arch) / NAME
+    if arch in prebuilt.TARGETS and prebuilt.zig() is not None:
+        why = prebuilt.build_helper(arch, target)
+    elif arch == host_arch():
+        compiler = shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc")
+        if compiler is None:
+            return None, (f"no warm-call helper for the engine's linux/{arch}: this fnrun was installed without one, "
+                          "and there is neither ziglang (pip install ziglang) nor a C compiler to build it")
+        why = prebuilt.build_helper(arch, target, [compiler])
+    elif arch in prebuilt.TARGETS:
+        return None, (f"no warm-call helper for the engine's linux/{arch}: this fnrun was installed without one, "
+                      f"and only ziglang (pip install ziglang) builds it on this {host_arch()} machine")
+    else:
+        return None, f"no warm-call helper for the engine's architecture {arch}: fnrun ships one for {' and '.join(prebuilt.TARGETS)}"
+    if why:
+        return None, f"cannot build the warm-call helper: {why}"
+    return target.parent, ""
