@@ -192,16 +192,18 @@ def test_jobs_must_be_a_positive_number(tmp_path: Path) -> None:
 def test_a_unit_whose_scope_a_sibling_changed_runs_again_in_serial_order() -> None:
     """A function may place a resource in a sibling's directory; the sibling, run ahead on what it
     saw before, is then run again at its turn, so the result is the serial one."""
+    from orchestrator.events import Events, FunctionReport
+    from orchestrator.kinds import Kind
     from orchestrator.select.functions import FunctionSpec
 
     def resource(path: str, name: str) -> Resource:
         return Resource({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "annotations": {"internal.config.kubernetes.io/path": path}}})
 
-    specs = [FunctionSpec(kind="container", image="x", declared_in=f"{d}/fn.yaml") for d in ("a", "b", "c")]
+    specs = [FunctionSpec(kind=Kind.CONTAINER, image="x", declared_in=f"{d}/fn.yaml") for d in ("a", "b", "c")]
     start = [resource("a/x.yaml", "a"), resource("b/x.yaml", "b"), resource("c/x.yaml", "c")]
     seen: dict[int, list[list[str]]] = {0: [], 1: [], 2: []}
 
-    def execute(index: int, current: list[Resource], shown: object, cancel: object) -> Executed:
+    def execute(index: int, current: list[Resource], shown: Events, cancel: object) -> Executed:
         from orchestrator.merge import scope
 
         items, positions = scope.split(specs[index], current)
@@ -210,15 +212,15 @@ def test_a_unit_whose_scope_a_sibling_changed_runs_again_in_serial_order() -> No
         if index == 0:
             time.sleep(0.2)  # the others run ahead meanwhile
             output.append(resource("b/from-a.yaml", "from-a"))  # into its sibling's directory
-        getattr(shown, "finished")(index)
+        shown.finished(specs[index], FunctionReport(str(index), Kind.CONTAINER))
         return Executed(scope.merge_back(current, positions, output), [(specs[index], output)], index)
 
-    class Shown:
+    class Shown(Events):
         def __init__(self) -> None:
             self.order: list[int] = []
 
-        def finished(self, index: int) -> None:
-            self.order.append(index)
+        def finished(self, spec: FunctionSpec, report: FunctionReport) -> None:
+            self.order.append(int(report.name))
 
     def run(jobs: int) -> tuple[list[str | None], list[int], list[int]]:
         shown, committed = Shown(), []
