@@ -218,12 +218,12 @@ def _warm_container(path: str, call: Invocation) -> EarlyContainer | None:
     from orchestrator.runtimes.container.early import EarlyContainer
     from orchestrator.runtimes.container.warm import helper
     from orchestrator.runtimes.container.warm.local import make_staging
-    from orchestrator.runtimes.container.warm.plan import container_body, plan, staging_owner
+    from orchestrator.runtimes.container.warm.plan import NoWarm, container_body, plan, staging_owner
 
     if not helper.ready():
         return None
     found = plan(call)
-    if isinstance(found, str) or found.copies or found.local == "upload":
+    if isinstance(found, NoWarm) or found.copies or found.local == "upload":
         return None
     staging = make_staging(staging_owner()) if found.local == "bind" else None
     return EarlyContainer(path, container_body(found, staging), match=found.body, staging=staging)
