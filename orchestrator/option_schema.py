@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from . import settings
 from .settings import switch
 
 FUNCTIONS, SELECTION, OUTPUT, CI, SANDBOX, ENGINE = "Functions", "Selection", "Output", "CI", "Sandbox", "Engine and speed"
@@ -155,10 +156,10 @@ RUN_OPTIONS: tuple[Option, ...] = (
     _value("mount_mode", "--mounts", default="auto", envvar="FNRUN_MOUNTS", panel=ENGINE,  # an --image run without --mount has none
            help="bind | upload | auto: how /local and --mount reach the engine ({default})."),
     _value("jobs", "--jobs", "-j", kind=int, panel=ENGINE, help="Work at once (default min(4, CPUs); FNRUN_JOBS)."),
-    _switch("no_cache", "--no-cache", switch_env="FNRUN_CACHE", panel=ENGINE, help="Run functions even when a result is cached (FNRUN_CACHE=0)."),
-    _switch("no_builtin", "--no-builtin", switch_env="FNRUN_BUILTIN", panel=ENGINE,
+    _switch("no_cache", "--no-cache", switch_env=settings.CACHE, panel=ENGINE, help="Run functions even when a result is cached (FNRUN_CACHE=0)."),
+    _switch("no_builtin", "--no-builtin", switch_env=settings.BUILTIN, panel=ENGINE,
             help="Always start fnrun's catalog images as containers (FNRUN_BUILTIN=0)."),
-    _switch("no_warm", "--no-warm", switch_env="FNRUN_WARM", panel=ENGINE,
+    _switch("no_warm", "--no-warm", switch_env=settings.WARM, panel=ENGINE,
             help="Start a container per call even for an image called more than once (FNRUN_WARM=0)."),
     _switch("builtin_catalog", "--builtin-catalog", switch_env="FNRUN_BUILTIN_CATALOG", given_when=True, early=False, panel=ENGINE,
             help="Run kpt's catalog functions in-process (FNRUN_BUILTIN_CATALOG=1)."),

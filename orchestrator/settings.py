@@ -16,6 +16,11 @@ from .errors import InputError
 
 #: The spellings that turn a switch off (any other non-blank value turns it on).
 OFF = ("0", "false", "no", "off")
+#: The switches' variables, named once: the option schema's `--no-cache`, `--no-builtin` and
+#: `--no-warm` take theirs from here.
+CACHE = "FNRUN_CACHE"
+BUILTIN = "FNRUN_BUILTIN"
+WARM = "FNRUN_WARM"
 #: The result cache's bound when FNRUN_CACHE_SIZE is not set.
 DEFAULT_CACHE_SIZE = 512 * 1024 * 1024
 
@@ -73,11 +78,11 @@ class Settings:
         """The settings `environ` (the process's environment by default) asks for."""
         env = os.environ if environ is None else environ
         return cls(
-            cache=switch(env.get("FNRUN_CACHE"), True),
+            cache=switch(env.get(CACHE), True),
             cache_size=_size(env, "FNRUN_CACHE_SIZE", DEFAULT_CACHE_SIZE),
-            builtin=switch(env.get("FNRUN_BUILTIN"), True),
+            builtin=switch(env.get(BUILTIN), True),
             builtin_handover=switch(env.get("FNRUN_BUILTIN_HANDOVER"), True),
             builtin_fork=switch(env.get("FNRUN_BUILTIN_FORK"), True),
             jobs=_count(env, "FNRUN_JOBS"),
-            warm=switch(env.get("FNRUN_WARM"), True),
+            warm=switch(env.get(WARM), True),
         )
