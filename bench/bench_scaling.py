@@ -124,7 +124,6 @@ def function_output(package: Path, sdk_function: bool) -> str:
     if not sdk_function:
         return source.replace(_LABELS, _LABELS + "      team: platform\n")
     from functions import sdk, set_labels
-    from orchestrator.run import resourcelist
 
     config = "functionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: fn\n  data:\n    team: platform\n"
     out = io.StringIO()

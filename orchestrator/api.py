@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from .render import save
     from .doctor import Finding
     from .select.functions import FunctionSpec
-    from .run.pipeline import Events, Outcome, RunOptions
+    from .run.pipeline import Events, RunOptions
     from .run.options import RuntimeFor
     from .report import RunSummary
 

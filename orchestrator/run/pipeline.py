@@ -15,7 +15,7 @@ from ..merge import scope
 from ..write import writeback
 from ..errors import EnvironmentProblem, FunctionError, ImageUnavailable, InputError
 from ..select.functions import FunctionSpec, declaration, discover
-from ..merge.origin import Changes, compare
+from ..merge.origin import compare
 from ..read import notices
 from ..read.package import Package, read_package
 from ..read.unparsed import read_or_refuse

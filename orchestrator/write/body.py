@@ -10,7 +10,7 @@ from typing import Any, Callable, Collection
 
 from .. import annotations as ann
 from ..resource import Resource
-from ..yamlio import comments, fast, meaning, roundtrip, text, textedit
+from ..yamlio import comments, fast, meaning, roundtrip, textedit
 
 _COMPACT_DASH = re.compile(r"^( *)[^\s#-][^#\n]*:[ \t]*\n\1- ", re.M)  # a block sequence at its key's column
 

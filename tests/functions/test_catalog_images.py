@@ -12,17 +12,10 @@ user 65534, ruamel 0.17 in the image, the orchestrator's diff-and-write)."""
 from __future__ import annotations
 
 import difflib
-import importlib.util
-import os
 import re
 import shutil
-import subprocess
-import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
-import docker
 import pytest
 
 from testing.pipeline_helpers import REPO, Result, assert_one_line_error, fnrun, load, snapshot

@@ -14,7 +14,7 @@ import docker
 import pytest
 
 from orchestrator.imagebuild import engine
-from testing.pipeline_helpers import REPO, fnrun
+from testing.pipeline_helpers import REPO
 
 
 SAMPLES = REPO / "samples"

@@ -13,7 +13,6 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
 
 from orchestrator import procstat
 from orchestrator.write import journal

@@ -15,7 +15,6 @@ import time
 from pathlib import Path
 
 import docker
-import pytest
 
 from orchestrator.runtimes.container.settings import LABEL_PID
 from testing.engine_fixtures import copy_images, dockerd_service, kill_engine, unmount_left

@@ -13,7 +13,6 @@ import time
 from pathlib import Path
 
 import docker
-import pytest
 
 from orchestrator import procstat
 from orchestrator.runtimes.container.settings import LABEL_BOOT, LABEL_FUNCTION, LABEL_HOST, LABEL_PID, LABEL_PRESTARTED, LABEL_STARTED, boot_id

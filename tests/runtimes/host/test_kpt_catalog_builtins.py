@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from testing.pipeline_helpers import assert_one_line_error, fnrun, load
+from testing.pipeline_helpers import assert_one_line_error, fnrun
 
 from orchestrator.runtimes.host.kpt_catalog import catalog_name
 
