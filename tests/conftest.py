@@ -4,6 +4,9 @@ reachable, so the suite runs without it (every container it starts is removed by
 import os
 import signal
 
+# The fixtures tests share, found by name as if defined here (a test never imports a fixture).
+pytest_plugins = ["testing.pipeline_helpers", "testing.catalog", "testing.registry"]
+
 # A suite started in the background of a non-interactive shell (`bash .ci/run &`) inherits SIGINT
 # ignored, and an ignored signal stays ignored across exec: every fnrun the Ctrl-C tests start
 # would then shrug off their SIGINT. Those tests stand for a user at a terminal, so give the suite

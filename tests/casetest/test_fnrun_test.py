@@ -10,10 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from testing.pipeline_helpers import fnrun, test_images
+from testing.pipeline_helpers import fnrun
 
 pytestmark = pytest.mark.usefixtures("test_images")
-_ = test_images
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 OWN = FIXTURES / "fnrun"

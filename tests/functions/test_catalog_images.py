@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from testing.pipeline_helpers import REPO, Result, assert_one_line_error, fnrun, load, snapshot
-from testing.catalog import _build_images_module, _drop_limits, _include_selectors, _unmatch, _unready, CATALOG, catalog_images, copy_sample, Edit, EXEC_CASES, Hunk, image, module, replace_in, SAMPLES, VALIDATORS  # noqa: F401
+from testing.catalog import _build_images_module, _drop_limits, _include_selectors, _unmatch, _unready, CATALOG, copy_sample, Edit, EXEC_CASES, Hunk, image, module, replace_in, SAMPLES, VALIDATORS  # noqa: F401
 
 
 # ---------------------------------------------------------------------------------------- images

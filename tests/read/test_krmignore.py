@@ -10,9 +10,8 @@ from pathlib import Path
 import pytest
 
 from orchestrator.run import resourcelist
-from testing.pipeline_helpers import assert_one_line_error, fnrun, load, snapshot, test_images, write_package
+from testing.pipeline_helpers import assert_one_line_error, fnrun, load, snapshot, write_package
 
-_ = test_images
 
 
 def _config_map(name: str) -> str:

@@ -14,10 +14,9 @@ from typing import Callable
 
 import pytest
 
-from testing.pipeline_helpers import REPO, assert_one_line_error, deployment, fnrun, function_config, test_images, write_package
+from testing.pipeline_helpers import REPO, assert_one_line_error, deployment, fnrun, function_config, write_package
 
 pytestmark = pytest.mark.usefixtures("test_images")
-_ = test_images
 PLAIN = {"GITHUB_ACTIONS": ""}
 
 

@@ -15,7 +15,7 @@ from typing import Iterator
 import pytest
 
 from orchestrator.runtimes.container.settings import LABEL_PID
-from testing.pipeline_helpers import REPO, Result, assert_one_line_error, deployment, fnrun, snapshot, test_images, write_package  # noqa: F401 - fixture
+from testing.pipeline_helpers import REPO, Result, assert_one_line_error, deployment, fnrun, snapshot, write_package  # noqa: F401 - fixture
 from testing.runtime_fixtures import api, wait_for
 from testing.serving import Server
 

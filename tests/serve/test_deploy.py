@@ -22,7 +22,7 @@ import yaml
 
 from orchestrator.runtimes.container.remote import unix_socket
 from orchestrator.runtimes.remote import wire
-from testing.pipeline_helpers import REPO, fnrun, test_images  # noqa: F401 - fixture
+from testing.pipeline_helpers import REPO, fnrun  # noqa: F401 - fixture
 
 MANIFESTS = REPO / "deploy" / "kubernetes"
 DOCKERFILE = REPO / "deploy" / "fnrun-serve.Dockerfile"

@@ -15,7 +15,7 @@ import yaml
 
 from orchestrator.runtimes.container.settings import LABEL_PID
 from orchestrator.runtimes.remote import wire
-from testing.pipeline_helpers import assert_one_line_error, fnrun, test_images  # noqa: F401 - fixture
+from testing.pipeline_helpers import assert_one_line_error, fnrun  # noqa: F401 - fixture
 from testing.serving import Server, free_port, resource_list
 from testing.runtime_fixtures import api, wait_for
 

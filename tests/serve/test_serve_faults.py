@@ -15,7 +15,6 @@ import pytest
 
 from orchestrator.runtimes.container.settings import LABEL_PID
 from testing.engine_fixtures import copy_images, dockerd_service, kill_engine, unmount_left
-from testing.pipeline_helpers import test_images  # noqa: F401 - fixture
 from testing.runtime_fixtures import api, wait_for
 from testing.serving import Server, resource_list
 

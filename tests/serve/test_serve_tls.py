@@ -14,7 +14,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from testing.pipeline_helpers import assert_one_line_error, deployment, fnrun, snapshot, test_images, write_package  # noqa: F401 - fixture
+from testing.pipeline_helpers import assert_one_line_error, deployment, fnrun, snapshot, write_package  # noqa: F401 - fixture
 from testing.serving import Server, free_port
 
 NO_ENGINE = {"DOCKER_HOST": "unix:///nonexistent/docker.sock"}

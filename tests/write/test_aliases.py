@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 
 from testing.pipeline_helpers import fnrun, load
-from testing.catalog import catalog_images  # noqa: F401 - the fixture builds stale images
 
 WORKLOAD = """\
 apiVersion: apps/v1

@@ -19,7 +19,7 @@ from orchestrator.resource import Resource
 from orchestrator.runtimes.protocol import Invocation, Sandbox
 from orchestrator.runtimes.container.runtime import LABEL_PID
 from orchestrator.run.units import Executed, Unit, run_units
-from testing.pipeline_helpers import REPO, assert_one_line_error, interrupt_when_running, fnrun, function_config, snapshot, test_images, write_package  # noqa: F401
+from testing.pipeline_helpers import REPO, assert_one_line_error, interrupt_when_running, fnrun, function_config, snapshot, write_package  # noqa: F401
 
 LABEL, FAIL, SLEEP = "fnrun-test/label:v1", "fnrun-test/fail:v1", "fnrun-test/sleep:v1"
 # A container per call, started ahead: what these tests are about (warm containers: test_warm*.py)

@@ -26,7 +26,7 @@ import pytest
 from testing.engine_fixtures import copy_images, dockerd_service, stop
 from orchestrator.runtimes.container.runtime import LABEL_FUNCTION
 from orchestrator.runtimes.container.remote import is_remote, transport, uploads
-from testing.pipeline_helpers import assert_one_line_error, deployment, fnrun, function_config, load, snapshot, test_images, write_package  # noqa: F401
+from testing.pipeline_helpers import assert_one_line_error, deployment, fnrun, function_config, load, snapshot, write_package  # noqa: F401
 
 PROBE, IDENTITY, SLEEP = "fnrun-test/probe:v1", "fnrun-test/identity:v1", "fnrun-test/sleep:v1"
 KPTFILE = "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: app\npipeline:\n  mutators:\n  - image: fnrun-test/probe:v1\n"

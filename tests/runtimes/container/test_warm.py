@@ -19,9 +19,7 @@ from orchestrator.runtimes.container.warm.plan import plan
 from orchestrator.runtimes.container.warm.pool import WarmPool
 from orchestrator.runtimes.container.warm.runtime import WarmRuntime
 from orchestrator.runtimes.protocol import Invocation, Sandbox
-from testing.pipeline_helpers import test_images  # noqa: F401
 from testing.runtime_fixtures import require_base_image
-from test_ulimits import probe_image  # noqa: F401
 
 SANDBOX = Sandbox(image_pull_policy="never")
 

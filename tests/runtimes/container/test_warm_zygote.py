@@ -18,7 +18,6 @@ from orchestrator.runtimes.container.warm.plan import plan
 from orchestrator.runtimes.container.warm.pool import WarmPool
 from orchestrator.runtimes.container.warm.runtime import WarmRuntime
 from orchestrator.runtimes.protocol import Invocation, RunOutput, Sandbox
-from testing.pipeline_helpers import test_images  # noqa: F401
 
 IMAGE = "fnrun-test/sdkprobe:v1"
 SANDBOX = Sandbox(image_pull_policy="never")

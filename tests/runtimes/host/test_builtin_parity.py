@@ -24,7 +24,6 @@ import docker
 import pytest
 
 from testing.pipeline_helpers import REPO, Result, fnrun
-from testing.catalog import catalog_images  # noqa: F401 - the fixture builds stale images
 
 FIXTURE = REPO / "tests" / "fixtures" / "parity"
 #: Block YAML the handover takes, and flow collections and anchors for which it gives way to the
