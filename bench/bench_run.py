@@ -28,7 +28,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bare_run import BareRun, BareRunFailed  # noqa: E402  (sibling scripts, not a package)

@@ -18,7 +18,8 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Callable, Iterator
+from typing import Any
+from collections.abc import Callable, Iterator
 
 REPO = Path(__file__).resolve().parent.parent
 LABEL = ("fnrun-test/label:v1", ("team=platform",))

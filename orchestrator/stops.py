@@ -16,7 +16,8 @@ from __future__ import annotations
 import signal
 from contextlib import contextmanager
 from types import FrameType
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 STOPS = (signal.SIGINT, signal.SIGTERM)
 _remembering = False

@@ -10,7 +10,7 @@ the list at the columns it came at: an item the function left alone comes back a
 from __future__ import annotations
 
 import re
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from collections import Counter
 from dataclasses import dataclass
 

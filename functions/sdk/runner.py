@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any, Callable, NoReturn, Protocol, TextIO
+from typing import Any, NoReturn, Protocol, TextIO
+from collections.abc import Callable
 
 from .config import Error, load_config
 from .resourcelist import ResourceList

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -37,8 +36,8 @@ def cache_prune(everything: bool = typer.Option(False, "--all", help="Remove eve
 
 @app.command(cls=PanelCommand, epilog="Examples:\n  fnrun doctor\n  fnrun doctor samples/set-labels\n  fnrun doctor samples/kpt-package --builtin-catalog   # kpt's catalog in-process (exit 1: require-resource-limits has no builtin)")
 def doctor(
-    directory: Optional[Path] = typer.Argument(None, help="Package whose function images to look for."),
-    oci_runtime: Optional[str] = typer.Option(None, "--runtime", envvar="FNRUN_RUNTIME", help="Check that the engine offers this OCI runtime."),
+    directory: Path | None = typer.Argument(None, help="Package whose function images to look for."),
+    oci_runtime: str | None = typer.Option(None, "--runtime", envvar="FNRUN_RUNTIME", help="Check that the engine offers this OCI runtime."),
     mount_mode: str = typer.Option("auto", "--mounts", envvar="FNRUN_MOUNTS", help="bind | upload | auto: the mount mode `run` and `render` would use."),
     image_prefix: opts.ImagePrefix = None,
     builtin_catalog: opts.BuiltinCatalog = False,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -17,7 +16,7 @@ from .helptext import PanelCommand
              "  fnrun source samples/set-labels --fn-config samples/set-labels/fn-config.yaml > list.yaml   # for a function's stdin")
 def source(
     directory: Path = typer.Argument(Path("."), help="Package directory to read (default: the current one)."),
-    fn_config: Optional[Path] = typer.Option(None, "--fn-config", help="A file whose one resource becomes the list's functionConfig, as kpt's."),
+    fn_config: Path | None = typer.Option(None, "--fn-config", help="A file whose one resource becomes the list's functionConfig, as kpt's."),
 ) -> None:
     """Print a package as a ResourceList (with path/index annotations and comments) on stdout."""
     from .. import api

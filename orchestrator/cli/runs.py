@@ -6,7 +6,8 @@ from __future__ import annotations
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import Any
+from collections.abc import Iterator
 
 import typer
 
@@ -62,28 +63,28 @@ RUN_EXAMPLES = """Examples:
 def run(
     ctx: typer.Context,
     directory: str = typer.Argument(".", metavar="[DIR]", show_default=False, help="Package directory (default: the current one), or - for a ResourceList on stdin."),
-    function_args: Optional[list[str]] = typer.Argument(None, metavar="[-- KEY=VALUE...]", help="key=value after -- : the data of --image/--exec's functionConfig."),
-    image: Optional[str] = typer.Option(None, *spellings("image"), metavar="IMAGE", help="Run this image over the whole package instead of the declared functions.", rich_help_panel=FUNCTIONS),
-    tag: Optional[str] = typer.Option(None, *spellings("tag"), metavar="TAG", help="The --image's tag, or a semver constraint (~0.4) met by the best local tag.", rich_help_panel=FUNCTIONS),
-    exec_path: Optional[str] = typer.Option(None, *spellings("exec_path"), metavar="COMMAND", help='Run this executable instead ("./fn arg1 arg2", a bare name from PATH; needs --allow-exec).', rich_help_panel=FUNCTIONS),
-    fn_config: Optional[Path] = typer.Option(None, *spellings("fn_config"), metavar="FILE", help="File holding the functionConfig for --image/--exec.", rich_help_panel=FUNCTIONS),
+    function_args: list[str] | None = typer.Argument(None, metavar="[-- KEY=VALUE...]", help="key=value after -- : the data of --image/--exec's functionConfig."),
+    image: str | None = typer.Option(None, *spellings("image"), metavar="IMAGE", help="Run this image over the whole package instead of the declared functions.", rich_help_panel=FUNCTIONS),
+    tag: str | None = typer.Option(None, *spellings("tag"), metavar="TAG", help="The --image's tag, or a semver constraint (~0.4) met by the best local tag.", rich_help_panel=FUNCTIONS),
+    exec_path: str | None = typer.Option(None, *spellings("exec_path"), metavar="COMMAND", help='Run this executable instead ("./fn arg1 arg2", a bare name from PATH; needs --allow-exec).', rich_help_panel=FUNCTIONS),
+    fn_config: Path | None = typer.Option(None, *spellings("fn_config"), metavar="FILE", help="File holding the functionConfig for --image/--exec.", rich_help_panel=FUNCTIONS),
     image_prefix: opts.ImagePrefix = None,
     save: bool = typer.Option(False, *spellings("save"), help="Also add the --image/--exec function to the Kptfile pipeline (kpt fn eval --save).", rich_help_panel=FUNCTIONS),
     function_type: str = typer.Option("mutator", *spellings("function_type"), metavar="TYPE", show_default=False, help="With --save: mutator (default) or validator.", rich_help_panel=FUNCTIONS),
     allow_exec: opts.AllowExec = False,
     global_scope: bool = typer.Option(False, *spellings("global_scope"), help="Declared functions see the whole package, not just their directory.", rich_help_panel=SELECTION),
-    match_api_version: Optional[str] = typer.Option(None, *spellings("match_api_version"), help="Send only resources with this apiVersion.", rich_help_panel=SELECTION),
-    match_kind: Optional[str] = typer.Option(None, *spellings("match_kind"), help="Send only resources of this kind.", rich_help_panel=SELECTION),
-    match_name: Optional[str] = typer.Option(None, *spellings("match_name"), help="Send only resources with this name.", rich_help_panel=SELECTION),
-    match_namespace: Optional[str] = typer.Option(None, *spellings("match_namespace"), help="Send only resources in this namespace.", rich_help_panel=SELECTION),
-    match_labels: Optional[list[str]] = typer.Option(None, *spellings("match_labels"), help="KEY=VALUE: only resources with this label.", rich_help_panel=SELECTION),
-    match_annotations: Optional[list[str]] = typer.Option(None, *spellings("match_annotations"), help="KEY=VALUE: only resources with this annotation.", rich_help_panel=SELECTION),
-    exclude_api_version: Optional[str] = typer.Option(None, *spellings("exclude_api_version"), help="Hold back resources with this apiVersion.", rich_help_panel=SELECTION),
-    exclude_kind: Optional[str] = typer.Option(None, *spellings("exclude_kind"), help="Hold back resources of this kind.", rich_help_panel=SELECTION),
-    exclude_name: Optional[str] = typer.Option(None, *spellings("exclude_name"), help="Hold back resources with this name.", rich_help_panel=SELECTION),
-    exclude_namespace: Optional[str] = typer.Option(None, *spellings("exclude_namespace"), help="Hold back resources in this namespace.", rich_help_panel=SELECTION),
-    exclude_labels: Optional[list[str]] = typer.Option(None, *spellings("exclude_labels"), help="KEY=VALUE: hold back resources with this label.", rich_help_panel=SELECTION),
-    exclude_annotations: Optional[list[str]] = typer.Option(None, *spellings("exclude_annotations"), help="KEY=VALUE: hold back resources with this annotation.", rich_help_panel=SELECTION),
+    match_api_version: str | None = typer.Option(None, *spellings("match_api_version"), help="Send only resources with this apiVersion.", rich_help_panel=SELECTION),
+    match_kind: str | None = typer.Option(None, *spellings("match_kind"), help="Send only resources of this kind.", rich_help_panel=SELECTION),
+    match_name: str | None = typer.Option(None, *spellings("match_name"), help="Send only resources with this name.", rich_help_panel=SELECTION),
+    match_namespace: str | None = typer.Option(None, *spellings("match_namespace"), help="Send only resources in this namespace.", rich_help_panel=SELECTION),
+    match_labels: list[str] | None = typer.Option(None, *spellings("match_labels"), help="KEY=VALUE: only resources with this label.", rich_help_panel=SELECTION),
+    match_annotations: list[str] | None = typer.Option(None, *spellings("match_annotations"), help="KEY=VALUE: only resources with this annotation.", rich_help_panel=SELECTION),
+    exclude_api_version: str | None = typer.Option(None, *spellings("exclude_api_version"), help="Hold back resources with this apiVersion.", rich_help_panel=SELECTION),
+    exclude_kind: str | None = typer.Option(None, *spellings("exclude_kind"), help="Hold back resources of this kind.", rich_help_panel=SELECTION),
+    exclude_name: str | None = typer.Option(None, *spellings("exclude_name"), help="Hold back resources with this name.", rich_help_panel=SELECTION),
+    exclude_namespace: str | None = typer.Option(None, *spellings("exclude_namespace"), help="Hold back resources in this namespace.", rich_help_panel=SELECTION),
+    exclude_labels: list[str] | None = typer.Option(None, *spellings("exclude_labels"), help="KEY=VALUE: hold back resources with this label.", rich_help_panel=SELECTION),
+    exclude_annotations: list[str] | None = typer.Option(None, *spellings("exclude_annotations"), help="KEY=VALUE: hold back resources with this annotation.", rich_help_panel=SELECTION),
     output: opts.Output = None,
     exclude_local_config: opts.ExcludeLocalConfig = False,
     origin_annotations: bool = typer.Option(False, *spellings("origin_annotations"), help="With -o stdout: annotate where each resource came from.", rich_help_panel=OUTPUT),
@@ -101,7 +102,7 @@ def run(
     shard: opts.Shard = None,
     network: opts.Network = False,
     as_current_user: opts.AsCurrentUser = False,
-    mount: Optional[list[str]] = typer.Option(None, *spellings("mount"), metavar="SPEC", help="type=bind,src=DIR,dst=/PATH[,rw=true] (DIR inside the package); repeatable.", rich_help_panel=SANDBOX),
+    mount: list[str] | None = typer.Option(None, *spellings("mount"), metavar="SPEC", help="type=bind,src=DIR,dst=/PATH[,rw=true] (DIR inside the package); repeatable.", rich_help_panel=SANDBOX),
     env: opts.Env = None,
     timeout: opts.Timeout = 300.0,
     max_output: opts.MaxOutput = "256M",
@@ -188,7 +189,7 @@ def _rerun(ctx: typer.Context) -> str | None:
 
 
 def _selection(
-    api_version: Optional[str], kind: Optional[str], name: Optional[str], namespace: Optional[str], labels: Optional[list[str]], annotations: Optional[list[str]]
+    api_version: str | None, kind: str | None, name: str | None, namespace: str | None, labels: list[str] | None, annotations: list[str] | None
 ) -> tuple[tuple[str, str], ...]:
     """The --match-*/--exclude-* flags as (selector field, value) pairs; all of them must hold."""
     single = (("apiVersion", api_version), ("kind", kind), ("name", name), ("namespace", namespace))

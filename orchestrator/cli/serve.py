@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -19,14 +18,14 @@ from .helptext import PanelCommand
 def serve(
     address: str = typer.Option("127.0.0.1:9445", "--address", help="HOST:PORT or unix:PATH to listen on."),
     insecure: bool = typer.Option(False, "--insecure", help="Plaintext on an address other machines can reach."),
-    tls_cert: Optional[Path] = typer.Option(None, "--tls-cert", help="The server's certificate (PEM)."),
-    tls_key: Optional[Path] = typer.Option(None, "--tls-key", help="The server's private key (PEM)."),
-    client_ca: Optional[Path] = typer.Option(None, "--client-ca", help="Mutual TLS: accept only clients whose certificate this CA signed."),
+    tls_cert: Path | None = typer.Option(None, "--tls-cert", help="The server's certificate (PEM)."),
+    tls_key: Path | None = typer.Option(None, "--tls-key", help="The server's private key (PEM)."),
+    client_ca: Path | None = typer.Option(None, "--client-ca", help="Mutual TLS: accept only clients whose certificate this CA signed."),
     max_request: str = typer.Option("6M", "--max-request", help="Largest request accepted (Porch's default, 6M)."),
     parallel: int = typer.Option(4, "--parallel", min=1, help="Containers of one image running at once."),
     queue: int = typer.Option(64, "--queue", min=0, help="Calls of one image that may wait; more are RESOURCE_EXHAUSTED."),
     grace: float = typer.Option(10.0, "--grace", min=0, help="Seconds a stop lets calls under way finish."),
-    metrics: Optional[str] = typer.Option(None, "--metrics", metavar="HOST:PORT", help="Serve Prometheus counters at http://HOST:PORT/metrics."),
+    metrics: str | None = typer.Option(None, "--metrics", metavar="HOST:PORT", help="Serve Prometheus counters at http://HOST:PORT/metrics."),
     idle_ttl: float = typer.Option(1800.0, "--idle-ttl", min=1, help="Seconds a warm container waits for its next call (Porch's 30 minutes)."),
     builtin_catalog: opts.BuiltinCatalog = False,
     image_pull_policy: opts.PullPolicy = "ifNotPresent",

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from copy import deepcopy
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 from orchestrator.annotations import STRIPPED_KEYS, annotations_of, identity, without_stripped
 from orchestrator.errors import InputError

@@ -13,7 +13,8 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Callable, Iterable, Protocol
+from typing import IO, TYPE_CHECKING, Any, Protocol
+from collections.abc import Callable, Iterable
 
 from ..errors import InputError
 from ..yamlio import fast
@@ -155,7 +156,7 @@ def pattern(path: str) -> str:
 
 
 class _Sink(Protocol):
-    def add(self, item: "Resource") -> None: ...
+    def add(self, item: Resource) -> None: ...
 
     def reset(self) -> None: ...
 
@@ -170,7 +171,7 @@ class KeepOddFiles:
         self.odd_files = {note.path for note in notes if note.problem is not None}
         self.kept: set[str] = set()
 
-    def add(self, item: "Resource") -> None:
+    def add(self, item: Resource) -> None:
         if item.path in self.odd_files:
             try:
                 fast.parse(item.text, item.path or "")

@@ -63,7 +63,7 @@ def pipeline_steps(resources: list[Resource], prefix: str | None = None, shard: 
     return [(step, to_spec(step, owner, resources, resolved, builtin_catalog)) for owner in owners for step in owner.steps]
 
 
-def _shard_share(found: dict[str, "kf.Kptfile"], resources: list[Resource], shard: tuple[int, int]) -> set[str]:
+def _shard_share(found: dict[str, kf.Kptfile], resources: list[Resource], shard: tuple[int, int]) -> set[str]:
     """The package directories that belong to this shard's top-level packages (render.shard)."""
     from ..select import shard as sharding
 
@@ -175,7 +175,7 @@ def _run_pipelines(
 
 
 def _run_step(
-    key: int, step: Step, spec: FunctionSpec, resources: list[Resource], options: RunOptions, root: Path, events: Events, active: "RunSession",
+    key: int, step: Step, spec: FunctionSpec, resources: list[Resource], options: RunOptions, root: Path, events: Events, active: RunSession,
     paths: writeback.PathChecker,
 ) -> tuple[tuple[Step | None, FunctionReport], FnrunError | None, tuple[list[Resource], list[Resource]] | None]:
     """One step: ((step or None if skipped, report), failure, (resources after, its output))."""

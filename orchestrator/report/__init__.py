@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import IO, Mapping
+from typing import IO
+from collections.abc import Mapping
 
 from .base import Display, RunSummary
 

@@ -23,8 +23,8 @@ class RunSummary:
     """The numbers the summary line and the results document give: what ran, what changed, what
     was (or, with --check, would be) written, and how long it all took."""
 
-    reports: list["FunctionReport"] = field(default_factory=list)
-    plan: "WritePlan | None" = None
+    reports: list[FunctionReport] = field(default_factory=list)
+    plan: WritePlan | None = None
     written: bool = False
     check: bool = False
     elapsed: float = 0.0
@@ -56,7 +56,7 @@ class RunSummary:
         return f"{', '.join(parts)} in {self.elapsed:.2f}s"
 
 
-def changes_text(report: "FunctionReport") -> str:
+def changes_text(report: FunctionReport) -> str:
     """`1 added, 2 changed` (only what is non-zero), or `no changes`."""
     parts = [f"{n} {what}" for n, what in ((report.added, "added"), (report.changed, "changed"), (report.removed, "removed")) if n]
     return ", ".join(parts) or "no changes"
@@ -69,19 +69,19 @@ class Display:
         self.quiet = quiet
         self.verbose = verbose
 
-    def planned(self, specs: list["FunctionSpec"]) -> None:
+    def planned(self, specs: list[FunctionSpec]) -> None:
         pass
 
-    def started(self, spec: "FunctionSpec") -> None:
+    def started(self, spec: FunctionSpec) -> None:
         pass
 
-    def stderr(self, spec: "FunctionSpec", line: str) -> None:
+    def stderr(self, spec: FunctionSpec, line: str) -> None:
         pass
 
-    def transformed(self, spec: "FunctionSpec", changes: "Changes") -> None:
+    def transformed(self, spec: FunctionSpec, changes: Changes) -> None:
         pass
 
-    def finished(self, spec: "FunctionSpec", report: "FunctionReport") -> None:
+    def finished(self, spec: FunctionSpec, report: FunctionReport) -> None:
         pass
 
     def summary(self, summary: RunSummary) -> None:
@@ -95,25 +95,25 @@ class Recorder(Display):
     """Between the pipeline and the display: forwards every event, keeps each function's report
     in the summary (a failed run has no Outcome to give them), and feeds the lineage tracker."""
 
-    def __init__(self, display: "Display", summary: RunSummary, tracker: "Tracker | None" = None) -> None:
+    def __init__(self, display: Display, summary: RunSummary, tracker: Tracker | None = None) -> None:
         super().__init__(getattr(display, "quiet", False), getattr(display, "verbose", False))
         self.display, self.record, self.tracker = display, summary, tracker
 
-    def planned(self, specs: list["FunctionSpec"]) -> None:
+    def planned(self, specs: list[FunctionSpec]) -> None:
         self.display.planned(specs)
 
-    def started(self, spec: "FunctionSpec") -> None:
+    def started(self, spec: FunctionSpec) -> None:
         self.display.started(spec)
 
-    def stderr(self, spec: "FunctionSpec", line: str) -> None:
+    def stderr(self, spec: FunctionSpec, line: str) -> None:
         self.display.stderr(spec, line)
 
-    def transformed(self, spec: "FunctionSpec", changes: "Changes") -> None:
+    def transformed(self, spec: FunctionSpec, changes: Changes) -> None:
         if self.tracker is not None:
             self.tracker.transformed(spec, changes)
         self.display.transformed(spec, changes)
 
-    def finished(self, spec: "FunctionSpec", report: "FunctionReport") -> None:
+    def finished(self, spec: FunctionSpec, report: FunctionReport) -> None:
         self.record.reports.append(report)
         self.display.finished(spec, report)
 

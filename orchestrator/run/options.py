@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Protocol
+from typing import TYPE_CHECKING, Protocol
+from collections.abc import Callable
 
 from ..runtimes import Invocation, Runtime, Sandbox
 
@@ -18,9 +19,9 @@ class ImageLock(Protocol):
     """The fnrun.lock a run obeys (orchestrator.lock.pinning): which content each image runs as,
     and which builtin may answer for it. The run only asks; the lock decides."""
 
-    def check(self, specs: "list[FunctionSpec]", pull_policy: str, root: Path) -> None: ...
+    def check(self, specs: list[FunctionSpec], pull_policy: str, root: Path) -> None: ...
     def reference(self, image: str) -> str: ...
-    def builtin_for(self, spec: "FunctionSpec", call: Invocation, builtin: bool, pull_policy: str) -> str | None: ...
+    def builtin_for(self, spec: FunctionSpec, call: Invocation, builtin: bool, pull_policy: str) -> str | None: ...
 
 
 @dataclass(frozen=True)
@@ -49,7 +50,7 @@ class RunOptions:
     warm: bool = True
     # Container functions go to the function runner at this address (`fnrun serve`; --server),
     # reading and writing stay here (orchestrator.runtimes.remote).
-    server: "Server | None" = None
+    server: Server | None = None
 
 
 RuntimeFor = Callable[[str], Runtime]

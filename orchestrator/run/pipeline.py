@@ -7,7 +7,7 @@ import threading
 import time
 from dataclasses import dataclass, replace as _replace
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 from . import resourcelist, results
 from .output import OutputDecoder

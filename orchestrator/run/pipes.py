@@ -19,7 +19,8 @@ import signal
 import stat
 import threading
 from pathlib import Path
-from typing import IO, Iterator
+from typing import IO
+from collections.abc import Iterator
 
 from . import resourcelist
 from ..errors import FnrunError, InputError

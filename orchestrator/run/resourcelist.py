@@ -5,7 +5,8 @@ when a function left them alone."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator, Protocol
+from typing import Any, Protocol
+from collections.abc import Iterable, Iterator
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 

@@ -31,7 +31,7 @@ class Selector:
     annotations: dict[str, str] = field(default_factory=dict)
 
     @classmethod
-    def from_dict(cls, d: Any, where: str) -> "Selector":
+    def from_dict(cls, d: Any, where: str) -> Selector:
         """A selector from its Kptfile form; `where` names the file and step for errors."""
         if not isinstance(d, Mapping):
             raise InputError(f"{where}: a selector must be a mapping, not {_describe(d)}")

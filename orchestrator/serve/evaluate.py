@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Iterator
+from collections.abc import Iterator
 
 from ..errors import EnvironmentProblem, FnrunError, ImageUnavailable, InputError
 from ..requests import full_image

@@ -89,7 +89,7 @@ def credentials(listen: Listen) -> Any:
 class FunctionEvaluator:
     """The servicer: one method, EvaluateFunction."""
 
-    def __init__(self, evaluator: Evaluator, messages: Any, metrics: "Metrics | None" = None) -> None:
+    def __init__(self, evaluator: Evaluator, messages: Any, metrics: Metrics | None = None) -> None:
         self.evaluator = evaluator
         self.messages = messages
         self.metrics = metrics
@@ -156,7 +156,7 @@ def log_line(image: str, seconds: float, outcome: str, bytes_in: int, bytes_out:
     print(f"fnrun serve: {image} {seconds * 1000:.0f}ms {outcome}{how} in={bytes_in} out={bytes_out}", file=sys.stderr, flush=True)
 
 
-def serve(settings: Settings, listen: Listen, ready: "threading.Event | None" = None) -> int:
+def serve(settings: Settings, listen: Listen, ready: threading.Event | None = None) -> int:
     """Serve until SIGTERM or SIGINT (to the main thread); 0 after a clean stop."""
     import grpc
 
@@ -200,7 +200,7 @@ def serve(settings: Settings, listen: Listen, ready: "threading.Event | None" = 
     return 0
 
 
-def _metrics(evaluator: Evaluator, address: str | None) -> "Metrics | None":
+def _metrics(evaluator: Evaluator, address: str | None) -> Metrics | None:
     """The counters, served at `address` from now on (None: not asked for)."""
     if address is None:
         return None

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import stat
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 from ..errors import DriftError
 from ..yamlio import linematch, text

@@ -28,7 +28,7 @@ import signal
 import sys
 import threading
 from pathlib import Path
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 from .. import procstat
 from .. import stops

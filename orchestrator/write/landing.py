@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 import posixpath
 from pathlib import Path, PurePosixPath
-from typing import Collection
+from collections.abc import Collection
 
 from ..errors import InputError
 from ..read.krmignore import PACKAGE_FILE as KPTFILE, KrmIgnore

@@ -15,7 +15,7 @@ import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Iterable
+from collections.abc import Iterable
 
 from . import journal
 from ..errors import EnvironmentProblem, FnrunError, InputError

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 from .. import annotations as ann
 from . import journal, layout, numbering, verify

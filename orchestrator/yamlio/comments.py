@@ -8,7 +8,7 @@ document a run writes."""
 from __future__ import annotations
 
 import re
-from typing import Iterator
+from collections.abc import Iterator
 
 from .text import OTHER_BREAKS
 

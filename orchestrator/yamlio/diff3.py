@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections import Counter
 from difflib import SequenceMatcher
-from typing import Iterable
+from collections.abc import Iterable
 
 from .comments import comment_start, comments
 

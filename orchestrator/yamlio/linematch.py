@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import bisect
 from difflib import Match, SequenceMatcher
-from typing import Sequence
+from collections.abc import Sequence
 
 #: Up to this many lines in all, SequenceMatcher matches the whole file, as fnrun always did.
 WHOLE = 1000

@@ -12,7 +12,8 @@ import marshal
 from collections import Counter
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any
+from collections.abc import Iterator
 
 from ..errors import FnrunError, InputError
 from . import blanks, fast

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Iterator
+from collections.abc import Iterator
 
 from yaml.nodes import MappingNode, Node, ScalarNode
 

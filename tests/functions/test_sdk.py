@@ -14,7 +14,7 @@ import sys
 import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Optional
+from typing import Any, Literal
 
 import pytest
 import ruamel.yaml
@@ -437,7 +437,7 @@ class Config:
     hosts: list[str] = field(default_factory=list)
     annotation_name: str = "fnrun.dev/x"
     mode: Literal["fast", "safe"] = "safe"
-    owner: Optional[str] = None
+    owner: str | None = None
     nested: Nested = field(default_factory=Nested)
     raw: Any = None
 

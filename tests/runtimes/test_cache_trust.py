@@ -11,7 +11,7 @@ import os
 import subprocess
 import tempfile
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 import pytest
 from hypothesis import given, settings, strategies as st

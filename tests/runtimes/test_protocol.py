@@ -9,7 +9,7 @@ import os
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Iterator
+from collections.abc import Iterator
 
 import pytest
 

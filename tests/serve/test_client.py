@@ -10,7 +10,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
-from typing import Iterator
+from collections.abc import Iterator
 
 import pytest
 

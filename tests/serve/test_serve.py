@@ -7,7 +7,8 @@ import signal
 import threading
 import time
 import urllib.request
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 import grpc
 import pytest

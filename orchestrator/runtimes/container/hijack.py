@@ -22,7 +22,7 @@ import socket
 import ssl
 import subprocess
 from dataclasses import dataclass
-from typing import Callable
+from collections.abc import Callable
 
 from orchestrator.errors import FnrunError
 

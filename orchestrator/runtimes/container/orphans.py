@@ -23,7 +23,8 @@ from __future__ import annotations
 import socket
 import threading
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
+from collections.abc import Callable, Mapping
 
 from orchestrator import procstat
 from orchestrator.runtimes.container import live

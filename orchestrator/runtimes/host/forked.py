@@ -32,7 +32,8 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import IO, Iterable
+from typing import IO
+from collections.abc import Iterable
 
 from orchestrator.errors import FunctionError
 from orchestrator.runtimes.host.zygote import Request, die_with_parent, memory_in_use, serve

@@ -28,7 +28,8 @@ import re
 import runpy
 import sys
 import types
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
 
 from orchestrator import annotations, workers
 from orchestrator.errors import FnrunError, FunctionError

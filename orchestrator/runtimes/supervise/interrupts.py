@@ -12,7 +12,8 @@ import signal
 import threading
 from contextlib import contextmanager
 from types import FrameType, TracebackType
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 from orchestrator import stops
 from orchestrator.stops import Interrupted  # noqa: F401 - re-exported: what a stop unwinds as

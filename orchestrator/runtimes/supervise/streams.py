@@ -11,7 +11,7 @@ import os
 import selectors
 import struct
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from orchestrator.sizes import human_size
 from orchestrator.errors import FunctionError

@@ -156,7 +156,7 @@ def test_an_unchanged_rerender_with_a_warm_cache_starts_no_container(test_images
 # -- parallel equals serial --------------------------------------------------------------------
 
 
-def _compare(tmp_path: Path, make: "callable", *args: str) -> None:
+def _compare(tmp_path: Path, make: callable, *args: str) -> None:
     outputs = {}
     for jobs in ("1", "4"):
         root = make(tmp_path / f"jobs{jobs}" / "pkg")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import replace
-from typing import Iterator
+from collections.abc import Iterator
 
 import docker
 import pytest

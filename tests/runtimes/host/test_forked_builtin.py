@@ -12,7 +12,7 @@ import os
 import sys
 import textwrap
 from pathlib import Path
-from typing import Iterator
+from collections.abc import Iterator
 
 import pytest
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import selectors
 import struct
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from orchestrator.errors import FunctionError
 from orchestrator.runtimes.container.runtime import Attached, timed_out
