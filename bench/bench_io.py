@@ -22,8 +22,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_run  # noqa: E402  (sibling scripts, not a package)

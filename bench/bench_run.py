@@ -26,9 +26,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from collections.abc import Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bare_run import BareRun, BareRunFailed  # noqa: E402  (sibling scripts, not a package)

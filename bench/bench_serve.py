@@ -28,11 +28,11 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from collections.abc import Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_run  # noqa: E402  (sibling scripts, not a package)
@@ -53,6 +53,7 @@ class Served:
 
     def __init__(self, tmp: Path, parallel: int | None) -> None:
         import grpc
+
         from orchestrator.runtimes.remote import wire
 
         self.address = f"unix:{tmp / 'serve.sock'}"
@@ -94,6 +95,7 @@ class Served:
 def remove_leftovers(pid: int) -> list[str]:
     """Remove the containers the server `pid` made that still exist (it labels each with its pid); their ids."""
     import docker
+
     from orchestrator.runtimes.container.settings import LABEL_PID
 
     client = docker.from_env().api
@@ -252,6 +254,7 @@ def client_calls(address: str, client: int, calls: int, images: tuple[str, ...],
     if source:
         sys.path.insert(0, source)
     import grpc
+
     from orchestrator.runtimes.remote import wire
 
     messages, services = wire.modules()

@@ -24,8 +24,8 @@ import os
 import statistics
 import sys
 import tempfile
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bare_run import BareRun, BareRunFailed  # noqa: E402  (sibling scripts, not a package)
@@ -42,8 +42,8 @@ CASES = {
 
 def function_input(template: Path, args: list[str]) -> bytes:
     """The ResourceList both tools send: the package's items and a ConfigMap of the arguments."""
-    from orchestrator.run import resourcelist
     from orchestrator.read.package import read_package
+    from orchestrator.run import resourcelist
 
     data = dict(arg.split("=", 1) for arg in args)
     config = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "function-input"}, "data": data}

@@ -6,33 +6,46 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
-from collections.abc import Callable
 
 from . import annotations as ann, collector
-from .run import pipes, resourcelist
-from .write import writeback
-from .run.pipes import read_chunks, source_chunks
+from .errors import FnrunError, InputError
 from .read import notices
 from .read.package import Package, read_package
-from .write.writeback import WritePlan
-from .errors import FnrunError, InputError
 from .requests import (
-    CI, Functions, Images, Output, RenderRequest, Request, RunRequest, SandboxSettings, Speed,
-    full_image, given_functions, pipeline_options, selections, shard_of, validate,
+    CI,
+    Functions,
+    Images,
+    Output,
+    RenderRequest,
+    Request,
+    RunRequest,
+    SandboxSettings,
+    Speed,
+    full_image,
+    given_functions,
+    pipeline_options,
+    selections,
+    shard_of,
+    validate,
 )
+from .run import pipes, resourcelist
+from .run.pipes import read_chunks, source_chunks
+from .write import writeback
+from .write.writeback import WritePlan
 from .yamlio import fast
 
 if TYPE_CHECKING:
-    from .render import save
     from .doctor import Finding
-    from .select.functions import FunctionSpec
-    from .run.pipeline import Events, RunOptions
-    from .run.options import RuntimeFor
+    from .render import save
     from .report import RunSummary
+    from .run.options import RuntimeFor
+    from .run.pipeline import Events, RunOptions
+    from .select.functions import FunctionSpec
 
 
 @collector.paused()
@@ -119,10 +132,10 @@ Produce = Callable[["RunOptions", "Path | None", "Events", "RunSummary"], _Produ
 def _carry_out(request: Request, produce: Produce, events: Events | None, stdout: IO[str] | None) -> RunSummary:
     """What run and render share around their own step: the display, the annotations, the diff,
     the write, stdout and the results document."""
-    from .write import diff
     from .merge import origin
     from .report import RunSummary, choose, formats
     from .report.base import Recorder
+    from .write import diff
 
     output, ci = request.output, request.ci
     out = stdout or sys.stdout
@@ -238,9 +251,8 @@ def _save_request(request: RunRequest, root: Path | None) -> save.SaveRequest | 
 def _render(request: RenderRequest, options: RunOptions, root: Path | None, events: Events, summary: RunSummary) -> _Produced:
     """render's own step, in memory; a failed in-place render still writes the root Kptfile's
     status (and, with kpt.dev/save-on-render-failure, what rendered) before its error is raised."""
-    from .render.runner import RenderOptions, render_package
-
     from .render.output import check_output_dir
+    from .render.runner import RenderOptions, render_package
 
     assert root is not None
     output = request.output
@@ -312,10 +324,10 @@ def explain(request: RunRequest, selector: str, events: Events | None = None) ->
     """`fnrun explain`: render the package in memory and tell where the selected resource came
     from and which functions changed it (or which one removed it)."""
     from .merge import origin
-    from .run.pipeline import run_package
     from .report import RunSummary, choose
     from .report.base import Recorder
     from .report.explain import explain as explain_resource, parse_selector
+    from .run.pipeline import run_package
 
     wanted = parse_selector(selector)
     root = Path(request.directory)

@@ -44,8 +44,8 @@ from orchestrator.option_schema import BY_SPELLING, RENDER_BY_SPELLING, Option
 from orchestrator.runtimes.container import live
 
 if TYPE_CHECKING:
-    from orchestrator.runtimes.protocol import Invocation
     from orchestrator.runtimes.container.early import EarlyContainer
+    from orchestrator.runtimes.protocol import Invocation
 
 OFF = ("0", "false", "no", "off")
 
@@ -292,8 +292,8 @@ def _invocation(image: str, flags: dict[str, list[str]], local_dir: Path | None 
     """What `api.run` builds for `--image` (no /local, no mounts: the function sees the package on
     stdin), or `api.render` for a step of the root Kptfile (its directory at /local, no network of
     its own), from the flags' values as typer would convert them."""
-    from orchestrator.runtimes.protocol import Invocation, Sandbox
     from orchestrator.runtimes.container.settings import function_env
+    from orchestrator.runtimes.protocol import Invocation, Sandbox
     from orchestrator.sizes import parse_memory
 
     def last(flag: str, default: str) -> str:

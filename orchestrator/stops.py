@@ -14,10 +14,10 @@ library, catches a KeyboardInterrupt and carries on must not find every later ru
 from __future__ import annotations
 
 import signal
+from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
 from typing import Any
-from collections.abc import Iterator
 
 STOPS = (signal.SIGINT, signal.SIGTERM)
 _remembering = False

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import contextlib
 import os
-import select
 import pickle
+import select
 import signal
 import threading
 from collections.abc import Callable, Sequence

@@ -60,10 +60,10 @@ def test_output_is_the_same_with_and_without_the_early_start(tmp_path: Path, tes
 def test_only_an_identical_create_request_adopts_the_early_container(test_images: None) -> None:
     """The run adopts the launcher's container only for the very request it would send itself;
     any other request gets None (the run creates its own) and `finish` removes the early one."""
-    from orchestrator.runtimes.protocol import Invocation
     from orchestrator.runtimes.container.early import EarlyContainer
     from orchestrator.runtimes.container.remote import unix_socket
     from orchestrator.runtimes.container.settings import create_body
+    from orchestrator.runtimes.protocol import Invocation
 
     client = docker.from_env()
     for adopt in (False, True):

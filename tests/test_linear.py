@@ -15,17 +15,16 @@ import warnings
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 import functions
 import orchestrator
-from testing.io_helpers import REPO, fnrun
 from orchestrator import api
 from orchestrator.read.package import read_package
 from orchestrator.run import resourcelist
 from orchestrator.write import writeback
 from orchestrator.yamlio import comments, text, yaml11
+from testing.io_helpers import REPO, fnrun
 
 sys.path.insert(0, str(REPO / "bench"))
 from bench_scaling import SHAPES  # noqa: E402  (the bench's inputs, at test sizes)

@@ -15,10 +15,10 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 from gen_package import generate  # noqa: E402
 
+from orchestrator import procstat, workers
 from orchestrator.errors import FnrunError, InputError
 from orchestrator.read.package import read_package
 from orchestrator.resource import Resource
-from orchestrator import procstat, workers
 from orchestrator.run import resourcelist
 from orchestrator.write import writeback
 

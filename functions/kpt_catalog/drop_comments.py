@@ -15,6 +15,5 @@ if __package__ in (None, ""):
 from functions.kpt_catalog import krm  # noqa: E402
 from functions.kpt_catalog.no_op import no_op as drop_comments  # noqa: E402 - the same nothing, sent back as JSON
 
-
 if __name__ == "__main__":
     krm.main(drop_comments, "drop-comments")

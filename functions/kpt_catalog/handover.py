@@ -23,8 +23,8 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import Any
 from collections.abc import Callable
+from typing import Any
 
 #: Set by fnrun (and only by it) in the environment of a run that hands the items over.
 ENV_VAR = "FNRUN_CATALOG_HANDOVER"

@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 import re
 import sys
-from typing import Any
 from collections.abc import Callable
+from typing import Any
 
 import yaml
 

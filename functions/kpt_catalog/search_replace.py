@@ -14,8 +14,8 @@ import fnmatch
 import os
 import re
 import sys
-from typing import Any
 from collections.abc import Iterator
+from typing import Any
 
 if __package__ in (None, ""):
     sys.path[0] = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

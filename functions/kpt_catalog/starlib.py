@@ -18,8 +18,8 @@ import io
 import json as _json
 import math as _math
 import re as _re
-from typing import Any
 from collections.abc import Callable
+from typing import Any
 
 from functions.kpt_catalog import regex
 

@@ -10,8 +10,8 @@ the list at the columns it came at: an item the function left alone comes back a
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
 from collections import Counter
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 _KEY_LINE = re.compile(r"^([ -]*)[^\s#-][^:]*:\s*(?:#.*)?$")  # a key opening a block

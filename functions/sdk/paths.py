@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import re
 import sys
-from typing import Any
 from collections.abc import Sequence
+from typing import Any
 
 Segment = str | int | tuple[str, str]
 PathLike = str | Sequence[Segment]

@@ -11,8 +11,8 @@ from __future__ import annotations
 import functools
 import io
 from collections import Counter
-from typing import TYPE_CHECKING, Any
 from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 from . import layout
 from .config import Error

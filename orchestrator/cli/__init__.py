@@ -20,12 +20,16 @@ except ImportError:  # pragma: no cover - older typer runs on click itself
     from click.exceptions import Abort, ClickException, Exit  # type: ignore[assignment]
 
 from ..errors import EXIT_INPUT, EXIT_SIGINT, FnrunError, report_interrupt
+from . import (  # noqa: F401 - each registers its commands on `app`
+    casetest,  # noqa: F401 - `fnrun test`
+    engine,
+    imagebuild,  # noqa: F401 - `fnrun images build`, on the images group
+    package,
+    runs,
+    serve,  # noqa: F401 - `fnrun serve`
+    shell,
+)
 from .app import app
-
-from . import runs, package, engine, shell  # noqa: F401 - each registers its commands on `app`
-from . import imagebuild  # noqa: F401 - `fnrun images build`, on the images group
-from . import casetest  # noqa: F401 - `fnrun test`
-from . import serve  # noqa: F401 - `fnrun serve`
 from .images import register as _register_image_commands
 
 _register_image_commands(app)

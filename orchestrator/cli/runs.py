@@ -4,18 +4,18 @@ grouped in help panels, with DIR defaulting to the current directory as kpt's do
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
-from collections.abc import Iterator
 
 import typer
 
-from . import options as opts
 from ..option_schema import spellings
-from .options import CI, FUNCTIONS, OUTPUT, SANDBOX, SELECTION
+from . import options as opts
 from .app import app
 from .helptext import PanelCommand
+from .options import CI, FUNCTIONS, OUTPUT, SANDBOX, SELECTION
 
 
 class DefaultDirectoryCommand(PanelCommand):

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
 from copy import deepcopy
 from typing import Any
-from collections.abc import Iterator
 
 from orchestrator.annotations import STRIPPED_KEYS, annotations_of, identity, without_stripped
 from orchestrator.errors import InputError

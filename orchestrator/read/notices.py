@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Protocol
-from collections.abc import Callable, Iterable
 
 from ..errors import InputError
 from ..yamlio import fast

@@ -8,12 +8,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import annotations as ann, workers
-from ..write import journal
 from ..errors import InputError
+from ..resource import Resource, set_annotations
+from ..write import journal
+from ..yamlio import fast, roundtrip, text
 from .krmignore import KrmIgnore
 from .notices import Note
-from ..resource import Resource, set_annotations
-from ..yamlio import fast, roundtrip, text
 
 YAML_SUFFIXES = (".yaml", ".yml")
 

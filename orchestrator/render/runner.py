@@ -10,22 +10,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..run import results
-from ..merge import scope
-from ..write import writeback
 from ..errors import FnrunError, FunctionError, InputError
-from ..select.functions import FunctionSpec
-from ..run.invocations import check_policy
-from ..run.pipeline import Events, FunctionReport, Outcome, RunOptions, RuntimeFor, run_scoped
+from ..merge import scope
 from ..read import notices
 from ..read.package import Package, read_package
 from ..report.plain import PlainEvents
 from ..resource import Resource
+from ..run import results
+from ..run.invocations import check_policy
+from ..run.pipeline import Events, FunctionReport, Outcome, RunOptions, RuntimeFor, run_scoped
 from ..runtimes import get_runtime
+from ..select.functions import FunctionSpec
+from ..write import writeback
 from . import kptfile as kf, packages, status as render_status
 from .images import image_prefix
 from .kptfile import Step
-
 from .steps import with_current_config
 from .when import holds
 

@@ -10,8 +10,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..errors import InputError
-from ..select.functions import FunctionSpec
 from ..resource import Resource
+from ..select.functions import FunctionSpec
 from .images import resolve
 from .kptfile import Kptfile, Step, is_kptfile
 

@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..select.functions import FunctionSpec
-    from ..merge.origin import Changes, Tracker
     from ..events import FunctionReport
+    from ..merge.origin import Changes, Tracker
+    from ..select.functions import FunctionSpec
     from ..write.writeback import WritePlan
 
 

@@ -10,9 +10,9 @@ from .. import annotations as ann
 from ..errors import InputError
 
 if TYPE_CHECKING:
-    from ..select.functions import FunctionSpec
     from ..merge.origin import Lineage, Tracker
     from ..resource import Resource
+    from ..select.functions import FunctionSpec
 
 
 @dataclass(frozen=True)

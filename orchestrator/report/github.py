@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
-from collections.abc import Mapping
 
 from ..write.diff import first_changed_line
 from .base import RunSummary, describe
@@ -20,8 +20,8 @@ from .plain import PlainEvents
 
 if TYPE_CHECKING:
     from ..errors import FnrunError
-    from ..select.functions import FunctionSpec
     from ..events import FunctionReport
+    from ..select.functions import FunctionSpec
 
 
 def escape_data(value: str) -> str:

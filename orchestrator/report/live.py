@@ -19,8 +19,8 @@ from .base import HELD_LINES, Display, RunSummary, changes_text, describe
 from .plain import file_lines
 
 if TYPE_CHECKING:
-    from ..select.functions import FunctionSpec
     from ..events import FunctionReport
+    from ..select.functions import FunctionSpec
 
 _SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 

@@ -11,8 +11,8 @@ from typing import IO, TYPE_CHECKING
 from .base import HELD_LINES, Display, RunSummary, changes_text, describe
 
 if TYPE_CHECKING:
-    from ..select.functions import FunctionSpec
     from ..events import FunctionReport
+    from ..select.functions import FunctionSpec
 
 
 class PlainEvents(Display):

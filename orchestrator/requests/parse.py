@@ -12,9 +12,9 @@ from ..errors import InputError
 from .groups import CI, Functions, Images, Output, Request, RunRequest, SandboxSettings, Speed
 
 if TYPE_CHECKING:
-    from ..runtimes.remote import Server
     from ..run.pipeline import RunOptions
     from ..runtimes import Sandbox
+    from ..runtimes.remote import Server
     from ..select.functions import FunctionSpec
 
 
@@ -34,13 +34,13 @@ def shard_of(ci: CI) -> tuple[int, int] | None:
 
 def pipeline_options(request: Request, root: Path | None) -> RunOptions:
     """The RunOptions of either command: its groups parsed, and what its `command` says."""
-    from ..select.functions import parse_mount_flag
     from ..run.pipeline import RunOptions
-    from ..runtimes.host.builtin import enabled_by_environment as builtin_by_environment
-    from ..runtimes.host import kpt_catalog
+    from ..run.units import default_jobs, parse_jobs
     from ..runtimes.cache import enabled_by_environment
     from ..runtimes.container import warm
-    from ..run.units import default_jobs, parse_jobs
+    from ..runtimes.host import kpt_catalog
+    from ..runtimes.host.builtin import enabled_by_environment as builtin_by_environment
+    from ..select.functions import parse_mount_flag
 
     command, speed = request.command, request.speed
     return RunOptions(

@@ -7,8 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import InputError
 from .. import runtimes
+from ..errors import InputError
 from ..runtimes import Invocation, Mount, Runtime
 from ..runtimes.container.access import check_readable
 from ..runtimes.container.settings import function_env

@@ -3,10 +3,10 @@ session read them. Built at the edge (orchestrator.requests); nothing here parse
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
-from collections.abc import Callable
 
 from ..runtimes import Invocation, Runtime, Sandbox
 

@@ -4,18 +4,18 @@ when a function left them alone."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
-from collections.abc import Iterable, Iterator
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from .. import annotations as ann, workers
-from . import fastlist
 from ..errors import InputError
 from ..read.package import kustomization, parse_stream
 from ..resource import Resource
 from ..yamlio import anchors, blanks, fast, roundtrip, text, yaml11
+from . import fastlist
 
 API_VERSION = "config.kubernetes.io/v1"
 ACCEPTED_API_VERSIONS = ("config.kubernetes.io/v1", "config.kubernetes.io/v1beta1", "config.kubernetes.io/v1alpha1")

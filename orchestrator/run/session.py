@@ -9,27 +9,27 @@ and leaving it, however that happens, removes every container it started, used o
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
 from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING
-from collections.abc import Iterator
 
-from ..select.functions import FunctionSpec
 from ..resource import Resource
 from ..runtimes import Runtime, get_runtime
 from ..runtimes.supervise.interrupts import SignalGuard
+from ..select.functions import FunctionSpec
 from .units import begin
 
 if TYPE_CHECKING:
-    from .options import RunOptions, RuntimeFor
     from ..runtimes import Invocation
     from ..runtimes.container.prestart import Prestarter
     from ..runtimes.container.warm.plan import Plan, Planned
     from ..runtimes.container.warm.pool import WarmPool
     from ..runtimes.container.warm.spawn import Spawner
+    from .options import RunOptions, RuntimeFor
 
 
 class RunSession:
@@ -268,9 +268,9 @@ def _builtin_answers(call: Invocation) -> bool:
 def _misses_cache(spec: FunctionSpec, call: Invocation, resources: list[Resource], package_paths: bool) -> bool:
     """Whether the first function misses the result cache: asked with the very input its run will
     send (a subpackage's step in render sees package-relative paths), else it always misses."""
-    from . import resourcelist
     from ..merge import scope
     from ..runtimes import caching
+    from . import resourcelist
 
     items, _ = scope.split(spec, resources)
     spec, items = scope.as_handed(spec, items, package_paths)

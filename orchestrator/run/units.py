@@ -20,15 +20,15 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any
-from collections.abc import Callable
 
-from ..merge import scope
 from ..errors import InputError
-from ..select.functions import FunctionSpec
+from ..merge import scope
 from ..resource import Resource
+from ..select.functions import FunctionSpec
 
 ENV_JOBS = "FNRUN_JOBS"
 #: Seconds an interrupted run waits for its workers once their children are ended.

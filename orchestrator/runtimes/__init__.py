@@ -18,8 +18,8 @@ cache wraps it. Runtimes are imported lazily, so exec-only use never loads docke
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from orchestrator.errors import InputError
 from orchestrator.runtimes.protocol import Invocation, ItemsOutput, Mount, RunOutput, Runtime, Sandbox, StderrSink

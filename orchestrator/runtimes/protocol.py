@@ -8,10 +8,10 @@ declarations of a runtime that only takes and gives bytes), and nobody probes fo
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
-from collections.abc import Callable
 
 
 @dataclass(frozen=True)

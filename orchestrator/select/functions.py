@@ -11,8 +11,8 @@ from typing import Any
 from .. import annotations as ann
 from ..errors import InputError
 from ..resource import Resource
-from .selectors import Selector
 from ..yamlio import fast
+from .selectors import Selector
 
 _TOP_KEYS = {"container", "exec", "starlark", "deferFailure"}
 _CONTAINER_KEYS = {"image", "network", "mounts", "envs"}

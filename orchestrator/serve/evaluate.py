@@ -9,15 +9,15 @@ image in a sandboxed container behind the result cache. Nothing here knows about
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from collections.abc import Iterator
 
 from ..errors import EnvironmentProblem, FnrunError, ImageUnavailable, InputError
 from ..requests import full_image
 from ..run import resourcelist
-from ..runtimes.protocol import BASE_ENV
 from ..runtimes import Invocation, Runtime, Sandbox, Serving, choose, get_runtime
+from ..runtimes.protocol import BASE_ENV
 from ..yamlio import fast
 
 

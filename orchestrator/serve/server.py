@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import EnvironmentProblem, FnrunError, FunctionError, ImageUnavailable, InputError
-from ..stops import STOPS
 from ..runtimes.remote import EXIT_CODE_KEY, LOG_KEY, RESOURCE_LIST_KEY, wire
+from ..stops import STOPS
 from .evaluate import Answer, Busy, Evaluator, Settings
 
 if TYPE_CHECKING:

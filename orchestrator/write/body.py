@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import Any
 from collections.abc import Callable, Collection
+from typing import Any
 
 from .. import annotations as ann
 from ..resource import Resource

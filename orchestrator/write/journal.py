@@ -27,11 +27,10 @@ import os
 import signal
 import sys
 import threading
-from pathlib import Path
 from collections.abc import Iterable, Iterator
+from pathlib import Path
 
-from .. import procstat
-from .. import stops
+from .. import procstat, stops
 from ..errors import FnrunError
 
 JOURNAL = ".fnrun-journal"

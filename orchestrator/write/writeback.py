@@ -6,22 +6,21 @@ touched (not even its mtime)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from collections.abc import Callable
 
-from .. import annotations as ann
-from . import journal, layout, numbering, verify
-from .. import workers
+from .. import annotations as ann, workers
 from ..errors import InputError
 from ..read.package import Package, SourceFile
 from ..resource import Resource
+from ..yamlio import comments, fast, roundtrip, text
+from . import journal, layout, numbering, verify
 from .body import resolve_body
 from .fileends import finish
 from .landing import PathChecker, PlannedFiles, check_path, normal  # noqa: F401 - check_path is where report.locate reads a named file
 from .staging import Stager, stager_for
-from ..yamlio import comments, fast, roundtrip, text
 
 
 @dataclass(frozen=True)

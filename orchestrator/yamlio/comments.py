@@ -12,7 +12,6 @@ from collections.abc import Iterator
 
 from .text import OTHER_BREAKS
 
-
 # What a comment scan passes over, by which kinds of quoted scalar can still close on the line:
 # plain text, a blank not before a `#`, whole single- and double-quoted scalars. Possessive
 # quantifiers throughout: nothing is ever given back, so a match is one pass over what it covers.

@@ -12,8 +12,8 @@ whole: still a correct diff, and a small file gets SequenceMatcher's answer as b
 from __future__ import annotations
 
 import bisect
-from difflib import Match, SequenceMatcher
 from collections.abc import Sequence
+from difflib import Match, SequenceMatcher
 
 #: Up to this many lines in all, SequenceMatcher matches the whole file, as fnrun always did.
 WHOLE = 1000

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import io
 import marshal
-from collections import Counter
 import re
+from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-from collections.abc import Iterator
 
 from ..errors import FnrunError, InputError
 from . import blanks, fast

@@ -18,9 +18,24 @@ from pathlib import Path
 
 import pytest
 
+from testing.catalog import (  # noqa: F401
+    CATALOG,
+    EXEC_CASES,
+    SAMPLES,
+    VALIDATORS,
+    Edit,
+    Hunk,
+    _build_images_module,
+    _drop_limits,
+    _include_selectors,
+    _unmatch,
+    _unready,
+    copy_sample,
+    image,
+    module,
+    replace_in,
+)
 from testing.pipeline_helpers import REPO, Result, assert_one_line_error, fnrun, load, snapshot
-from testing.catalog import _build_images_module, _drop_limits, _include_selectors, _unmatch, _unready, CATALOG, copy_sample, Edit, EXEC_CASES, Hunk, image, module, replace_in, SAMPLES, VALIDATORS  # noqa: F401
-
 
 # ---------------------------------------------------------------------------------------- images
 

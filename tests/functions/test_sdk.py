@@ -20,8 +20,7 @@ import pytest
 import ruamel.yaml
 
 from functions import sdk
-from functions.sdk import paths
-from functions.sdk import layout
+from functions.sdk import layout, paths
 from functions.sdk.layout import Style
 from functions.sdk.resourcelist import dump_yaml, new_yaml
 

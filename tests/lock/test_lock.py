@@ -10,8 +10,8 @@ import yaml
 
 from testing.lock_fixtures import build, build_ran, lock_entries, package, remove, unique
 from testing.pipeline_helpers import REPO, assert_one_line_error, fnrun, function_config, snapshot, write_package
-from testing.runtime_fixtures import api
 from testing.registry import push  # noqa: F401 - the registry fixture
+from testing.runtime_fixtures import api
 
 
 def test_lock_of_the_samples_names_every_image_once_with_its_files_and_is_stable(tmp_path: Path) -> None:

@@ -13,7 +13,6 @@ from orchestrator.run import resourcelist
 from testing.pipeline_helpers import assert_one_line_error, fnrun, load, snapshot, write_package
 
 
-
 def _config_map(name: str) -> str:
     return f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}  # {name}'s comment\n"
 

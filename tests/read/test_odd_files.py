@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from testing.io_helpers import assert_one_line_error, fnrun, pipe, snapshot, write_files
 from orchestrator.read.notices import Note
 from orchestrator.run import pipes
+from testing.io_helpers import assert_one_line_error, fnrun, pipe, snapshot, write_files
 
 CM = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\ndata:\n  k: v\n"
 ODD = {

@@ -9,11 +9,9 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from testing.pipeline_helpers import assert_one_line_error, fnrun
-
 from orchestrator.yamlio import fast
-from testing.kpt import CATALOG, docs, ON, write  # noqa: F401
-
+from testing.kpt import CATALOG, ON, docs, write  # noqa: F401
+from testing.pipeline_helpers import assert_one_line_error, fnrun
 
 KPTFILE = """
     apiVersion: kpt.dev/v1

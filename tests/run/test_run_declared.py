@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 
-
 from testing.pipeline_helpers import assert_one_line_error, deployment, fnrun, function_config, load, snapshot, write_package
 
 pytestmark = pytest.mark.usefixtures("test_images")

@@ -12,7 +12,7 @@ import docker
 import pytest
 
 from orchestrator.runtimes.container.runtime import LABEL_PID
-from testing.pipeline_helpers import REPO, assert_one_line_error, interrupt_when_running, deployment, fnrun, function_config, load, snapshot, write_package
+from testing.pipeline_helpers import REPO, assert_one_line_error, deployment, fnrun, function_config, interrupt_when_running, load, snapshot, write_package
 
 pytestmark = pytest.mark.usefixtures("test_images")
 

@@ -10,8 +10,8 @@ import json
 import os
 import subprocess
 import tempfile
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings, strategies as st

@@ -5,8 +5,8 @@ the machine's."""
 from __future__ import annotations
 
 import shutil
-import time
 import tempfile
+import time
 from pathlib import Path
 
 import docker

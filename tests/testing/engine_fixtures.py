@@ -16,8 +16,8 @@ import shutil
 import signal
 import subprocess
 import time
-from pathlib import Path
 from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
 
 import docker
 import pytest

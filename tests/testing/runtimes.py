@@ -9,9 +9,9 @@ cannot be made to show one (fnrun's catalog code has no "sleep") leaves it out."
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from collections.abc import Callable
 
 import yaml
 

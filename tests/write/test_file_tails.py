@@ -12,8 +12,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from orchestrator import api
 from orchestrator.requests import Functions, Output, RenderRequest, RunRequest, SandboxSettings, Speed

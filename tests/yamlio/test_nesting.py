@@ -4,8 +4,7 @@ documents that do not nest, so they are parsed once, not counted first."""
 from __future__ import annotations
 
 import yaml
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from orchestrator.yamlio import nesting
 

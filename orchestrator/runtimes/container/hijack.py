@@ -21,8 +21,8 @@ import os
 import socket
 import ssl
 import subprocess
-from dataclasses import dataclass
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from orchestrator.errors import FnrunError
 

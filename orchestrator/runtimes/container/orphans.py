@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import socket
 import threading
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
-from collections.abc import Callable, Mapping
 
 from orchestrator import procstat
 from orchestrator.runtimes.container import live

@@ -31,9 +31,9 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import IO
-from collections.abc import Iterable
 
 from orchestrator.errors import FunctionError
 from orchestrator.runtimes.host.zygote import Request, die_with_parent, memory_in_use, serve

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import signal
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType, TracebackType
 from typing import Any
-from collections.abc import Iterator
 
 from orchestrator import stops
 from orchestrator.stops import Interrupted  # noqa: F401 - re-exported: what a stop unwinds as

@@ -13,8 +13,8 @@ import struct
 import time
 from collections.abc import Callable
 
-from orchestrator.sizes import human_size
 from orchestrator.errors import FunctionError
+from orchestrator.sizes import human_size
 
 CHUNK = 1 << 18
 _HEADER = struct.Struct(">BxxxL")  # docker attach framing: stream id, 3 pad bytes, big-endian length

@@ -17,15 +17,15 @@ import socket
 import subprocess
 import tempfile
 import time
-from pathlib import Path
 from collections.abc import Iterator
+from pathlib import Path
 
 import docker
 import pytest
 
-from testing.engine_fixtures import copy_images, dockerd_service, stop
-from orchestrator.runtimes.container.runtime import LABEL_FUNCTION
 from orchestrator.runtimes.container.remote import is_remote, transport, uploads
+from orchestrator.runtimes.container.runtime import LABEL_FUNCTION
+from testing.engine_fixtures import copy_images, dockerd_service, stop
 from testing.pipeline_helpers import assert_one_line_error, deployment, fnrun, function_config, load, snapshot, write_package  # noqa: F401
 
 PROBE, IDENTITY, SLEEP = "fnrun-test/probe:v1", "fnrun-test/identity:v1", "fnrun-test/sleep:v1"

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-
 from testing.pipeline_helpers import REPO, fnrun, function_config, load, write_package  # noqa: F401
 
 

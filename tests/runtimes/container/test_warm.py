@@ -5,9 +5,9 @@ container outlives its pool. Speed is bench/bench_render.py's."""
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
-from collections.abc import Iterator
 
 import docker
 import pytest

@@ -6,8 +6,8 @@ ends with the code and messages a cold run would, and costs only itself when it 
 from __future__ import annotations
 
 import os
-from dataclasses import replace
 from collections.abc import Iterator
+from dataclasses import replace
 
 import docker
 import pytest

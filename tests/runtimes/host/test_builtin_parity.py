@@ -198,7 +198,6 @@ def test_kpt_catalog_in_process_is_its_code_in_a_container(tmp_path: Path, kpt_c
 
 def _as_data(result: tuple[int, str, dict[str, bytes]]) -> tuple[int, list, dict[str, bytes]]:
     from orchestrator.run.resourcelist import decode
-
     from orchestrator.yamlio import fast
 
     code, stdout, files = result

@@ -11,18 +11,18 @@ from __future__ import annotations
 import os
 import sys
 import textwrap
-from pathlib import Path
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from orchestrator import procstat
 from orchestrator.errors import FunctionError
 from orchestrator.runtimes.host import forked
-from orchestrator.runtimes.protocol import Invocation, ItemsOutput, Sandbox
 from orchestrator.runtimes.host.builtin import FUNCTIONS_DIR
-from testing.stress import descendants
 from orchestrator.runtimes.host.exec import run_process
+from orchestrator.runtimes.protocol import Invocation, ItemsOutput, Sandbox
+from testing.stress import descendants
 
 PROBE = '''
 import os, sys

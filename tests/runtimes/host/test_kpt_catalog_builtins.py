@@ -13,9 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from testing.pipeline_helpers import assert_one_line_error, fnrun
-
 from orchestrator.runtimes.host.kpt_catalog import catalog_name
+from testing.pipeline_helpers import assert_one_line_error, fnrun
 
 ON = {"FNRUN_BUILTIN_CATALOG": "1"}
 

@@ -19,9 +19,8 @@ from orchestrator.runtimes.container.warm.calls import NotClean, Started, call, 
 from orchestrator.runtimes.container.warm.plan import Plan, Planned, plan
 from orchestrator.runtimes.container.warm.pool import WarmPool
 from orchestrator.runtimes.container.warm.spawn import Spawner
-from orchestrator.runtimes.protocol import Bytes, Invocation, Runtime, RunOutput, StderrSink, StdoutSink
+from orchestrator.runtimes.protocol import Bytes, Invocation, RunOutput, Runtime, StderrSink, StdoutSink
 from orchestrator.runtimes.supervise.interrupts import SignalGuard
-
 
 ATTEMPTS = 2  # a container that ended on its own is replaced once; then the call runs cold
 
