@@ -31,8 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bare_run import BareRun, BareRunFailed  # noqa: E402  (sibling scripts, not a package)
-from gen_package import generate  # noqa: E402
+from bare_run import BareRun, BareRunFailed
+from gen_package import generate
 
 IMAGE = "fnrun-test/identity:v1"
 SMALL_TARGET = 1.0  # fnrun / kpt, 4 resources

@@ -35,9 +35,9 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import bench_run  # noqa: E402  (sibling scripts, not a package)
-from bench_run import BenchError, Series, fnrun_command, fresh_copy, measure, row, same_tree, timed  # noqa: E402
-from gen_package import generate  # noqa: E402
+import bench_run
+from bench_run import BenchError, Series, fnrun_command, fresh_copy, measure, row, same_tree, timed
+from gen_package import generate
 
 IMAGE = "fnrun-test/identity:v1"
 LOAD_IMAGES = ("fnrun-test/identity:v1", "fnrun-test/label:v1")

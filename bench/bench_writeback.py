@@ -28,10 +28,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bare_run import BareRun, BareRunFailed  # noqa: E402  (sibling scripts, not a package)
-from bench_run import _INNER, BenchError, Series, check_setup, fnrun_command, fresh_copy, measure, row, timed  # noqa: E402
-from fallback_rate import tallied  # noqa: E402
-from gen_package import generate  # noqa: E402
+from bare_run import BareRun, BareRunFailed
+from bench_run import _INNER, BenchError, Series, check_setup, fnrun_command, fresh_copy, measure, row, timed
+from fallback_rate import tallied
+from gen_package import generate
 
 TARGET = 0.25  # (fnrun - function alone) / (kpt - function alone)
 CASES = {

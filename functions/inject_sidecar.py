@@ -35,9 +35,9 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script (exec function, image entry point)
     sys.path[0] = str(Path(__file__).resolve().parents[1])
 
-from ruamel.yaml.comments import CommentedSeq  # noqa: E402
+from ruamel.yaml.comments import CommentedSeq
 
-from functions import sdk  # noqa: E402
+from functions import sdk
 
 
 @dataclass

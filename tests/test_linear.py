@@ -27,7 +27,7 @@ from orchestrator.yamlio import comments, text, yaml11
 from testing.io_helpers import REPO, fnrun
 
 sys.path.insert(0, str(REPO / "bench"))
-from bench_scaling import SHAPES  # noqa: E402  (the bench's inputs, at test sizes)
+from bench_scaling import SHAPES
 
 # Patterns the checker cannot read, each with why it cannot backtrack. regexploit (2021) parses
 # with sre_parse and knows no possessive quantifier (Python 3.11); the comment scanner is built

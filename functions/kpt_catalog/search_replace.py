@@ -20,7 +20,7 @@ from typing import Any
 if __package__ in (None, ""):
     sys.path[0] = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from functions.kpt_catalog import handover, krm, regex  # noqa: E402
+from functions.kpt_catalog import handover, krm, regex
 
 _KEYS = {"by-value", "by-value-regex", "by-path", "by-file-path", "put-value", "put-comment"}
 _GROUP = re.compile(r"\$\{(\d+)\}")

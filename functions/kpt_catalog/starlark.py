@@ -28,7 +28,7 @@ import tokenize
 if __package__ in (None, ""):
     sys.path[0] = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from functions.kpt_catalog import krm, starlib  # noqa: E402
+from functions.kpt_catalog import krm, starlib
 
 CTX_FIELDS = ("resource_list", "environment", "open_api")
 _LOCATION = re.compile(r"^\s*(?P<where>\S+:\d+:\d+): in ")

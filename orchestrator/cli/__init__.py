@@ -21,12 +21,12 @@ except ImportError:  # pragma: no cover - older typer runs on click itself
 
 from ..errors import EXIT_INPUT, EXIT_SIGINT, FnrunError, report_interrupt
 from . import (  # noqa: F401 - each registers its commands on `app`
-    casetest,  # noqa: F401 - `fnrun test`
+    casetest,
     engine,
-    imagebuild,  # noqa: F401 - `fnrun images build`, on the images group
+    imagebuild,
     package,
     runs,
-    serve,  # noqa: F401 - `fnrun serve`
+    serve,
     shell,
 )
 from .app import app

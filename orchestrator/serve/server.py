@@ -94,7 +94,7 @@ class FunctionEvaluator:
         self.messages = messages
         self.metrics = metrics
 
-    def EvaluateFunction(self, request: Any, context: Any) -> Any:  # noqa: N802 - the service's name for it
+    def EvaluateFunction(self, request: Any, context: Any) -> Any:  # the service's name for it
         import grpc
 
         from ..runtimes.container import live

@@ -10,7 +10,7 @@ import textwrap
 from pathlib import Path
 
 from orchestrator.yamlio import fast
-from testing.kpt import CATALOG, ON, docs, write  # noqa: F401
+from testing.kpt import CATALOG, ON, docs, write
 from testing.pipeline_helpers import assert_one_line_error, fnrun
 
 KPTFILE = """

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from testing.pipeline_helpers import function_config, write_package  # noqa: F401
+from testing.pipeline_helpers import function_config, write_package
 from testing.runtime_fixtures import run_counting_containers as run
 
 LABEL = "fnrun-test/label:v1"

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator.select import shard
-from testing.pipeline_helpers import assert_one_line_error, fnrun, snapshot, write_package  # noqa: F401
+from testing.pipeline_helpers import assert_one_line_error, fnrun, snapshot, write_package
 
 
 def repository(root: Path) -> Path:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator.runtimes.container.settings import LABEL_PID
-from testing.pipeline_helpers import REPO, Result, assert_one_line_error, deployment, fnrun, snapshot, write_package  # noqa: F401 - fixture
+from testing.pipeline_helpers import REPO, Result, assert_one_line_error, deployment, fnrun, snapshot, write_package
 from testing.runtime_fixtures import api, wait_for
 from testing.serving import Server
 
@@ -24,7 +24,7 @@ LABEL = "fnrun-test/label:v1"
 
 
 @pytest.fixture
-def server(test_images: None) -> Iterator[Server]:  # noqa: F811 - the fixture
+def server(test_images: None) -> Iterator[Server]:
     running = Server("--no-cache")
     try:
         yield running
@@ -104,7 +104,7 @@ def test_a_malformed_address_is_refused(address: str, tmp_path: Path) -> None:
     assert_one_line_error(result, f"--server {address!r}", "HOST:PORT or unix:PATH", code=2)
 
 
-def test_the_server_killed_mid_call_leaves_the_package_untouched(test_images: None, tmp_path: Path) -> None:  # noqa: F811
+def test_the_server_killed_mid_call_leaves_the_package_untouched(test_images: None, tmp_path: Path) -> None:
     running = Server("--no-cache")
     root = package(tmp_path / "pkg")
     before = snapshot(root)

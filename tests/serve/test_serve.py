@@ -16,7 +16,7 @@ import yaml
 
 from orchestrator.runtimes.container.settings import LABEL_PID
 from orchestrator.runtimes.remote import wire
-from testing.pipeline_helpers import assert_one_line_error, fnrun  # noqa: F401 - fixture
+from testing.pipeline_helpers import assert_one_line_error, fnrun
 from testing.runtime_fixtures import api, wait_for
 from testing.serving import Server, free_port, resource_list
 
@@ -27,7 +27,7 @@ APPLY_SETTERS = "ghcr.io/kptdev/krm-functions-catalog/apply-setters:v0.2.0"
 
 
 @pytest.fixture
-def server(test_images: None) -> Iterator[Server]:  # noqa: F811 - the fixture
+def server(test_images: None) -> Iterator[Server]:
     running = Server("--no-cache", "--builtin-catalog")
     try:
         yield running
@@ -125,7 +125,7 @@ def test_a_bad_request_is_invalid_argument(server: Server, body: bytes, says: st
     assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT and says in caught.value.details(), caught.value.details()
 
 
-def test_an_oversized_request_is_refused_and_the_server_keeps_serving(test_images: None) -> None:  # noqa: F811
+def test_an_oversized_request_is_refused_and_the_server_keeps_serving(test_images: None) -> None:
     running = Server("--no-cache", "--max-request", "64k")
     try:
         big = resource_list(*(f"web-{n:05d}" for n in range(2000)))
@@ -169,7 +169,7 @@ def test_many_clients_at_once_each_get_their_own_items(server: Server) -> None:
         assert [(i["metadata"]["name"], i["metadata"]["labels"]) for i in items] == [(f"c{c}-n{n}", {"owner": f"c{c}-n{n}"})]
 
 
-def test_sigterm_ends_a_call_under_way_within_its_grace_and_leaves_no_container(test_images: None) -> None:  # noqa: F811
+def test_sigterm_ends_a_call_under_way_within_its_grace_and_leaves_no_container(test_images: None) -> None:
     running = Server("--no-cache", "--grace", "1")
     outcome: list[Any] = []
 
@@ -205,7 +205,7 @@ def test_a_bad_size_is_one_line() -> None:
     assert_one_line_error(result, "--max-request 'lots'", code=2)
 
 
-def test_metrics_count_calls_warm_hits_and_the_waiting_list(test_images: None) -> None:  # noqa: F811
+def test_metrics_count_calls_warm_hits_and_the_waiting_list(test_images: None) -> None:
     port = free_port()
     running = Server("--no-cache", "--metrics", f"127.0.0.1:{port}")
     try:

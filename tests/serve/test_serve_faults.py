@@ -22,7 +22,7 @@ SLEEP = "fnrun-test/sleep:v1"
 IDENTITY = "fnrun-test/identity:v1"
 
 
-def test_a_hanging_function_is_killed_at_its_timeout_and_the_next_call_gets_a_fresh_container(test_images: None) -> None:  # noqa: F811
+def test_a_hanging_function_is_killed_at_its_timeout_and_the_next_call_gets_a_fresh_container(test_images: None) -> None:
     running = Server("--no-cache", "--timeout", "3")
     try:
         with pytest.raises(grpc.RpcError) as caught:
@@ -37,7 +37,7 @@ def test_a_hanging_function_is_killed_at_its_timeout_and_the_next_call_gets_a_fr
     assert code == 0 and "Traceback" not in stderr, stderr
 
 
-def test_the_engine_gone_is_unavailable_and_the_server_recovers_when_it_is_back(test_images: None) -> None:  # noqa: F811
+def test_the_engine_gone_is_unavailable_and_the_server_recovers_when_it_is_back(test_images: None) -> None:
     root = Path(tempfile.mkdtemp(prefix="fnrun-dockerd-"))  # short: a unix socket's path is at most 107 bytes
     engine = dockerd_service(root, {})
     running = None
@@ -66,7 +66,7 @@ def test_the_engine_gone_is_unavailable_and_the_server_recovers_when_it_is_back(
 
 
 @pytest.mark.parametrize("warm", [True, False], ids=["warm", "cold"])
-def test_a_client_that_goes_away_mid_call_cancels_it_and_its_container_goes(test_images: None, warm: bool) -> None:  # noqa: F811
+def test_a_client_that_goes_away_mid_call_cancels_it_and_its_container_goes(test_images: None, warm: bool) -> None:
     running = Server("--no-cache", *(() if warm else ("--no-warm",)))
     try:
         if warm:  # the container the slow call will borrow

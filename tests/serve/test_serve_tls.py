@@ -14,7 +14,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from testing.pipeline_helpers import assert_one_line_error, deployment, fnrun, snapshot, write_package  # noqa: F401 - fixture
+from testing.pipeline_helpers import assert_one_line_error, deployment, fnrun, snapshot, write_package
 from testing.serving import Server, free_port
 
 NO_ENGINE = {"DOCKER_HOST": "unix:///nonexistent/docker.sock"}
@@ -58,7 +58,7 @@ def _credentials(pki: dict[str, Path], client: bool) -> grpc.ChannelCredentials:
     return grpc.ssl_channel_credentials(pki["ca"].read_bytes(), *pair)
 
 
-def test_tls_serves_a_client_that_trusts_its_ca_and_run_reaches_it(test_images: None, pki: dict[str, Path], tmp_path: Path) -> None:  # noqa: F811
+def test_tls_serves_a_client_that_trusts_its_ca_and_run_reaches_it(test_images: None, pki: dict[str, Path], tmp_path: Path) -> None:
     address = f"127.0.0.1:{free_port()}"
     running = Server("--no-cache", "--tls-cert", str(pki["server.crt"]), "--tls-key", str(pki["server.key"]),
                      address=address, credentials=_credentials(pki, client=False))
@@ -78,7 +78,7 @@ def test_tls_serves_a_client_that_trusts_its_ca_and_run_reaches_it(test_images: 
     assert code == 0 and "(TLS)" in stderr, stderr
 
 
-def test_mutual_tls_refuses_a_client_without_a_certificate(test_images: None, pki: dict[str, Path], tmp_path: Path) -> None:  # noqa: F811
+def test_mutual_tls_refuses_a_client_without_a_certificate(test_images: None, pki: dict[str, Path], tmp_path: Path) -> None:
     address = f"127.0.0.1:{free_port()}"
     running = Server("--no-cache", "--tls-cert", str(pki["server.crt"]), "--tls-key", str(pki["server.key"]), "--client-ca", str(pki["ca"]),
                      address=address, credentials=_credentials(pki, client=True))

@@ -129,7 +129,7 @@ def warm_subject(image: str) -> Subject:
 _pools: list = []
 
 
-def _warm_pool():  # noqa: ANN202 - the pool type is imported lazily, as the runtimes are
+def _warm_pool():  # the pool type is imported lazily, as the runtimes are
     if not _pools:
         from orchestrator.runtimes.container.warm.pool import WarmPool
 

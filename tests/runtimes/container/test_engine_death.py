@@ -18,7 +18,7 @@ import docker
 
 from orchestrator.runtimes.container.settings import LABEL_PID
 from testing.engine_fixtures import copy_images, dockerd_service, kill_engine, unmount_left
-from testing.pipeline_helpers import REPO, Result, assert_one_line_error, fnrun, write_package  # noqa: F401
+from testing.pipeline_helpers import REPO, Result, assert_one_line_error, fnrun, write_package
 
 SLEEP = "fnrun-test/sleep:v1"
 

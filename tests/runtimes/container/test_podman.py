@@ -16,7 +16,7 @@ import docker
 import pytest
 
 from testing.engine_fixtures import copy_images, podman_service
-from testing.pipeline_helpers import REPO, assert_one_line_error, deployment, fnrun, function_config, load, snapshot, write_package  # noqa: F401
+from testing.pipeline_helpers import REPO, assert_one_line_error, deployment, fnrun, function_config, load, snapshot, write_package
 
 IMAGES = ("fnrun-test/probe:v1", "fnrun-test/identity:v1", "fnrun-test/fail:v1", "fnrun-test/garbage:v1",
           "fnrun-test/sleep:v1", "fnrun/set-labels:v1", "fnrun-test/sdkprobe:v1")

@@ -19,7 +19,7 @@ from orchestrator.resource import Resource
 from orchestrator.run.units import Executed, Unit, run_units
 from orchestrator.runtimes.container.runtime import LABEL_PID
 from orchestrator.runtimes.protocol import Invocation, Sandbox
-from testing.pipeline_helpers import REPO, assert_one_line_error, fnrun, function_config, interrupt_when_running, snapshot, write_package  # noqa: F401
+from testing.pipeline_helpers import REPO, assert_one_line_error, fnrun, function_config, interrupt_when_running, snapshot, write_package
 
 LABEL, FAIL, SLEEP = "fnrun-test/label:v1", "fnrun-test/fail:v1", "fnrun-test/sleep:v1"
 # A container per call, started ahead: what these tests are about (warm containers: test_warm*.py)

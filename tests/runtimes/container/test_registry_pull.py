@@ -15,7 +15,7 @@ import pytest
 
 from orchestrator.errors import EnvironmentProblem
 from orchestrator.runtimes import Invocation, Sandbox, get_runtime
-from testing.registry import push  # noqa: F401
+from testing.registry import push
 from testing.runtime_fixtures import api, build_image, containers_of, require_base_image
 
 os.environ.setdefault("TESTCONTAINERS_RYUK_DISABLED", "true")  # its reaper image cannot be pulled here

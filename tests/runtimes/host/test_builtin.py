@@ -16,7 +16,7 @@ import docker
 import pytest
 
 from orchestrator.runtimes.host.builtin import CATALOG as BUILTIN_CATALOG, SOURCE_HASH_LABEL, source_hash
-from testing.catalog import CATALOG, EXEC_CASES, VALIDATORS, Edit, copy_sample, image  # noqa: F401
+from testing.catalog import CATALOG, EXEC_CASES, VALIDATORS, Edit, copy_sample, image
 from testing.pipeline_helpers import REPO, Result, assert_one_line_error, fnrun, load, snapshot
 
 ON = {"FNRUN_BUILTIN": "1"}
