@@ -233,7 +233,7 @@ def main(argv: list[str] | None = None) -> int:
                         + "   " + " ".join(f"{f:>5.2f}x" for f in factors) + f"   {mean:>5.2f}x {verdict}",
                         flush=True,
                     )
-    except Exception as err:  # a bench reports what broke and stops, whatever it was
+    except Exception as err:  # noqa: BLE001 - a bench reports what broke and stops, whatever it was
         print(f"bench_scaling: error: {type(err).__name__}: {err}", file=sys.stderr)
         return 2
     if failed:

@@ -16,6 +16,7 @@ the result is the same either way. `stop_all` ends every child (an interrupted r
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import pickle
 import select
@@ -75,7 +76,7 @@ def fork_map(job: Job[T], weights: Sequence[int], workers: int) -> list[T]:
                 raise results[0].error()  # the first in order: the children's work is moot
             for share in shares[1:]:
                 result = _result_of(*children.pop(0))
-                results.append(_outcome(lambda: job(*share)) if result is _STUCK else result)
+                results.append(_outcome(functools.partial(job, *share)) if result is _STUCK else result)
         finally:
             for pid, fd in children:  # an interrupt or a failure here: no child outlives the call
                 _stop(pid, fd)

@@ -294,7 +294,7 @@ def with_line_ends(content: str, original: str) -> str:
     new = _LINE.findall(content)
     new_bare = [line.rstrip("\n") for line in new]
     out = []
-    for tag, i1, i2, j1, j2 in Matcher(old_bare, new_bare, autojunk=False).get_opcodes():
+    for _tag, i1, i2, j1, j2 in Matcher(old_bare, new_bare, autojunk=False).get_opcodes():
         for offset, j in enumerate(range(j1, j2)):
             if not new[j].endswith("\n"):
                 out.append(new[j])

@@ -145,7 +145,9 @@ def _create(api: docker.APIClient, inv: Invocation, config: dict[str, Any], guar
         return create(api, config)
     except docker.errors.APIError as err:
         if not isinstance(err, docker.errors.ImageNotFound):
-            raise _unknown_runtime(api, inv) if _names_runtime(err, inv) else err
+            if _names_runtime(err, inv):
+                raise _unknown_runtime(api, inv) from None
+            raise
         if inv.sandbox.image_pull_policy == "never":
             raise ImageUnavailable(f"image {inv.image} is not present (image pull policy: never)") from None
     with guard.armed():  # a pull can take long: let Ctrl-C through, no container exists yet

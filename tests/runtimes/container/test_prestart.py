@@ -200,7 +200,14 @@ def test_a_unit_whose_scope_a_sibling_changed_runs_again_in_serial_order() -> No
     start = [resource("a/x.yaml", "a"), resource("b/x.yaml", "b"), resource("c/x.yaml", "c")]
     seen: dict[int, list[list[str]]] = {0: [], 1: [], 2: []}
 
-    def execute(index: int, current: list[Resource], shown: object, cancel: object) -> Executed:
+    class Shown:
+        def __init__(self) -> None:
+            self.order: list[int] = []
+
+        def finished(self, index: int) -> None:
+            self.order.append(index)
+
+    def execute(index: int, current: list[Resource], shown: Shown, cancel: object) -> Executed:
         from orchestrator.merge import scope
 
         items, positions = scope.split(specs[index], current)
@@ -209,15 +216,8 @@ def test_a_unit_whose_scope_a_sibling_changed_runs_again_in_serial_order() -> No
         if index == 0:
             time.sleep(0.2)  # the others run ahead meanwhile
             output.append(resource("b/from-a.yaml", "from-a"))  # into its sibling's directory
-        getattr(shown, "finished")(index)
+        shown.finished(index)
         return Executed(scope.merge_back(current, positions, output), [(specs[index], output)], index)
-
-    class Shown:
-        def __init__(self) -> None:
-            self.order: list[int] = []
-
-        def finished(self, index: int) -> None:
-            self.order.append(index)
 
     def run(jobs: int) -> tuple[list[str | None], list[int], list[int]]:
         shown, committed = Shown(), []
