@@ -6,6 +6,7 @@ from __future__ import annotations
 import posixpath
 import shlex
 import shutil
+from typing import Any
 from dataclasses import replace
 from pathlib import Path
 
@@ -17,7 +18,7 @@ from .kptfile import Kptfile, Step, is_kptfile
 
 
 def to_spec(step: Step, owner: Kptfile, resources: list[Resource], prefix: str, builtin_catalog: bool = False) -> FunctionSpec:
-    common = dict(
+    common: dict[str, Any] = dict(
         config=_config(step, owner, resources),
         config_in_package=step.config_path is not None or step.config_ref is not None,
         declared_in=owner.path,

@@ -84,7 +84,7 @@ def parse_declaration(resource: Resource) -> FunctionSpec | None:
         return None
     key, raw = found
     where = _where(resource)
-    base = dict(config=resource, declared_in=resource.path, declared_index=resource.index)
+    base: dict[str, Any] = dict(config=resource, declared_in=resource.path, declared_index=resource.index)
     if key == ann.LEGACY_CONTAINER:
         if not isinstance(raw, str) or not raw.strip():
             raise InputError(f"{where}: {key} must name an image")
