@@ -11,7 +11,7 @@ from pathlib import Path
 import docker
 import pytest
 
-from orchestrator.runtimes.container.runtime import LABEL_PID
+from orchestrator.runtimes.container.settings import LABEL_PID
 from testing.pipeline_helpers import REPO, assert_one_line_error, deployment, fnrun, function_config, interrupt_when_running, load, snapshot, write_package
 
 pytestmark = pytest.mark.usefixtures("test_images")

@@ -25,7 +25,7 @@ from orchestrator.errors import EnvironmentProblem, FnrunError, FunctionError, I
 from orchestrator.runtimes.container import engine_choice, live, orphans
 from orchestrator.runtimes.container.hijack import duplex
 from orchestrator.runtimes.container.remote import uploads
-from orchestrator.runtimes.container.settings import LABEL_FUNCTION, LABEL_PID, NOBODY, create_body, existing  # noqa: F401 - re-exported
+from orchestrator.runtimes.container.settings import LABEL_FUNCTION, create_body
 from orchestrator.runtimes.container.start_failures import podman_runtime_refusal, start_failure
 from orchestrator.runtimes.container.upload import copies_of
 from orchestrator.runtimes.protocol import Bytes, Invocation, RunOutput, StderrSink, StdoutSink

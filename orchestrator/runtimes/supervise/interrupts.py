@@ -16,7 +16,6 @@ from types import FrameType, TracebackType
 from typing import Any
 
 from orchestrator import stops
-from orchestrator.stops import Interrupted  # noqa: F401 - re-exported: what a stop unwinds as
 
 
 class SignalGuard:

@@ -17,7 +17,7 @@ import pytest
 
 from orchestrator.resource import Resource
 from orchestrator.run.units import Executed, Unit, run_units
-from orchestrator.runtimes.container.runtime import LABEL_PID
+from orchestrator.runtimes.container.settings import LABEL_PID
 from orchestrator.runtimes.protocol import Invocation, Sandbox
 from testing.pipeline_helpers import REPO, assert_one_line_error, fnrun, function_config, interrupt_when_running, snapshot, write_package
 
@@ -76,7 +76,8 @@ def tree(root: Path) -> dict[str, bytes]:
 
 def test_a_prestarted_container_runs_the_function_and_unclaimed_ones_are_removed(test_images: None, tmp_path: Path) -> None:
     from orchestrator.runtimes.container import live, runtime as container
-    from orchestrator.runtimes.container.prestart import LABEL_PRESTARTED, PrestartedRuntime, Prestarter
+    from orchestrator.runtimes.container.prestart import PrestartedRuntime, Prestarter
+    from orchestrator.runtimes.container.settings import LABEL_PRESTARTED
 
     live.begin()
     call = Invocation(name=LABEL, image=LABEL, sandbox=Sandbox(image_pull_policy="never"))

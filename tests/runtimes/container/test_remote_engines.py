@@ -24,7 +24,7 @@ import docker
 import pytest
 
 from orchestrator.runtimes.container.remote import is_remote, transport, uploads
-from orchestrator.runtimes.container.runtime import LABEL_FUNCTION
+from orchestrator.runtimes.container.settings import LABEL_FUNCTION
 from testing.engine_fixtures import copy_images, dockerd_service, stop
 from testing.pipeline_helpers import assert_one_line_error, deployment, fnrun, function_config, load, snapshot, write_package
 

@@ -14,7 +14,7 @@ import docker
 import pytest
 
 from orchestrator.runtimes.container.orphans import alive
-from orchestrator.runtimes.container.runtime import LABEL_PID
+from orchestrator.runtimes.container.settings import LABEL_PID
 from orchestrator.runtimes.container.warm.plan import LABEL_WARM, process_started
 from testing.pipeline_helpers import REPO, fnrun, interrupt_when_running, snapshot, write_package
 

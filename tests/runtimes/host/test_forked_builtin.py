@@ -315,7 +315,7 @@ def test_sigterm_during_the_handover_kills_the_fork(monkeypatch: pytest.MonkeyPa
     import signal
     import threading
 
-    from orchestrator.runtimes.supervise.interrupts import Interrupted
+    from orchestrator.stops import Interrupted
 
     def hang(*_: object) -> None:
         while True:

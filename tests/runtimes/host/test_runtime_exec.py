@@ -155,7 +155,8 @@ def test_interrupt_kills_the_process_group(tmp_path: Path, signum: int) -> None:
 
 def test_signal_guard_holds_signals_during_critical_requests() -> None:
     """A SIGTERM while a container is being created is delivered after, never lost or mid-request."""
-    from orchestrator.runtimes.supervise.interrupts import Interrupted, SignalGuard
+    from orchestrator.runtimes.supervise.interrupts import SignalGuard
+    from orchestrator.stops import Interrupted
 
     previous = signal.getsignal(signal.SIGTERM)
     completed = []
