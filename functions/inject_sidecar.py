@@ -123,7 +123,7 @@ def _detached(entry: dict) -> dict:
         last, slot = (next(reversed(node)), 2) if isinstance(node, dict) else (len(node) - 1, 0)
         comments = getattr(node, "ca", None)
         if comments is not None:
-            comments.end = []  # type: ignore[attr-defined]
+            comments.end = []
             token = comments.items.get(last, [None] * 4)[slot]
             if token is not None:
                 eol = token.value.split("\n", 1)[0]

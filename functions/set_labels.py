@@ -22,6 +22,7 @@ import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 if __package__ in (None, ""):  # run as a script (exec function, image entry point)
     sys.path[0] = str(Path(__file__).resolve().parents[1])
@@ -63,7 +64,7 @@ def set_labels(resources: sdk.ResourceList, config: Config) -> None:
     for resource in resources.items:
         if resource.is_local_config:
             continue
-        targets = [["metadata", "labels"]]
+        targets: list[list[Any]] = [["metadata", "labels"]]
         template = resource.pod_template_path
         if template:
             targets.append([*template, "metadata", "labels"])

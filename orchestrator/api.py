@@ -151,14 +151,14 @@ def _carry_out(request: Request, produce: Produce, events: Events | None, stdout
     error: FnrunError | None = None
     diff_text: str | None = None
     try:
-        produced = produce(pipeline_options(request, root), root, recorder, summary)  # type: ignore[arg-type]
+        produced = produce(pipeline_options(request, root), root, recorder, summary)
         summary.plan, resources, saving = produced.plan, produced.resources, produced.saving
         if tracker is not None:
             resources = origin.annotate(resources, tracker, output.origin_annotations, output.transformer_annotations)
         if saving is not None and saving.skipped is None and summary.plan is not None:
             from .render.save import add_to_plan  # only for --save: not loaded by every run
 
-            saved_note = saving.describe(add_to_plan(summary.plan, saving))
+            saved_note: str | None = saving.describe(add_to_plan(summary.plan, saving))
         elif saving is not None:
             saved_note = saving.skipped
         if summary.plan is not None and (ci.check or output.diff):

@@ -71,18 +71,18 @@ def main(argv: list[str] | None = None, handlers: dict[int, Any] | None = None) 
             with stops.noted_only():
                 early.begin()
         code = _cli(args)
-        if code == 0 and stops.asked() is not None:  # its exception was dropped after the work was done
-            late = stops.raised(stops.asked())
+        if code == 0 and (asked := stops.asked()) is not None:  # its exception was dropped after the work was done
+            late = stops.raised(asked)
             late.late = True  # type: ignore[attr-defined]
             code = report_interrupt(late)
     except KeyboardInterrupt as err:  # before the CLI's own handling: nothing was read or written yet
         code = report_interrupt(err)
     except Exception:
-        if stops.asked() is None:
+        if (asked := stops.asked()) is None:
             raise
         # a stop that broke what it cut short (a KeyboardInterrupt inside threading's own code
         # leaves its locks inconsistent, and the next use raises RuntimeError): the stop is the cause
-        code = report_interrupt(stops.raised(stops.asked()))
+        code = report_interrupt(stops.raised(asked))
     finally:
         for signum in previous:  # what follows must complete
             signal.signal(signum, signal.SIG_IGN)
@@ -99,7 +99,7 @@ def _without_paramiko() -> None:
     docker SDK imports it for its ssh:// transport, which it makes optional (an ImportError there
     leaves that transport out). Only DOCKER_HOST=ssh://... needs it."""
     if not os.environ.get("DOCKER_HOST", "").strip().startswith("ssh://"):
-        sys.modules.setdefault("paramiko", None)  # type: ignore[arg-type] - None: "cannot be imported"
+        sys.modules.setdefault("paramiko", None)  # type: ignore[arg-type]  # None: "cannot be imported"
 
 
 def _cli(args: list[str]) -> int:

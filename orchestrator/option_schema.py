@@ -9,6 +9,7 @@ the launcher. Standard library only: the launcher imports this before anything h
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -96,7 +97,7 @@ BY_SPELLING: dict[str, Option] = {spelling: option for option in RUN_OPTIONS for
 
 
 
-def _as_render(name: str, **changed: bool) -> Option:
+def _as_render(name: str, **changed: Any) -> Option:
     """One of run's options as render takes it: the same spellings; `changed` where render's early
     start reads it otherwise (render's first container comes from the root Kptfile)."""
     return replace(BY_NAME[name], **changed)

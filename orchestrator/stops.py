@@ -42,7 +42,7 @@ def note_quietly() -> dict[int, Any]:
     where Python's default handling was in place (an ignored signal stays ignored). Returns the
     handlers found, for the one who installs the real ones to restore."""
     remember()
-    found = {signum: signal.getsignal(signum) for signum in STOPS}
+    found: dict[int, Any] = {signum: signal.getsignal(signum) for signum in STOPS}
     for signum, handler in found.items():
         if handler is signal.SIG_DFL or handler is signal.default_int_handler:
             signal.signal(signum, note)

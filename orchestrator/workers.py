@@ -194,7 +194,8 @@ def _stop(pid: int, fd: int) -> None:
 def shares_of(weights: Sequence[int], workers: int) -> list[tuple[int, int]]:
     """Contiguous (start, end) ranges of about equal total weight, at most `workers` of them."""
     total = sum(weights)
-    shares, start, acc = [], 0, 0
+    shares: list[tuple[int, int]] = []
+    start, acc = 0, 0
     for i, weight in enumerate(weights):
         acc += weight
         if acc * workers >= total * (len(shares) + 1) and len(shares) < workers - 1:

@@ -170,11 +170,11 @@ def _receive(helper: socket.socket) -> tuple[list[int], bytearray] | None:
     with memoryview(body) as view:
         got = 0
         while got < len(body):
-            more = helper.recv_into(view[got:])
-            if not more:
+            count = helper.recv_into(view[got:])
+            if not count:
                 _wipe(body)
                 return None
-            got += more
+            got += count
     return fds, body
 
 

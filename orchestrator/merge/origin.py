@@ -103,7 +103,7 @@ def reference(spec: FunctionSpec) -> dict[str, Any]:
         entry["configuredIn"] = spec.declared_in
     config = spec.config.data if spec.config is not None else None
     if isinstance(config, dict):
-        meta = config.get("metadata") if isinstance(config.get("metadata"), dict) else {}
+        meta = given if isinstance(given := config.get("metadata"), dict) else {}
         by = {"apiVersion": config.get("apiVersion"), "kind": config.get("kind"), "name": meta.get("name")}
         if meta.get("namespace"):
             by["namespace"] = meta["namespace"]

@@ -176,7 +176,7 @@ class KeepOddFiles:
             try:
                 fast.parse(item.text, item.path or "")
             except fast.OddDocument:
-                self.kept.add(item.path)  # type: ignore[arg-type]
+                self.kept.add(item.path)
                 return
         self.writer.add(item)
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import posixpath
 import shlex
 import shutil
-from typing import Any
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from ..errors import InputError
 from ..resource import Resource
@@ -100,7 +100,7 @@ def _referenced(step: Step, owner: Kptfile, resources: list[Resource]) -> Resour
     prefix = owner.directory + "/" if owner.directory else ""
     matches = []
     for resource in resources:
-        meta = resource.data.get("metadata") if isinstance(resource.data.get("metadata"), dict) else {}
+        meta = given if isinstance(given := resource.data.get("metadata"), dict) else {}
         if not (resource.path or "").startswith(prefix):
             continue
         if all(ref.get(k) in (None, v) for k, v in (("apiVersion", resource.data.get("apiVersion")), ("kind", resource.data.get("kind")),

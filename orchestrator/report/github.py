@@ -65,13 +65,13 @@ class GitHubDisplay(PlainEvents):
         if severity not in ("error", "warning"):
             super().result(spec, result)
             return
-        file = result.get("file") if isinstance(result.get("file"), dict) else {}
+        file = given if isinstance(given := result.get("file"), dict) else {}
         path = str(file.get("path") or "")
         line = resource_line(self.root, path, file.get("index"), result.get("resourceRef")) if path and self.root else None
         if line is None:
             self.say(command(severity, describe(result).split(": ", 1)[1]))
             return
-        field = result.get("field") if isinstance(result.get("field"), dict) else {}
+        field = given if isinstance(given := result.get("field"), dict) else {}
         message = str(result["message"]) + (f" (field {field['path']})" if field.get("path") else "")
         self.say(command(severity, message, file=self.relative(path), line=line))
 
@@ -86,7 +86,7 @@ class GitHubDisplay(PlainEvents):
 
         if not isinstance(err, Drift):  # drift is annotated file by file in the summary
             self.say(error_command(err, self.root))
-        err.annotated = True  # type: ignore[attr-defined] - the CLI edge need not annotate it again
+        err.annotated = True  # type: ignore[attr-defined]  # the CLI edge need not annotate it again
 
     def summary(self, summary: RunSummary) -> None:
         super().summary(summary)

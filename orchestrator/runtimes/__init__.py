@@ -20,9 +20,13 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from orchestrator.errors import InputError
 from orchestrator.runtimes.protocol import Invocation, ItemsOutput, Mount, RunOutput, Runtime, Sandbox, StderrSink
+
+if TYPE_CHECKING:
+    from orchestrator.runtimes.cache import ResultCache
 
 __all__ = ["Invocation", "ItemsOutput", "Mount", "RunOutput", "Runtime", "Sandbox", "Serving", "StderrSink", "KINDS",
            "catalog_module", "caching", "choose", "get_runtime", "in_process"]
@@ -124,4 +128,4 @@ def caching(runtime: Runtime) -> Runtime:
 
 
 _cache_lock = threading.Lock()
-_cache = None
+_cache: ResultCache | None = None

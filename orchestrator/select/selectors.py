@@ -106,4 +106,5 @@ def _string_map(value: Any, where: str) -> dict[str, str]:
 
 
 def _describe(value: Any) -> str:
-    return {dict: "a mapping", list: "a list"}.get(type(value), f"{type(value).__name__} {value!r}")
+    names: dict[type, str] = {dict: "a mapping", list: "a list"}
+    return names.get(type(value), f"{type(value).__name__} {value!r}")

@@ -29,6 +29,7 @@ import sys
 import threading
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 from .. import procstat, stops
 from ..errors import FnrunError
@@ -220,7 +221,7 @@ def signals_held() -> Iterator[None]:
         yield
         return
     caught: list[int] = []
-    previous = {signum: signal.signal(signum, lambda number, _frame: caught.append(number)) for signum in stops.STOPS}
+    previous: dict[int, Any] = {signum: signal.signal(signum, lambda number, _frame: caught.append(number)) for signum in stops.STOPS}
     landed = False
     try:
         stops.raise_if_asked()  # a stop whose exception the interpreter dropped (orchestrator.stops)

@@ -53,7 +53,7 @@ def without_stray_ends(opening: str) -> str:
     """The text that opens a file without the `...` lines that end no document: a deleted first
     document leaves its `...` in the next one's prefix, and a stream cannot begin with one. Only
     the lines before the first document are looked at."""
-    kept = []
+    kept: list[str] = []
     lines = opening.splitlines(keepends=True)
     for number, line in enumerate(lines):
         stripped = line.strip()

@@ -106,7 +106,8 @@ class _Editor:
         # In text order, each span once (not the whole text copied per edit); of two insertions
         # at one place, the one made first comes first.
         order = sorted(range(len(self.edits)), key=lambda i: (self.edits[i][0], self.edits[i][1], i))
-        parts, position = [], 0
+        parts: list[str] = []
+        position = 0
         for i in order:
             start, end, replacement = self.edits[i]
             if start < position:

@@ -23,7 +23,7 @@ def modules() -> tuple[ModuleType, ModuleType]:
     except ImportError:
         raise EnvironmentProblem("fnrun serve needs grpcio: pip install 'fnrun[serve]'") from None
     try:
-        return grpc.protos_and_services(PROTO)  # type: ignore[no-any-return]
+        return grpc.protos_and_services(PROTO)
     except (ImportError, NotImplementedError):
         raise EnvironmentProblem("fnrun serve needs grpcio-tools to read its .proto: pip install 'fnrun[serve]'") from None
 

@@ -248,7 +248,7 @@ class WarmPool:
         with self._cond:
             self._needed[key] = needed
             idle = self._idle.get(key, [])
-            doomed = []
+            doomed: list[Warm] = []
             while idle and self._count.get(key, 0) - len(doomed) > needed:
                 doomed.append(idle.pop())
         for warm in doomed:
