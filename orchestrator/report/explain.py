@@ -95,5 +95,5 @@ def _function(spec: FunctionSpec) -> str:
     by = entry.get("configuredBy") or {}
     configured = [f"in {entry['configuredIn']}"] if entry.get("configuredIn") else ["on the command line"]
     if by and entry.get("configuredIn"):
-        configured.append(f"by {by.get('kind')}/{by.get('namespace') + '/' if by.get('namespace') else ''}{by.get('name')}")
+        configured.append(f"by {by.get('kind')}/{str(by.get('namespace')) + '/' if by.get('namespace') else ''}{by.get('name')}")
     return f"{spec.name} (configured {' '.join(configured)})"

@@ -181,7 +181,7 @@ def _assembled(path: str, ordered: list[Resource], before: list[Resource], origi
     for position, resource in enumerate(ordered):
         carried = layout.carried(before, indexes, previous, resource.index, kept)
         base = original.original(path, resource.index) if original and owners.get(resource.index, position) == position else None
-        prefix = base.prefix if layout.same_document(resource, base) else resource.prefix  # the file's own text before it
+        prefix = base.prefix if base is not None and layout.same_document(resource, base) else resource.prefix  # the file's own text before it
         if position == 0 and prefix == ann.DEFAULT_SEPARATOR and resource.index != 0 and not carried:
             prefix = layout.opening(before, kept)
         elif position > 0 and not prefix:

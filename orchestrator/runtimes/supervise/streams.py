@@ -172,13 +172,13 @@ def pump(
         _safe(close_write)
         writing = False
     open_readers = dict(readers)
-    for fd in {*open_readers, *([write_fd] if writing else [])}:
+    for fd in {*open_readers, *([write_fd] if writing and write_fd is not None else [])}:
         os.set_blocking(fd, False)
 
     with selectors.DefaultSelector() as selector:
 
         def register() -> None:
-            for fd in {*open_readers, *([write_fd] if writing else [])}:
+            for fd in {*open_readers, *([write_fd] if writing and write_fd is not None else [])}:
                 mask = (selectors.EVENT_READ if fd in open_readers else 0) | (
                     selectors.EVENT_WRITE if writing and fd == write_fd else 0
                 )
