@@ -172,6 +172,7 @@ def test_crafted_inputs_round_trip_byte_for_byte(shape: str, tmp_path: Path) -> 
     assert (package / "shape.yaml").read_text() == content.replace(LABELS, LABELS + "    team: platform\n")
 
 
+@pytest.mark.engine
 def test_a_4mb_line_of_quotes_backslashes_and_a_comment_through_the_cli(tmp_path: Path) -> None:
     """The line that made the comment scan quadratic (hours at this size) goes through source,
     sink and a run; the bench times it, this checks the bytes."""
