@@ -328,6 +328,8 @@ def parse(text: str, source: str, line_offset: int = 0) -> tuple[Node | None, An
         node = loader.get_single_node()
         data = None if node is None else loader.construct_document(node)
     except (_DuplicateKey, _UnknownTag) as err:
+        # both are raised while constructing, so the node was composed, and both carry its mark
+        assert node is not None and err.problem_mark is not None
         loader._strict = False
         loader.constructed_objects, loader.recursive_objects = {}, {}  # what the failed pass left
         lenient = loader.construct_document(node)
