@@ -10,6 +10,7 @@ import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TypeGuard
 
 from yaml.nodes import MappingNode, Node, ScalarNode
 
@@ -102,7 +103,7 @@ def _key(node: MappingNode, name: str) -> tuple[ScalarNode, Node] | None:
     return None
 
 
-def _block_mapping(node: Node | None) -> bool:
+def _block_mapping(node: Node | None) -> TypeGuard[MappingNode]:
     return isinstance(node, MappingNode) and not node.flow_style and bool(node.value)
 
 
@@ -127,19 +128,19 @@ def stamp(text: str, node: Node | None, entries: list[tuple[str, str]]) -> str |
     editing)."""
     if not entries:
         return text
-    if not _block_mapping(node) or node.start_mark.column != 0:  # type: ignore[union-attr]
+    if not _block_mapping(node) or node.start_mark.column != 0:
         return None  # an indented document would lose its indentation as a list item
-    metadata = _key(node, "metadata")  # type: ignore[arg-type]
+    metadata = _key(node, "metadata")
     lines = text.splitlines(keepends=True)
     if metadata is None:  # a `kind: List`, say: the annotations come with a metadata of their own
-        if len(node.value) < 2 or not _starts_line(lines, node.value[1][0]):  # type: ignore[union-attr]
+        if len(node.value) < 2 or not _starts_line(lines, node.value[1][0]):
             return None
-        at = node.value[1][0].start_mark.line  # type: ignore[union-attr]
+        at = node.value[1][0].start_mark.line
         lines[at:at] = ["metadata:\n", "  annotations:\n", *(f"    {k}: {v}\n" for k, v in entries)]
         return "".join(lines)
-    if not _block_mapping(metadata[1]):
-        return None
     meta_key, meta = metadata
+    if not _block_mapping(meta):
+        return None
     first_meta_key = meta.value[0][0]
     if not _starts_line(lines, first_meta_key) or _anchored(lines, meta):
         return None
@@ -174,9 +175,11 @@ def strip_lines(lines: list[str], node: Node | None, keys: frozenset[str], line_
     if metadata is None or not isinstance(metadata[1], MappingNode):
         return []
     annotations = _key(metadata[1], "annotations")
-    if annotations is None or not isinstance(annotations[1], MappingNode):
+    if annotations is None:
         return []
     ann_key, ann = annotations
+    if not isinstance(ann, MappingNode):
+        return []
     doomed: list[int] = []
     for key, value in ann.value:
         if not (isinstance(key, ScalarNode) and key.value in keys):

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from yaml.nodes import CollectionNode, MappingNode, Node, ScalarNode, SequenceNode
 
 from ..errors import FnrunError
 from . import emit, fast
@@ -146,7 +146,7 @@ class _Editor:
                     last -= 1
                 return last
             return node.end_mark.line
-        if node.flow_style or not node.value:
+        if not isinstance(node, CollectionNode) or node.flow_style or not node.value:
             return node.end_mark.line
         if isinstance(node, MappingNode):
             key, value = node.value[-1]
@@ -271,7 +271,7 @@ class _Editor:
             if node.style in ("|", ">"):
                 return len(self.lines[line])
             return node.end_mark.column
-        if node.flow_style or not node.value:
+        if not isinstance(node, CollectionNode) or node.flow_style or not node.value:
             return node.end_mark.column
         last = node.value[-1][1] if isinstance(node, MappingNode) else node.value[-1]
         return self.end_column(last, line)
