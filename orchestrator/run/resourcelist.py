@@ -144,7 +144,7 @@ def decode_whole(content: str, source: str, other_documents: bool = False) -> De
     if len(documents) == 1:
         segment = documents[0]
         node, data, odd = _parse_list(segment, source, other_documents)
-        if isinstance(data, dict) and _is_list(data, node, source, segment.start_line):
+        if isinstance(data, dict) and node is not None and _is_list(data, node, source, segment.start_line):
             decoded = _decode_list(segment.text, node, data, source, segment.start_line, other_documents)
             if odd is not None:
                 decoded.odd = [(item.path, _verbatim(item, odd, source)) for item in decoded.items if _odd(item.text, source)]
