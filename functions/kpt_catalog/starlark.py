@@ -24,6 +24,7 @@ import os
 import re
 import sys
 import tokenize
+from typing import Any
 
 if __package__ in (None, ""):
     sys.path[0] = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -118,7 +119,8 @@ def run_script(items: list[krm.Item], config: krm.Item, given: tuple[str, str] |
         interpreter.set(_fnrun_lib=starlib.modules())
     try:
         interpreter.exec(PRELUDE + with_indexed_ctx(source, loaded), filename=filename)
-        edited = interpreter.get("ctx")["resource_list"]
+        ctx: Any = interpreter.get("ctx")  # type: ignore[func-returns-value]  # starlark-go's stub says None; it returns the value
+        edited = ctx["resource_list"]
     except starlark_go.StarlarkError as err:
         line = one_line(err, filename)
         print(f"starlark: {line}", file=sys.stderr)
