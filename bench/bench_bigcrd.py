@@ -36,8 +36,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bare_run import BareRun, BareRunFailed  # noqa: E402  (sibling scripts, not a package)
-from bench_run import BenchError, Series, child_env, fnrun_command, fresh_copy, measure, row, timed  # noqa: E402
+from bare_run import BareRun, BareRunFailed
+from bench_run import BenchError, Series, child_env, fnrun_command, fresh_copy, measure, row, timed
 
 IMAGE = "fnrun/set-labels:v1"
 ARGS = ["team=platform"]
@@ -88,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
                 series.times.append(done.seconds)
                 series.rss_kib.append(done.rss_kib)
 
-            def run_step(flags: list[str], how: str):  # noqa: ANN202
+            def run_step(flags: list[str], how: str):
                 def step(series: Series) -> None:
                     package = fresh_copy(args.package, work)
                     command = [*fnrun_command(), "run", str(package), "--image", IMAGE, "--image-pull-policy", "never", "--no-cache", "--memory", args.memory, *flags, "--", *ARGS]

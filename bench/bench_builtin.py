@@ -20,7 +20,7 @@ from pathlib import Path
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_run import BenchError, fnrun_command, rounds_main, same_tree, timed  # noqa: E402  (sibling script)
+from bench_run import BenchError, fnrun_command, rounds_main, same_tree, timed
 
 GOAL = 0.1
 KPTFILE = """\

@@ -22,13 +22,13 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import bench_run  # noqa: E402  (sibling scripts, not a package)
-from bench_run import BenchError, Series, fnrun_command, row, same_tree  # noqa: E402
-from gen_package import generate  # noqa: E402
+import bench_run
+from bench_run import BenchError, Series, fnrun_command, row, same_tree
+from gen_package import generate
 
 TIME_TARGET = 0.5  # fnrun / kpt, both comparisons
 RSS_TARGET_MB = 500

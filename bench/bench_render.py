@@ -43,9 +43,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bare_run import BareRun  # noqa: E402
-from bench_run import fnrun_command, rounds_main, timed  # noqa: E402  (sibling script)
-from warm_floor import per_call  # noqa: E402
+from bare_run import BareRun
+from bench_run import fnrun_command, rounds_main, timed
+from warm_floor import per_call
 
 IMAGE = "fnrun/set-labels:v1"
 GOALS = {"pipeline": 0.25, "subpackages": 0.2, "single": 0.55, "warm": 0.1}

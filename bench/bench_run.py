@@ -26,13 +26,13 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bare_run import BareRun, BareRunFailed  # noqa: E402  (sibling scripts, not a package)
-from gen_package import generate  # noqa: E402
+from bare_run import BareRun, BareRunFailed
+from gen_package import generate
 
 IMAGE = "fnrun-test/identity:v1"
 SMALL_TARGET = 1.0  # fnrun / kpt, 4 resources

@@ -18,8 +18,8 @@ from pathlib import Path
 import docker
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_run import IMAGE, BenchError, Series, fnrun_step, measure, row  # noqa: E402
-from gen_package import generate  # noqa: E402
+from bench_run import IMAGE, BenchError, Series, fnrun_step, measure, row
+from gen_package import generate
 
 RUNTIMES = ("runc", "crun", "runsc")
 DEFAULT_ENGINE = "unix:///var/run/docker.sock"

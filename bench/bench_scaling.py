@@ -33,8 +33,8 @@ import resource
 import shutil
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -124,7 +124,6 @@ def function_output(package: Path, sdk_function: bool) -> str:
     if not sdk_function:
         return source.replace(_LABELS, _LABELS + "      team: platform\n")
     from functions import sdk, set_labels
-    from orchestrator.run import resourcelist
 
     config = "functionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: fn\n  data:\n    team: platform\n"
     out = io.StringIO()
@@ -234,7 +233,7 @@ def main(argv: list[str] | None = None) -> int:
                         + "   " + " ".join(f"{f:>5.2f}x" for f in factors) + f"   {mean:>5.2f}x {verdict}",
                         flush=True,
                     )
-    except Exception as err:  # a bench reports what broke and stops, whatever it was
+    except Exception as err:  # noqa: BLE001 - a bench reports what broke and stops, whatever it was
         print(f"bench_scaling: error: {type(err).__name__}: {err}", file=sys.stderr)
         return 2
     if failed:

@@ -22,8 +22,8 @@ from pathlib import Path
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_builtin import WORKLOAD  # noqa: E402  (sibling scripts)
-from bench_run import BenchError, fnrun_command, rounds_main, timed  # noqa: E402
+from bench_builtin import WORKLOAD
+from bench_run import BenchError, fnrun_command, rounds_main, timed
 
 STARLARK_STEP = """\
   - image: gcr.io/kpt-fn/starlark:v0.5

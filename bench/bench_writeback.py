@@ -24,14 +24,14 @@ import os
 import statistics
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bare_run import BareRun, BareRunFailed  # noqa: E402  (sibling scripts, not a package)
-from bench_run import _INNER, BenchError, Series, check_setup, fnrun_command, fresh_copy, measure, row, timed  # noqa: E402
-from fallback_rate import tallied  # noqa: E402
-from gen_package import generate  # noqa: E402
+from bare_run import BareRun, BareRunFailed
+from bench_run import _INNER, BenchError, Series, check_setup, fnrun_command, fresh_copy, measure, row, timed
+from fallback_rate import tallied
+from gen_package import generate
 
 TARGET = 0.25  # (fnrun - function alone) / (kpt - function alone)
 CASES = {
@@ -42,8 +42,8 @@ CASES = {
 
 def function_input(template: Path, args: list[str]) -> bytes:
     """The ResourceList both tools send: the package's items and a ConfigMap of the arguments."""
-    from orchestrator.run import resourcelist
     from orchestrator.read.package import read_package
+    from orchestrator.run import resourcelist
 
     data = dict(arg.split("=", 1) for arg in args)
     config = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "function-input"}, "data": data}

@@ -71,7 +71,7 @@ class Counts:
     refused: list[str] = field(default_factory=list)
     worst: list[str] = field(default_factory=list)  # a few examples, for the report
 
-    def add(self, other: "Counts") -> None:
+    def add(self, other: Counts) -> None:
         for name in ("files", "changed", "lost", "gained", "moved", "left_out", "deleted"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.refused += other.refused

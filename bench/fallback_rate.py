@@ -16,9 +16,10 @@ import shutil
 import sys
 import tempfile
 from collections import Counter
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Callable, Iterator
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 LABEL = ("fnrun-test/label:v1", ("team=platform",))

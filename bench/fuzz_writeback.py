@@ -36,8 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tails", action="store_true", help="generate file tails and check source | sink (yaml_fuzz.TAILS)")
     args = parser.parse_args(argv)
 
-    from hypothesis import HealthCheck, given, seed, settings
-    from hypothesis import strategies as st
+    from hypothesis import HealthCheck, given, seed, settings, strategies as st
 
     from testing import yaml_fuzz
 

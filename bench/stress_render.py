@@ -24,7 +24,7 @@ import uuid
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from testing import stress  # noqa: E402  (the suite's tree generator and watchdog)
+from testing import stress
 
 STOP_WITHIN = 5.0
 

@@ -22,7 +22,7 @@ from orchestrator.runtimes.container.warm.runtime import WarmRuntime
 from orchestrator.runtimes.protocol import Invocation, Sandbox
 
 
-def bare_exec(api, container_id: str, argv: tuple[str, ...], stdin: bytes) -> float:  # noqa: ANN001 - docker's APIClient
+def bare_exec(api, container_id: str, argv: tuple[str, ...], stdin: bytes) -> float:  # api: docker's APIClient
     started = time.perf_counter()
     exec_id = api.exec_create(container_id, list(argv), stdin=True, stdout=True, stderr=True)["Id"]
     sock = api.exec_start(exec_id, socket=True)

@@ -19,7 +19,7 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a script (exec function, image entry point)
     sys.path[0] = str(Path(__file__).resolve().parents[1])
 
-from functions import sdk  # noqa: E402
+from functions import sdk
 
 
 def check_service_selectors(resources: sdk.ResourceList) -> None:

@@ -35,9 +35,9 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script (exec function, image entry point)
     sys.path[0] = str(Path(__file__).resolve().parents[1])
 
-from ruamel.yaml.comments import CommentedSeq  # noqa: E402
+from ruamel.yaml.comments import CommentedSeq
 
-from functions import sdk  # noqa: E402
+from functions import sdk
 
 
 @dataclass
@@ -123,7 +123,7 @@ def _detached(entry: dict) -> dict:
         last, slot = (next(reversed(node)), 2) if isinstance(node, dict) else (len(node) - 1, 0)
         comments = getattr(node, "ca", None)
         if comments is not None:
-            comments.end = []  # type: ignore[attr-defined]
+            comments.end = []
             token = comments.items.get(last, [None] * 4)[slot]
             if token is not None:
                 eol = token.value.split("\n", 1)[0]

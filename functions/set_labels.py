@@ -22,11 +22,12 @@ import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 if __package__ in (None, ""):  # run as a script (exec function, image entry point)
     sys.path[0] = str(Path(__file__).resolve().parents[1])
 
-from functions import sdk  # noqa: E402
+from functions import sdk
 
 _NAME = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$")
 _PREFIX = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
@@ -63,7 +64,7 @@ def set_labels(resources: sdk.ResourceList, config: Config) -> None:
     for resource in resources.items:
         if resource.is_local_config:
             continue
-        targets = [["metadata", "labels"]]
+        targets: list[list[Any]] = [["metadata", "labels"]]
         template = resource.pod_template_path
         if template:
             targets.append([*template, "metadata", "labels"])

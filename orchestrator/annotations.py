@@ -55,7 +55,7 @@ def identity(data: dict) -> tuple[str, str, str, str]:
     """(group, kind, namespace, name): how merges and wrap match resources across lists."""
     api_version = str(data.get("apiVersion", ""))
     group = api_version.rsplit("/", 1)[0] if "/" in api_version else ""
-    meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+    meta = given if isinstance(given := data.get("metadata"), dict) else {}
     return (group, str(data.get("kind", "")), str(meta.get("namespace") or ""), str(meta.get("name") or ""))
 
 #: fnrun's own layout notes, stamped only where the file is not laid out the default way. They let
@@ -99,7 +99,7 @@ FILE_NAMES = ("kind_name", "name_kind")  # kpt's `deployment_web.yaml`, fnrun's 
 def default_path(data: dict, directory: str = "", naming: str = "name_kind") -> str:
     """Where a resource with no path goes: `<dir>/<name>_<kind>.yaml`, lowercased (docs/reference/annotations.md), or
     with `kind_name` kpt's `<dir>/<kind>_<name>.yaml` (kind lowercased, the name as it is)."""
-    meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+    meta = given if isinstance(given := data.get("metadata"), dict) else {}
     name, kind = str(meta.get("name") or "unnamed"), str(data.get("kind") or "resource")
     file = f"{kind.lower()}_{name}.yaml" if naming == "kind_name" else f"{name}_{kind}.yaml".lower()
     return f"{directory.rstrip('/')}/{file}" if directory.strip("/.") else file

@@ -27,7 +27,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from .yamlio.emit import core_spelling
 

@@ -80,7 +80,7 @@ class Resource:
         """The resource without fnrun's annotations: what is compared and written."""
         return ann.without_stripped(self.data)
 
-    def annotated(self, entries: list[tuple[str, Any]]) -> "Resource":
+    def annotated(self, entries: list[tuple[str, Any]]) -> Resource:
         """The same document with these annotations set in its value; its texts still hold the
         old ones, which is harmless for fnrun's own (stripped before anything is written)."""
         data = dict(self.data)
@@ -89,7 +89,7 @@ class Resource:
         annotated.known_edit = self.known_edit
         return annotated
 
-    def replaced(self, data: dict, known_edit: KnownEdit | None = None) -> "Resource":
+    def replaced(self, data: dict, known_edit: KnownEdit | None = None) -> Resource:
         """The same resource with a new value (API edits, merges): keeps the old text as a base."""
         replaced = Resource(data, self._text, self._body, fresh=False)
         replaced.known_edit = known_edit

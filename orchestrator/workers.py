@@ -16,9 +16,10 @@ the result is the same either way. `stop_all` ends every child (an interrupted r
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
-import select
 import pickle
+import select
 import signal
 import threading
 from collections.abc import Callable, Sequence
@@ -75,7 +76,7 @@ def fork_map(job: Job[T], weights: Sequence[int], workers: int) -> list[T]:
                 raise results[0].error()  # the first in order: the children's work is moot
             for share in shares[1:]:
                 result = _result_of(*children.pop(0))
-                results.append(_outcome(lambda: job(*share)) if result is _STUCK else result)
+                results.append(_outcome(functools.partial(job, *share)) if result is _STUCK else result)
         finally:
             for pid, fd in children:  # an interrupt or a failure here: no child outlives the call
                 _stop(pid, fd)
@@ -193,7 +194,8 @@ def _stop(pid: int, fd: int) -> None:
 def shares_of(weights: Sequence[int], workers: int) -> list[tuple[int, int]]:
     """Contiguous (start, end) ranges of about equal total weight, at most `workers` of them."""
     total = sum(weights)
-    shares, start, acc = [], 0, 0
+    shares: list[tuple[int, int]] = []
+    start, acc = 0, 0
     for i, weight in enumerate(weights):
         acc += weight
         if acc * workers >= total * (len(shares) + 1) and len(shares) < workers - 1:

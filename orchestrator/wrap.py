@@ -46,11 +46,10 @@ import sys
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 
-from . import annotations as ann
-from . import envvars
-from .run import resourcelist
+from . import annotations as ann, envvars
 from .errors import FnrunError, FunctionError, InputError
 from .resource import Resource
+from .run import resourcelist
 from .yamlio import fast
 
 USAGE = (

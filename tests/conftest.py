@@ -1,8 +1,22 @@
 """Suite-wide settings. testcontainers' reaper (Ryuk) image cannot be pulled where no registry is
-reachable, so the suite runs without it (every container it starts is removed by its test)."""
+reachable, so the suite runs without it (every container it starts is removed by its test).
+
+The `engine` marker is given here to every test that needs the engine, and every other test runs
+with the engine refused (tests/testing/engine_guard.py): `pytest -m "not engine"` is the fast
+subset, true by construction."""
+
+from __future__ import annotations
 
 import os
 import signal
+from collections.abc import Iterator
+
+import pytest
+
+from testing.engine_guard import REFUSAL, EngineGuard, needs_engine
+
+# The fixtures tests share, found by name as if defined here (a test never imports a fixture).
+pytest_plugins = ["testing.pipeline_helpers", "testing.catalog", "testing.registry"]
 
 # A suite started in the background of a non-interactive shell (`bash .ci/run &`) inherits SIGINT
 # ignored, and an ignored signal stays ignored across exec: every fnrun the Ctrl-C tests start
@@ -25,3 +39,64 @@ if os.environ.get("CI") == "true":
 
     settings.register_profile("ci", derandomize=True)
     settings.load_profile("ci")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.get_closest_marker("engine") is None and needs_engine(item.path, list(getattr(item, "fixturenames", ()))):
+            item.add_marker("engine")
+
+
+_guard: EngineGuard | None = None
+_saved_host = pytest.StashKey[str | None]()
+
+
+def _check(item: pytest.Item) -> None:
+    calls = _guard.take() if _guard is not None else []
+    if calls and item.get_closest_marker("engine") is None:
+        pytest.fail(f"{REFUSAL}: it called the Docker Engine API ({', '.join(dict.fromkeys(calls))})", pytrace=False)
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
+    """A test not marked `engine` gets the guard's socket for DOCKER_HOST (before its fixtures)."""
+    global _guard
+    if item.get_closest_marker("engine") is None:
+        if _guard is None:
+            _guard = EngineGuard()
+        _guard.take()
+        item.stash[_saved_host] = os.environ.get("DOCKER_HOST")
+        os.environ["DOCKER_HOST"] = _guard.host
+    try:
+        return (yield)
+    finally:
+        _check(item)
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    try:
+        return (yield)
+    finally:
+        _check(item)
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    try:
+        return (yield)
+    finally:
+        try:
+            _check(item)
+        finally:
+            if _saved_host in item.stash:
+                saved = item.stash[_saved_host]
+                if saved is None:
+                    os.environ.pop("DOCKER_HOST", None)
+                else:
+                    os.environ["DOCKER_HOST"] = saved
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    if _guard is not None:
+        _guard.close()

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from testing.pipeline_helpers import REPO, snapshot, test_images, write_package  # noqa: F401
+from testing.pipeline_helpers import REPO, snapshot, write_package
 from testing.runtime_fixtures import containers_of
 
 HOSTILE = "fnrun-test/hostile:v1"

@@ -15,7 +15,7 @@ import pytest
 from orchestrator.launch import _early_container
 from orchestrator.option_schema import BY_SPELLING, CommandLine, read
 from testing.launching import STARTED, launch, said, signalled_at_start, signalled_in_function
-from testing.pipeline_helpers import snapshot, test_images, write_package  # noqa: F401
+from testing.pipeline_helpers import snapshot, write_package
 from testing.runtime_fixtures import containers_of
 
 IDENTITY, LABEL, FAIL, SLEEP = "fnrun-test/identity:v1", "fnrun-test/label:v1", "fnrun-test/fail:v1", "fnrun-test/sleep:v1"
@@ -60,10 +60,10 @@ def test_output_is_the_same_with_and_without_the_early_start(tmp_path: Path, tes
 def test_only_an_identical_create_request_adopts_the_early_container(test_images: None) -> None:
     """The run adopts the launcher's container only for the very request it would send itself;
     any other request gets None (the run creates its own) and `finish` removes the early one."""
-    from orchestrator.runtimes.protocol import Invocation
     from orchestrator.runtimes.container.early import EarlyContainer
     from orchestrator.runtimes.container.remote import unix_socket
     from orchestrator.runtimes.container.settings import create_body
+    from orchestrator.runtimes.protocol import Invocation
 
     client = docker.from_env()
     for adopt in (False, True):

@@ -15,7 +15,7 @@ import pytest
 
 from orchestrator.launch import _early_container
 from testing.launching import adopted, launch, said, signalled_at_start, signalled_in_function
-from testing.pipeline_helpers import snapshot, test_images, write_package  # noqa: F401
+from testing.pipeline_helpers import snapshot, write_package
 from testing.runtime_fixtures import containers_of
 
 IDENTITY, LABEL, FAIL, SLEEP = "fnrun-test/identity:v1", "fnrun-test/label:v1", "fnrun-test/fail:v1", "fnrun-test/sleep:v1"

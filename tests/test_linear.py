@@ -15,20 +15,19 @@ import warnings
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 import functions
 import orchestrator
-from testing.io_helpers import REPO, fnrun
 from orchestrator import api
 from orchestrator.read.package import read_package
 from orchestrator.run import resourcelist
 from orchestrator.write import writeback
 from orchestrator.yamlio import comments, text, yaml11
+from testing.io_helpers import REPO, fnrun
 
 sys.path.insert(0, str(REPO / "bench"))
-from bench_scaling import SHAPES  # noqa: E402  (the bench's inputs, at test sizes)
+from bench_scaling import SHAPES
 
 # Patterns the checker cannot read, each with why it cannot backtrack. regexploit (2021) parses
 # with sre_parse and knows no possessive quantifier (Python 3.11); the comment scanner is built
@@ -173,6 +172,7 @@ def test_crafted_inputs_round_trip_byte_for_byte(shape: str, tmp_path: Path) -> 
     assert (package / "shape.yaml").read_text() == content.replace(LABELS, LABELS + "    team: platform\n")
 
 
+@pytest.mark.engine
 def test_a_4mb_line_of_quotes_backslashes_and_a_comment_through_the_cli(tmp_path: Path) -> None:
     """The line that made the comment scan quadratic (hours at this size) goes through source,
     sink and a run; the bench times it, this checks the bytes."""

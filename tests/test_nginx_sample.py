@@ -15,6 +15,8 @@ import yaml
 
 from testing.pipeline_helpers import REPO, fnrun, snapshot
 
+pytestmark = pytest.mark.engine  # the walkthrough's image is built and run
+
 SAMPLE = REPO / "samples" / "nginx"
 GOLDEN = REPO / "tests" / "fixtures" / "nginx"
 IMAGE = "fnrun/nginx-template:v1"

@@ -21,10 +21,9 @@ from pathlib import Path
 import pytest
 
 from orchestrator.yamlio import fast
-from testing.pipeline_helpers import REPO, deployment, function_config, test_images, write_package
+from testing.pipeline_helpers import REPO, deployment, function_config, write_package
 
 pytestmark = pytest.mark.usefixtures("test_images")
-_ = test_images
 HOOK_SOURCES = ("pyproject.toml", "README.md", "LICENSE", "Dockerfiles", ".pre-commit-hooks.yaml", "orchestrator", "functions")
 NOT_DEPENDENCIES = ("setuptools", "pkg_resources", "_distutils_hack", "distutils-precedence.pth", "pip", "wheel", "__editable__", "fnrun", "orchestrator", "functions", "__pycache__")
 

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import docker
 import pytest
 
 from testing.engine_fixtures import copy_images, podman_service
-from testing.pipeline_helpers import assert_one_line_error, fnrun, snapshot, test_images, write_package  # noqa: F401
+from testing.pipeline_helpers import assert_one_line_error, fnrun, snapshot, write_package
 
 HYBRID = Path("/sys/fs/cgroup/unified").is_dir()  # cgroup v1 controllers beside a v2 hierarchy
 IDENTITY = "fnrun-test/identity:v1"

@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-from gen_package import generate  # noqa: E402
+from gen_package import generate
 
+from orchestrator import procstat, workers
 from orchestrator.errors import FnrunError, InputError
 from orchestrator.read.package import read_package
 from orchestrator.resource import Resource
-from orchestrator import procstat, workers
 from orchestrator.run import resourcelist
 from orchestrator.write import writeback
 
@@ -90,7 +90,7 @@ def test_jobs_shared_from_two_threads_each_get_their_own_results() -> None:
     big step: the workers of one must never run the other's job."""
     from concurrent.futures import ThreadPoolExecutor
 
-    def job_of(tag: str):  # noqa: ANN202
+    def job_of(tag: str):
         def job(start: int, end: int) -> list[str]:
             return [f"{tag}{i}" for i in range(start, end)]
         return job

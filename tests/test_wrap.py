@@ -15,8 +15,8 @@ import pytest
 import yaml
 
 from orchestrator import envvars
-from orchestrator.run import resourcelist
 from orchestrator.resource import Resource
+from orchestrator.run import resourcelist
 from testing.pipeline_helpers import REPO, Result, fnrun
 
 CONFIG = """\

@@ -23,7 +23,7 @@ from typing import Any
 if __package__ in (None, ""):
     sys.path[0] = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from functions.kpt_catalog import krm  # noqa: E402
+from functions.kpt_catalog import krm
 
 _ID_FIELDS = ("group", "version", "kind", "name", "namespace")
 
@@ -84,7 +84,7 @@ def _selects(selector: dict, item: krm.Item) -> bool:
         return False
     for field, key in (("labelSelector", "labels"), ("annotationSelector", "annotations")):
         wanted = selector.get(field)
-        present = meta.get(key) if isinstance(meta.get(key), dict) else {}
+        present = given if isinstance(given := meta.get(key), dict) else {}
         if wanted and not all(present.get(k.strip()) == v.strip() for k, _, v in (term.partition("=") for term in str(wanted).split(","))):
             return False
     return True
@@ -96,7 +96,9 @@ def _describe(selector: dict) -> str:
 
 def _parse(field_path: str) -> list[str]:
     """Segments of a field path: dots split it, except inside brackets (one pass, no backtracking)."""
-    segments, current, depth = [], [], 0
+    segments: list[str] = []
+    current: list[str] = []
+    depth = 0
     for char in field_path:
         if char == "." and depth == 0:
             segments.append("".join(current))

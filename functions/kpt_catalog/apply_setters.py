@@ -16,7 +16,7 @@ from typing import Any
 if __package__ in (None, ""):
     sys.path[0] = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from functions.kpt_catalog import krm  # noqa: E402
+from functions.kpt_catalog import krm
 
 # The pattern runs from its first to its last non-blank: greedy, so a long blank run inside it is
 # passed once (a lazy `.*?` before `\s*$` tried the rest of the line at every character).

@@ -12,9 +12,8 @@ import sys
 if __package__ in (None, ""):
     sys.path[0] = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from functions.kpt_catalog import krm  # noqa: E402
-from functions.kpt_catalog.no_op import no_op as drop_comments  # noqa: E402 - the same nothing, sent back as JSON
-
+from functions.kpt_catalog import krm
+from functions.kpt_catalog.no_op import no_op as drop_comments
 
 if __name__ == "__main__":
     krm.main(drop_comments, "drop-comments")

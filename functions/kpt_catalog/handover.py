@@ -23,7 +23,8 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any, NoReturn
 
 #: Set by fnrun (and only by it) in the environment of a run that hands the items over.
 ENV_VAR = "FNRUN_CATALOG_HANDOVER"
@@ -64,7 +65,7 @@ def run(transform: Callable[[list, dict], list[dict]], prog: str, reads_comments
     except Exception as err:  # noqa: BLE001 - a bug or an input no kpt package has: one line, exit 1
         print(f"{prog}: internal error: {type(err).__name__}: {' '.join(str(err).split())}", file=sys.stderr)
         sys.exit(1)
-    entries = []
+    entries: list[Any] = []
     for item in work:
         position = positions.get(id(item))
         if reads_comments:
@@ -103,7 +104,7 @@ def _nodes(texts: Any, count: int) -> list | None:
     return nodes
 
 
-def _fall_back() -> None:
+def _fall_back() -> NoReturn:
     sys.stdout.write(FALLBACK)
     sys.exit(0)
 

@@ -11,7 +11,7 @@ import sys
 if __package__ in (None, ""):
     sys.path[0] = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from functions.kpt_catalog import krm  # noqa: E402
+from functions.kpt_catalog import krm
 
 
 def no_op(items: list[krm.Item], config: krm.Item) -> list[dict]:

@@ -14,12 +14,13 @@ import fnmatch
 import os
 import re
 import sys
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 if __package__ in (None, ""):
     sys.path[0] = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from functions.kpt_catalog import handover, krm, regex  # noqa: E402
+from functions.kpt_catalog import handover, krm, regex
 
 _KEYS = {"by-value", "by-value-regex", "by-path", "by-file-path", "put-value", "put-comment"}
 _GROUP = re.compile(r"\$\{(\d+)\}")
@@ -57,11 +58,9 @@ def search_replace(items: list[krm.Item], config: krm.Item) -> list[dict]:
             if pattern is not None and not _path_matches(pattern, path):
                 continue
             if "put-value" in data:
-                new = _GROUP.sub(lambda m: found.group(int(m.group(1))) or "", data["put-value"]) if found else data["put-value"]
-                parent[key] = _typed(value, new)
+                parent[key] = _typed(value, _filled(data["put-value"], found))
             if "put-comment" in data:
-                comment = _GROUP.sub(lambda m: found.group(int(m.group(1))) or "", data["put-comment"]) if found else data["put-comment"]
-                parent.yaml_add_eol_comment(comment, key, column=0)
+                parent.yaml_add_eol_comment(_filled(data["put-comment"], found), key, column=0)
             done = "Mutated" if data.keys() & {"put-value", "put-comment"} else "Matched"
             results.append(krm.result(f"{done} field value `{text}`", "info", item, ".".join(path)))
         if pattern is not None and "put-value" in data and not any(s in ("*", "**", "[*]") for s in pattern) and not data.keys() & {"by-value", "by-value-regex"}:
@@ -118,6 +117,13 @@ def _create(item: krm.Item, pattern: list[str], value: str) -> bool:
         return False
     node[pattern[-1]] = value
     return True
+
+
+def _filled(template: str, found: Any) -> str:
+    """template with each ${N} replaced by the regex match's group N (as given without a match)."""
+    if not found:
+        return template
+    return _GROUP.sub(lambda m: found.group(int(m.group(1))) or "", template)
 
 
 def _typed(old: Any, new: str) -> Any:

@@ -15,7 +15,7 @@ from typing import Any
 if __package__ in (None, ""):
     sys.path[0] = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from functions.kpt_catalog import krm  # noqa: E402
+from functions.kpt_catalog import krm
 
 
 def split_image(image: str) -> tuple[str, str]:

@@ -14,7 +14,7 @@ import sys
 if __package__ in (None, ""):
     sys.path[0] = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from functions.kpt_catalog import krm  # noqa: E402
+from functions.kpt_catalog import krm
 
 _AFFINITY = [
     f"spec/template/spec/affinity/{kind}/{rule}/labelSelector/matchLabels"

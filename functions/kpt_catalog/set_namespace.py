@@ -17,8 +17,8 @@ import sys
 if __package__ in (None, ""):
     sys.path[0] = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from functions.kpt_catalog import krm  # noqa: E402
-from functions.sdk.resource import CLUSTER_SCOPED_KINDS  # noqa: E402
+from functions.kpt_catalog import krm
+from functions.sdk.resource import CLUSTER_SCOPED_KINDS
 
 DEPENDS_ON = "config.kubernetes.io/depends-on"
 

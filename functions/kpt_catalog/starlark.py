@@ -24,11 +24,12 @@ import os
 import re
 import sys
 import tokenize
+from typing import Any
 
 if __package__ in (None, ""):
     sys.path[0] = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from functions.kpt_catalog import krm, starlib  # noqa: E402
+from functions.kpt_catalog import krm, starlib
 
 CTX_FIELDS = ("resource_list", "environment", "open_api")
 _LOCATION = re.compile(r"^\s*(?P<where>\S+:\d+:\d+): in ")
@@ -118,7 +119,8 @@ def run_script(items: list[krm.Item], config: krm.Item, given: tuple[str, str] |
         interpreter.set(_fnrun_lib=starlib.modules())
     try:
         interpreter.exec(PRELUDE + with_indexed_ctx(source, loaded), filename=filename)
-        edited = interpreter.get("ctx")["resource_list"]
+        ctx: Any = interpreter.get("ctx")  # type: ignore[func-returns-value]  # starlark-go's stub says None; it returns the value
+        edited = ctx["resource_list"]
     except starlark_go.StarlarkError as err:
         line = one_line(err, filename)
         print(f"starlark: {line}", file=sys.stderr)

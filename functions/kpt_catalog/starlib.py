@@ -18,7 +18,8 @@ import io
 import json as _json
 import math as _math
 import re as _re
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from functions.kpt_catalog import regex
 
@@ -66,9 +67,10 @@ def _b64_decode(text: str, encoding: str = "standard") -> str:
 
 
 def _field(resource: dict, *keys: str) -> Any:
+    value: Any = resource
     for key in keys:
-        resource = resource.get(key) if isinstance(resource, dict) else None
-    return resource
+        value = value.get(key) if isinstance(value, dict) else None
+    return value
 
 
 def _match_gvk(resource: dict, api_version: str, kind: str) -> bool:

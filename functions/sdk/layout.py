@@ -10,8 +10,8 @@ the list at the columns it came at: an item the function left alone comes back a
 from __future__ import annotations
 
 import re
-from typing import Iterable, Iterator
 from collections import Counter
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 _KEY_LINE = re.compile(r"^([ -]*)[^\s#-][^:]*:\s*(?:#.*)?$")  # a key opening a block
@@ -43,7 +43,7 @@ def guess_style(text: str) -> Style:
         item = _ITEM_LINE.match(nxt)
         if item is not None:
             offset[len(item.group(1)) - col] += 1
-        elif (deeper := len(_CONTENT_LINE.match(nxt).group(1)) - col) > 0:
+        elif (deeper := len(nxt) - len(nxt.lstrip(" ")) - col) > 0:  # nxt is a content line: its indent
             mapping[deeper] += 1
     return Style(mapping.most_common(1)[0][0] if mapping else 2,
                  max(0, offset.most_common(1)[0][0]) if offset else 0)

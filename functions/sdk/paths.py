@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import re
 import sys
-from typing import Any, Sequence, Union
+from collections.abc import Sequence
+from typing import Any
 
-Segment = Union[str, int, tuple[str, str]]
-PathLike = Union[str, Sequence[Segment]]
+Segment = str | int | tuple[str, str]
+PathLike = str | Sequence[Segment]
 
 _TOKEN = re.compile(r"""\[(?:(\d+)|'([^']*)'|"([^"]*)"|([^=\]]+)=([^\]]*))\]|([^.\[\]]+)|(\.)""")
 _PLAIN_KEY = re.compile(r"^[A-Za-z0-9_/-]+$")

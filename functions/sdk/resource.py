@@ -6,8 +6,9 @@ template, and which kinds are cluster-scoped.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any
 
 from orchestrator import annotations as keys
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 import functools
 import io
 from collections import Counter
-from typing import TYPE_CHECKING, Any, Iterator
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 from . import layout
 from .config import Error
@@ -30,7 +31,7 @@ class InputError(Error):
     """stdin is not YAML, or not one of the accepted shapes."""
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def new_yaml(style: Style = Style()) -> YAML:
     """A round-trip YAML instance writing `style` (one per style, reused)."""
     from ruamel.yaml import YAML

@@ -4,8 +4,9 @@ the exit code (0 ok; 1 for a bad input or config, or when an error-severity resu
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, NoReturn, Protocol, TextIO
+from typing import Any, NoReturn, Protocol, TextIO
 
 from .config import Error, load_config
 from .resourcelist import ResourceList

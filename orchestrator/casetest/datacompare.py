@@ -10,6 +10,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -54,6 +55,8 @@ def compare_files(actual: Path, expected: Path) -> str:
 
 
 def compare_stdout(actual: str, expected: str) -> str:
+    got: Any
+    want: Any
     try:
         got, want = (_normalised(list(yaml.safe_load_all(text))) for text in (actual, expected))
     except yaml.YAMLError as err:

@@ -122,10 +122,10 @@ def _script_images(script: str) -> set[str]:
         if words[:1] == ["export"]:
             words = words[1:]
         if len(words) == 1 and "=" in words[0] and not words[0].startswith("-"):
-            name, _, value = words[0].partition("=")
-            assigned[name] = value.strip("\"'")
+            name, _, assigned_value = words[0].partition("=")
+            assigned[name] = assigned_value.strip("\"'")
         for index, word in enumerate(words):
-            value = None
+            value: str | None = None
             if word in ("--image", "-i") and index + 1 < len(words):
                 value = words[index + 1]
             elif word.startswith("--image="):

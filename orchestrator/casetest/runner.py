@@ -14,8 +14,8 @@ from pathlib import Path
 
 from .commands import RunOptions, eval_command, is_eval, render_command, shim_environment
 from .config import EXPECTED, CaseConfig, CaseError, load_config
-from .discover import Case
 from .datacompare import compare_data, expected_package
+from .discover import Case
 from .expect import Mismatch, Outcome, compare, expected_file
 from .gitrepo import changes_since, commit_all
 from .process import run

@@ -7,7 +7,6 @@ from __future__ import annotations
 import sys
 import tempfile
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -20,9 +19,9 @@ EXAMPLES = ("Examples:\n\n"
 
 @images_app.command("build", epilog=EXAMPLES)
 def build(
-    base_image: Optional[str] = typer.Option(None, "--base-image", envvar="BASE_IMAGE", metavar="IMAGE",
+    base_image: str | None = typer.Option(None, "--base-image", envvar="BASE_IMAGE", metavar="IMAGE",
                                              help="The Python image to build on (default: fnrun/python-base:bookworm, made with debootstrap when absent; needs root)."),
-    only: Optional[list[str]] = typer.Option(None, "--only", metavar="NAME", help="Build only this image (and what it builds FROM); repeatable."),
+    only: list[str] | None = typer.Option(None, "--only", metavar="NAME", help="Build only this image (and what it builds FROM); repeatable."),
     repository: str = typer.Option("fnrun", "--repository", metavar="NAME", help="Tag the images NAME/<function>:v1 (default fnrun, the names packages use)."),
     rebuild: bool = typer.Option(False, "--rebuild", help="Build anew even when an image's inputs are unchanged."),
 ) -> int:

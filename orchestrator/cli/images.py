@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -13,9 +12,9 @@ images_app = typer.Typer(help="Build fnrun's own function images; carry the lock
 
 
 def lock(
-    directories: Optional[list[Path]] = typer.Argument(None, help="Package directories (default: .)."),
-    image: Optional[list[str]] = typer.Option(None, "--image", "-i", help="Lock this image too (one you run with `fnrun run --image`); repeatable."),
-    image_prefix: Optional[str] = typer.Option(None, "--image-prefix", help="Registry prefix for short Kptfile image names, as `fnrun render --image-prefix`."),
+    directories: list[Path] | None = typer.Argument(None, help="Package directories (default: .)."),
+    image: list[str] | None = typer.Option(None, "--image", "-i", help="Lock this image too (one you run with `fnrun run --image`); repeatable."),
+    image_prefix: str | None = typer.Option(None, "--image-prefix", help="Registry prefix for short Kptfile image names, as `fnrun render --image-prefix`."),
     pull: bool = typer.Option(False, "--pull", help="Pull every image first: lock what its registry serves now (its manifest digest)."),
     builtin_catalog: bool = typer.Option(False, "--builtin-catalog", help="Lock kpt catalog images the engine does not have as served by fnrun's own code."),
     check: bool = typer.Option(False, "--check", help="Write nothing; exit 3 and say what differs when the lock is not current."),
@@ -47,7 +46,7 @@ def lock(
 @images_app.command("save", epilog="Example:  fnrun images save functions.tar samples/")
 def save(
     bundle: Path = typer.Argument(..., help="The archive to write (a docker-archive, what `docker save` writes)."),
-    directories: Optional[list[Path]] = typer.Argument(None, help="Directories whose fnrun.lock to follow (default: .)."),
+    directories: list[Path] | None = typer.Argument(None, help="Directories whose fnrun.lock to follow (default: .)."),
 ) -> None:
     """Write every image fnrun.lock pins into one archive, checked against the lock as it is written."""
     from ..lock.bundle import save as save_bundle
@@ -59,7 +58,7 @@ def save(
 @images_app.command("load", epilog="Example:  fnrun images load functions.tar")
 def load(
     bundle: Path = typer.Argument(..., help="An archive `fnrun images save` wrote."),
-    directories: Optional[list[Path]] = typer.Argument(None, help="Directories whose fnrun.lock to check the bundle against (default: .)."),
+    directories: list[Path] | None = typer.Argument(None, help="Directories whose fnrun.lock to check the bundle against (default: .)."),
 ) -> None:
     """Load an archive into the engine, after checking that every image in it is the content
     fnrun.lock pins (config and layer digests); a bundle that differs is refused, nothing loaded."""
@@ -69,7 +68,7 @@ def load(
     print(f"fnrun images: loaded {len(images)} image{'s' if len(images) != 1 else ''} from {bundle}", file=sys.stderr)
 
 
-def _lock(directories: Optional[list[Path]]):
+def _lock(directories: list[Path] | None):
     from ..errors import InputError
     from ..lock.lockfile import LOCK_NAME, decode, find, home
 

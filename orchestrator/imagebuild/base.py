@@ -10,11 +10,10 @@ import shutil
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import docker
-
-from collections.abc import Callable
 
 from orchestrator.imagebuild.engine import BuildFailure, image_id, last_error, save_log
 

@@ -13,7 +13,7 @@ from docker.utils import kwargs_from_env
 
 from ..runtimes.container import engine_choice
 from .base import BASE_TAG, ensure_base
-from .engine import Builder, BuildFailure, Stager, Target, order, report, select
+from .engine import Builder, Stager, Target, order, report, select
 
 BUILD_TIMEOUT = 900  # seconds: a debootstrap import or a cold build of fnrun-base is slow
 

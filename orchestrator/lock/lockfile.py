@@ -51,8 +51,9 @@ def encode(entries: list[Entry]) -> bytes:
         values = {"image": entry.image, "digest": entry.digest, "id": entry.id, "servedBy": entry.served_by, "source": entry.source}
         first = True
         for key in _FIELDS[:-1]:
-            if values[key] is not None:
-                lines.append(f"{'- ' if first else '  '}{key}: {_scalar(values[key])}")
+            value = values[key]
+            if value is not None:
+                lines.append(f"{'- ' if first else '  '}{key}: {_scalar(value)}")
                 first = False
         lines.append("  declaredIn:")
         lines += [f"  - {_scalar(path)}" for path in entry.declared_in]
@@ -107,7 +108,8 @@ def _entry(item: object, where: str) -> Entry:
     if not strings["image"]:
         raise InputError(f"{where}: image is required")
     for key in ("digest", "id", "source"):
-        if strings[key] is not None and not _is_digest(strings[key]):
+        value = strings[key]
+        if value is not None and not _is_digest(value):
             raise InputError(f"{where}: {key} {strings[key]!r} is not a sha256:<64 hex digits> digest")
     if strings["servedBy"] not in (None, SERVED_BY_FNRUN):
         raise InputError(f"{where}: servedBy must be {SERVED_BY_FNRUN!r}")

@@ -33,7 +33,7 @@ class LockedImages:
         self.references: dict[str, str] = {}
         self.served: dict[str, str] = {}  # image -> builtin module the lock lets answer for it
 
-    def check(self, specs: "list[FunctionSpec]", pull_policy: str, root: Path) -> None:
+    def check(self, specs: list[FunctionSpec], pull_policy: str, root: Path) -> None:
         """Refuse, before anything runs, an image the lock does not name or whose content differs."""
         for spec in specs:
             if spec.kind != Kind.CONTAINER or spec.image is None or spec.image in self.references or spec.image in self.served:
@@ -47,7 +47,7 @@ class LockedImages:
             else:
                 self.references[spec.image] = self._reference(entry, where, pull_policy)
 
-    def _served(self, spec: "FunctionSpec", entry: Entry, where: str) -> str:
+    def _served(self, spec: FunctionSpec, entry: Entry, where: str) -> str:
         module = catalog_module(entry.image)
         if module is None or builtins.code_digest(module) != entry.source:
             raise FnrunError(f"{where}: {self.lock.path} has {entry.image} served by fnrun's code {entry.source}, "
@@ -76,7 +76,7 @@ class LockedImages:
         """What the engine is asked to run for `image`: its locked content (checked by `check`)."""
         return self.references.get(image, image)
 
-    def builtin_for(self, spec: "FunctionSpec", call: "Invocation", builtin: bool, pull_policy: str) -> str | None:
+    def builtin_for(self, spec: FunctionSpec, call: Invocation, builtin: bool, pull_policy: str) -> str | None:
         """The builtin module that may answer for a locked image: one the lock marks as served by
         fnrun, or fnrun's catalog code when the locked image was built from this very code."""
         assert spec.image is not None
@@ -94,7 +94,7 @@ def _repository(image: str) -> str:
     return split_tag(image)[0]
 
 
-def _declared(spec: "FunctionSpec", root: Path) -> str:
+def _declared(spec: FunctionSpec, root: Path) -> str:
     from .inventory import COMMAND_LINE, shown
 
     return COMMAND_LINE if spec.declared_in is None else shown(root / spec.declared_in)

@@ -17,8 +17,8 @@ from pathlib import Path
 from ..errors import FnrunError
 from ..runtimes import catalog_module
 from ..runtimes.container import imagestore
-from .inventory import inventory
 from . import builtins, lockfile
+from .inventory import inventory
 from .lockfile import Entry
 
 

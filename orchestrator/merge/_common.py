@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from orchestrator.annotations import identity, is_resource, get_path
+from orchestrator.annotations import get_path, identity, is_resource
 from orchestrator.errors import InputError
 
 

@@ -6,8 +6,9 @@ in the result"; callers drop MISSING entries, which is how `null` clears a field
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from copy import deepcopy
-from typing import Any, Callable
+from typing import Any
 
 from orchestrator.merge._common import MISSING, MergeConflict, Where, same
 from orchestrator.merge._keys import KeySpec, associative_key, index, selector

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
 from copy import deepcopy
-from typing import Any, Iterator
+from typing import Any
 
 from orchestrator.annotations import STRIPPED_KEYS, annotations_of, identity, without_stripped
 from orchestrator.errors import InputError

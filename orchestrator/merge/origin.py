@@ -86,15 +86,15 @@ class Lineage:
     by some functions, in order."""
 
     origin: dict[str, Any]
-    created_by: "FunctionSpec | None" = None
-    changed_by: list["FunctionSpec"] = field(default_factory=list)
+    created_by: FunctionSpec | None = None
+    changed_by: list[FunctionSpec] = field(default_factory=list)
 
     @property
     def transformations(self) -> list[dict[str, Any]]:
         return [reference(spec) for spec in self.changed_by]
 
 
-def reference(spec: "FunctionSpec") -> dict[str, Any]:
+def reference(spec: FunctionSpec) -> dict[str, Any]:
     """The proposal's `configuredIn` (declaring file) and `configuredBy` (the function config's
     object reference) for a function; a function given on the command line without --fn-config has
     only the reference of the ConfigMap fnrun built for it."""
@@ -103,7 +103,7 @@ def reference(spec: "FunctionSpec") -> dict[str, Any]:
         entry["configuredIn"] = spec.declared_in
     config = spec.config.data if spec.config is not None else None
     if isinstance(config, dict):
-        meta = config.get("metadata") if isinstance(config.get("metadata"), dict) else {}
+        meta = given if isinstance(given := config.get("metadata"), dict) else {}
         by = {"apiVersion": config.get("apiVersion"), "kind": config.get("kind"), "name": meta.get("name")}
         if meta.get("namespace"):
             by["namespace"] = meta["namespace"]
@@ -124,7 +124,7 @@ def read_lineage(resource: Resource) -> Lineage:
 class Removal:
     resource: Resource
     lineage: Lineage
-    removed_by: "FunctionSpec"
+    removed_by: FunctionSpec
 
 
 class Tracker:
@@ -135,7 +135,7 @@ class Tracker:
         self._live: dict[int, tuple[Resource, Lineage]] = {}
         self.removed: list[Removal] = []
 
-    def transformed(self, spec: "FunctionSpec", changes: Changes) -> None:
+    def transformed(self, spec: FunctionSpec, changes: Changes) -> None:
         for before, after, changed in changes.pairs:
             lineage = self._take(before)
             if changed:

@@ -6,10 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from .. import annotations as ann
-from . import merge2_resources, merge3_resources
 from ..read.package import Package, read_package
 from ..resource import Resource
 from ..write.writeback import WritePlan, write
+from . import merge2_resources, merge3_resources
 
 
 def merge(sources: list[Path | str], destination: Path | str) -> WritePlan:

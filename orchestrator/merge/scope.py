@@ -12,10 +12,10 @@ from dataclasses import replace
 
 from .. import annotations as ann
 from ..errors import FunctionError
-from ..select.functions import FunctionSpec, in_scope
 from ..read.package import stamped
-from ..select.selectors import selected
 from ..resource import Resource, set_annotations
+from ..select.functions import FunctionSpec, in_scope
+from ..select.selectors import selected
 from ..yamlio import fast, roundtrip
 from ..yamlio.text import quote
 

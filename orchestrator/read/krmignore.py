@@ -29,7 +29,7 @@ class _Rules:
     """The patterns in force inside one directory: those of the package root `base`."""
 
     base: str  # slash-separated directory, "" for the root, else ending in "/"
-    spec: "pathspec.PathSpec | None"
+    spec: pathspec.PathSpec | None
 
 
 class KrmIgnore:
@@ -89,7 +89,7 @@ def _matchable(rel: str) -> str:
         return os.fsencode(rel).decode("utf-8", "replace")
 
 
-def _load(path: str, shown: str) -> "pathspec.PathSpec | None":
+def _load(path: str, shown: str) -> pathspec.PathSpec | None:
     """A `.krmignore` file's patterns (pathspec is imported only here: the reader also runs inside
     function images as part of `fnrun wrap`, which have no pathspec and no `.krmignore` to read)."""
     try:

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Callable, Iterable, Protocol
+from typing import IO, TYPE_CHECKING, Any, Protocol
 
 from ..errors import InputError
 from ..yamlio import fast
@@ -155,7 +156,7 @@ def pattern(path: str) -> str:
 
 
 class _Sink(Protocol):
-    def add(self, item: "Resource") -> None: ...
+    def add(self, item: Resource) -> None: ...
 
     def reset(self) -> None: ...
 
@@ -170,12 +171,12 @@ class KeepOddFiles:
         self.odd_files = {note.path for note in notes if note.problem is not None}
         self.kept: set[str] = set()
 
-    def add(self, item: "Resource") -> None:
+    def add(self, item: Resource) -> None:
         if item.path in self.odd_files:
             try:
                 fast.parse(item.text, item.path or "")
             except fast.OddDocument:
-                self.kept.add(item.path)  # type: ignore[arg-type]
+                self.kept.add(item.path)
                 return
         self.writer.add(item)
 

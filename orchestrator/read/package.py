@@ -6,14 +6,18 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .. import annotations as ann, workers
-from ..write import journal
 from ..errors import InputError
+from ..resource import Resource, set_annotations
+from ..write import journal
+from ..yamlio import fast, roundtrip, text
 from .krmignore import KrmIgnore
 from .notices import Note
-from ..resource import Resource, set_annotations
-from ..yamlio import fast, roundtrip, text
+
+if TYPE_CHECKING:
+    from yaml.nodes import Node
 
 YAML_SUFFIXES = (".yaml", ".yml")
 
@@ -194,7 +198,7 @@ def parse_stream(
     without it (a stream on stdin) every non-empty document must be a resource. Given `notes`,
     documents that are not KRM or cannot be read faithfully (duplicate keys, application tags)
     are left in the layout too and noted there, instead of being errors."""
-    found: list[tuple[str, object, dict, str]] = []  # (body, node, data, prefix)
+    found: list[tuple[str, Node | None, dict, str]] = []  # (body, node, data, prefix)
     pending = ""
     for segment in text.split_documents(content):
         if segment.separator:
@@ -214,7 +218,7 @@ def parse_stream(
             continue
         resource = _is_resource(data, path, kustomizations)
         if data is None or (not resource and path is not None and (notes is not None or isinstance(data, dict))):
-            if data is not None and notes is not None:
+            if data is not None and notes is not None and path is not None:  # (data there: path is)
                 notes.append(Note(path, segment.start_line + lead + 1))
             pending += segment.text
             continue

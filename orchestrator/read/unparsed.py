@@ -8,8 +8,8 @@ that is not KRM, with the `.krmignore` lines that leave them all out (`notices.r
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from ..errors import InputError
 from .notices import Note, Refused, refuse, refused_as_not_krm, unreadable

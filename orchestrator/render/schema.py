@@ -10,14 +10,13 @@ Beyond kpt 1.0's fields, a step's `configRef` and `when` (kpt's since, and fnrun
 from __future__ import annotations
 
 import difflib
-from typing import Union
 
 from yaml import MappingNode, Node, ScalarNode, SequenceNode
 
 from ..errors import InputError
 
 # A type is "str" | "int" | "bool" | "any", ("map", type), ("list", type) or (Go name, {field: type}).
-Type = Union[str, tuple]
+Type = str | tuple
 
 STRING_MAP: Type = ("map", "str")
 SELECTOR: Type = ("v1.Selector", {"apiVersion": "str", "kind": "str", "name": "str", "namespace": "str", "labels": STRING_MAP, "annotations": STRING_MAP})

@@ -25,7 +25,7 @@ def with_status(kptfile: Resource, ran: list[tuple[Step, FunctionReport]], error
             render_status[key] = steps
     if error:
         render_status["errorSummary"] = error
-    status = {"conditions": [condition]}
+    status: dict = {"conditions": [condition]}
     if render_status:
         status["renderStatus"] = render_status
     data["status"] = status

@@ -18,7 +18,7 @@ def holds(expression: str, items: list[Resource], where: str) -> bool:
 
     bad_patterns: list[str] = []
 
-    def matches(text: str, pattern: str) -> object:
+    def matches(text: str, pattern: str) -> celtypes.BoolType | celpy.CELEvalError:
         """CEL's `matches()` on RE2 as celpy's; a bad pattern is said as such (celpy's own
         prints RE2's log lines, and `exists()` turns its error into "no such overload")."""
         try:
@@ -27,6 +27,7 @@ def holds(expression: str, items: list[Resource], where: str) -> bool:
             bad_patterns.append(str(err))
             return celpy.CELEvalError(str(err), ValueError, ())
 
+    value: object
     try:
         env = celpy.Environment()
         program = env.program(env.compile(expression), functions={"matches": matches})
@@ -35,10 +36,12 @@ def holds(expression: str, items: list[Resource], where: str) -> bool:
         raise InputError(f"{where}: when {expression!r} is not valid CEL: {str(err).splitlines()[0]}") from None
     except celpy.CELEvalError as err:
         value = err  # raised or returned, celpy's evaluation error says the same
-    if isinstance(value, celpy.CELEvalError) or bad_patterns:
-        raise InputError(f"{where}: when {expression!r} failed: {bad_patterns[0] if bad_patterns else _short(value)}")
+    if bad_patterns:
+        raise InputError(f"{where}: when {expression!r} failed: {bad_patterns[0]}")
+    if isinstance(value, celpy.CELEvalError):
+        raise InputError(f"{where}: when {expression!r} failed: {_short(value)}")
     if not isinstance(value, celtypes.BoolType):
-        raise InputError(f"{where}: when {expression!r} must be true or false, not {type(value).__name__} {value}")
+        raise InputError(f"{where}: when {expression!r} must be true or false, not {type(value).__name__} {value!s}")
     return bool(value)
 
 

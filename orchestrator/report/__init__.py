@@ -7,8 +7,9 @@ live display."""
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import IO, Mapping
+from typing import IO
 
 from .base import Display, RunSummary
 

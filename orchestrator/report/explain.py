@@ -10,9 +10,9 @@ from .. import annotations as ann
 from ..errors import InputError
 
 if TYPE_CHECKING:
-    from ..select.functions import FunctionSpec
     from ..merge.origin import Lineage, Tracker
     from ..resource import Resource
+    from ..select.functions import FunctionSpec
 
 
 @dataclass(frozen=True)
@@ -51,7 +51,7 @@ def parse_selector(value: str) -> Selector:
     return Selector(kind=parts[at], name=rest[-1], namespace=rest[0] if len(rest) == 2 else None, api_version="/".join(parts[:at]) or None)
 
 
-def explain(wanted: Selector, resources: list["Resource"], tracker: "Tracker") -> str:
+def explain(wanted: Selector, resources: list[Resource], tracker: Tracker) -> str:
     """The story of the one resource `wanted` selects (exit 2 when it selects none or several)."""
     found = [r for r in resources if wanted.matches(r.data)]
     if len(found) > 1:
@@ -71,7 +71,7 @@ def _title(data: dict) -> str:
     return f"{kind}/{namespace + '/' if namespace else ''}{name} ({data.get('apiVersion')})"
 
 
-def _story(resource: "Resource", lineage: "Lineage") -> str:
+def _story(resource: Resource, lineage: Lineage) -> str:
     lines = [f"{_title(resource.data)} in {resource.path or '(no file)'}"]
     if lineage.created_by is not None:
         lines.append(f"  created by {_function(lineage.created_by)}")
@@ -87,7 +87,7 @@ def _story(resource: "Resource", lineage: "Lineage") -> str:
     return "\n".join(lines) + "\n"
 
 
-def _function(spec: "FunctionSpec") -> str:
+def _function(spec: FunctionSpec) -> str:
     """`IMAGE (configured in FILE by KIND/NAME)`."""
     from ..merge.origin import reference
 
@@ -95,5 +95,5 @@ def _function(spec: "FunctionSpec") -> str:
     by = entry.get("configuredBy") or {}
     configured = [f"in {entry['configuredIn']}"] if entry.get("configuredIn") else ["on the command line"]
     if by and entry.get("configuredIn"):
-        configured.append(f"by {by.get('kind')}/{by.get('namespace') + '/' if by.get('namespace') else ''}{by.get('name')}")
+        configured.append(f"by {by.get('kind')}/{str(by.get('namespace')) + '/' if by.get('namespace') else ''}{by.get('name')}")
     return f"{spec.name} (configured {' '.join(configured)})"

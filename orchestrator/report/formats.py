@@ -18,7 +18,7 @@ FORMATS = ("text", "json", "yaml")
 API_VERSION = "fnrun.dev/v1alpha1"
 
 
-def document(summary: RunSummary, error: "FnrunError | None" = None, diff: str | None = None) -> dict[str, Any]:
+def document(summary: RunSummary, error: FnrunError | None = None, diff: str | None = None) -> dict[str, Any]:
     """Per function: image or exec path, where it was declared, exit code, duration, results, and
     how many resources it added, changed and removed; then the files and the run's outcome."""
     doc: dict[str, Any] = {
@@ -42,7 +42,7 @@ def document(summary: RunSummary, error: "FnrunError | None" = None, diff: str |
     return doc
 
 
-def render(fmt: str, summary: RunSummary, error: "FnrunError | None" = None, diff: str | None = None) -> str:
+def render(fmt: str, summary: RunSummary, error: FnrunError | None = None, diff: str | None = None) -> str:
     if fmt == "text":
         return _text(summary, error)
     doc = document(summary, error, diff)
@@ -51,7 +51,7 @@ def render(fmt: str, summary: RunSummary, error: "FnrunError | None" = None, dif
     return fast.dump(doc)
 
 
-def _text(summary: RunSummary, error: "FnrunError | None") -> str:
+def _text(summary: RunSummary, error: FnrunError | None) -> str:
     """The results as the plain display prints them, without the functions' stderr."""
     lines = []
     for report in summary.reports:

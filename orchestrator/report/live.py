@@ -19,18 +19,18 @@ from .base import HELD_LINES, Display, RunSummary, changes_text, describe
 from .plain import file_lines
 
 if TYPE_CHECKING:
-    from ..select.functions import FunctionSpec
     from ..events import FunctionReport
+    from ..select.functions import FunctionSpec
 
 _SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 
 
 @dataclass
 class _Row:
-    spec: "FunctionSpec"
+    spec: FunctionSpec
     state: str = "pending"  # pending | running | ok | failed
     started: float = 0.0
-    report: "FunctionReport | None" = None
+    report: FunctionReport | None = None
     held: deque[str] = field(default_factory=lambda: deque(maxlen=HELD_LINES))
 
 
@@ -73,13 +73,13 @@ class LiveDisplay(Display):
         self.board = _Board()
         self.live: Live | None = None
 
-    def planned(self, specs: list["FunctionSpec"]) -> None:
+    def planned(self, specs: list[FunctionSpec]) -> None:
         self.board.rows = [_Row(spec) for spec in specs]
         if specs and self.live is None:
             self.live = Live(self.board, console=self.console, refresh_per_second=8, transient=False, redirect_stdout=False, redirect_stderr=False)
             self.live.start()
 
-    def _row(self, spec: "FunctionSpec", states: tuple[str, ...]) -> _Row:
+    def _row(self, spec: FunctionSpec, states: tuple[str, ...]) -> _Row:
         for row in self.board.rows:
             if row.state in states and row.spec == spec:
                 return row
@@ -87,18 +87,18 @@ class LiveDisplay(Display):
         self.board.rows.append(row)
         return row
 
-    def started(self, spec: "FunctionSpec") -> None:
+    def started(self, spec: FunctionSpec) -> None:
         row = self._row(spec, ("pending",))
         row.state, row.started = "running", time.monotonic()
 
-    def stderr(self, spec: "FunctionSpec", line: str) -> None:
+    def stderr(self, spec: FunctionSpec, line: str) -> None:
         text = f"[{spec.name}] {line.rstrip()}"
         if self.verbose:
             self.console.print(Text(text, style="dim"))
         else:
             self._row(spec, ("running",)).held.append(text)
 
-    def finished(self, spec: "FunctionSpec", report: "FunctionReport") -> None:
+    def finished(self, spec: FunctionSpec, report: FunctionReport) -> None:
         row = self._row(spec, ("running", "pending"))
         row.report, row.state = report, "failed" if report.error else "ok"
         if report.error:  # its stderr; why it failed is the run's closing error line (the row says failed)

@@ -52,6 +52,6 @@ def resource_line(root: Path, path: str, index: Any = None, ref: Any = None) -> 
 
 
 def _matches(ref: dict, data: dict) -> bool:
-    meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+    meta = given if isinstance(given := data.get("metadata"), dict) else {}
     pairs = (("kind", data.get("kind")), ("name", meta.get("name")), ("namespace", meta.get("namespace")), ("apiVersion", data.get("apiVersion")))
     return all(ref.get(key) in (None, "") or str(ref.get(key)) == str(value) for key, value in pairs) and bool(ref.get("name"))

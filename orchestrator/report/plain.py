@@ -11,8 +11,8 @@ from typing import IO, TYPE_CHECKING
 from .base import HELD_LINES, Display, RunSummary, changes_text, describe
 
 if TYPE_CHECKING:
-    from ..select.functions import FunctionSpec
     from ..events import FunctionReport
+    from ..select.functions import FunctionSpec
 
 
 class PlainEvents(Display):
@@ -24,20 +24,20 @@ class PlainEvents(Display):
     def say(self, line: str) -> None:
         print(line, file=self.stream, flush=True)
 
-    def started(self, spec: "FunctionSpec") -> None:
+    def started(self, spec: FunctionSpec) -> None:
         self._held.clear()
         if self.verbose:
             where = f"declared in {spec.declared_in}, " if spec.declared_in else ""
             self.say(f"[run] {spec.name} ({where}scope {spec.scope})")
 
-    def stderr(self, spec: "FunctionSpec", line: str) -> None:
+    def stderr(self, spec: FunctionSpec, line: str) -> None:
         text = f"[{spec.name}] {line.rstrip()}"
         if self.quiet:
             self._held.append(text)
         else:
             self.say(text)
 
-    def finished(self, spec: "FunctionSpec", report: "FunctionReport") -> None:
+    def finished(self, spec: FunctionSpec, report: FunctionReport) -> None:
         if self.quiet and report.error is None:
             return
         for line in self._held:
@@ -49,7 +49,7 @@ class PlainEvents(Display):
         for result in report.results:
             self.result(spec, result)
 
-    def result(self, spec: "FunctionSpec", result: dict) -> None:
+    def result(self, spec: FunctionSpec, result: dict) -> None:
         self.say(f"  {describe(result)}")
 
     def summary(self, summary: RunSummary) -> None:
@@ -61,7 +61,7 @@ class PlainEvents(Display):
                 self.say(f"  {line}")
 
 
-def status_line(name: str, report: "FunctionReport", reason: bool = True) -> str:
+def status_line(name: str, report: FunctionReport, reason: bool = True) -> str:
     """`[ok] IMAGE (0.52s, 2 changed)`, `[failed] IMAGE (0.10s): why` (`reason`), or
     `[interrupted] IMAGE (2.40s)` for a function stopped by Ctrl-C/SIGTERM. A Kptfile step names
     its Kptfile (`[ok] IMAGE (app/Kptfile, 0.52s, ...)`): which package it belongs to."""

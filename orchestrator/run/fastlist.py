@@ -10,7 +10,8 @@ decodes the whole input the general way: same results, or the same error."""
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from .. import annotations as ann, workers
 from ..errors import FnrunError, InputError

@@ -18,7 +18,7 @@ Each way gives the same `Decoded` for the same output."""
 from __future__ import annotations
 
 from ..errors import FunctionError, InputError
-from ..runtimes import ItemsOutput, Runtime, RunOutput
+from ..runtimes import ItemsOutput, RunOutput, Runtime
 from ..runtimes.protocol import StdoutSink
 from ..yamlio import fast
 from . import resourcelist

@@ -18,14 +18,15 @@ import queue
 import signal
 import stat
 import threading
+from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Iterator
+from typing import IO
 
-from . import resourcelist
 from ..errors import FnrunError, InputError
-from .fastlist import FAILURE_NOTE
 from ..read.notices import Note, warn
 from ..read.package import package_files, read_path, require_directory
+from . import resourcelist
+from .fastlist import FAILURE_NOTE
 
 META_FILES = ("Kptfile",)  # read as YAML though not *.yaml: `kpt fn source` lists a package's Kptfiles too
 BATCH = 25  # files per batch handed out to a process

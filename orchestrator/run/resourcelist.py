@@ -4,17 +4,18 @@ when a function left them alone."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator, Protocol
+from typing import Any, Protocol
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from .. import annotations as ann, workers
-from . import fastlist
 from ..errors import InputError
 from ..read.package import kustomization, parse_stream
 from ..resource import Resource
 from ..yamlio import anchors, blanks, fast, roundtrip, text, yaml11
+from . import fastlist
 
 API_VERSION = "config.kubernetes.io/v1"
 ACCEPTED_API_VERSIONS = ("config.kubernetes.io/v1", "config.kubernetes.io/v1beta1", "config.kubernetes.io/v1alpha1")
@@ -143,7 +144,7 @@ def decode_whole(content: str, source: str, other_documents: bool = False) -> De
     if len(documents) == 1:
         segment = documents[0]
         node, data, odd = _parse_list(segment, source, other_documents)
-        if isinstance(data, dict) and _is_list(data, node, source, segment.start_line):
+        if isinstance(data, dict) and node is not None and _is_list(data, node, source, segment.start_line):
             decoded = _decode_list(segment.text, node, data, source, segment.start_line, other_documents)
             if odd is not None:
                 decoded.odd = [(item.path, _verbatim(item, odd, source)) for item in decoded.items if _odd(item.text, source)]

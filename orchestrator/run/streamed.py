@@ -59,7 +59,7 @@ class StreamedDecode:
         if self._thread is not None and self._thread.is_alive():
             self._chunks.put(_DONE)
 
-    def __enter__(self) -> "StreamedDecode":
+    def __enter__(self) -> StreamedDecode:
         return self
 
     def __exit__(self, *_: object) -> None:

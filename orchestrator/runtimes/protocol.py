@@ -8,9 +8,10 @@ declarations of a runtime that only takes and gives bytes), and nobody probes fo
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 from ..option_schema import PULL_POLICIES, default
 from ..sizes import parse_memory, parse_size

@@ -12,8 +12,8 @@ from .. import annotations as ann
 from ..errors import InputError
 from ..kinds import KINDS, Kind
 from ..resource import Resource
-from .selectors import Selector
 from ..yamlio import fast
+from .selectors import Selector
 
 _TOP_KEYS = {*KINDS, "deferFailure"}
 _CONTAINER_KEYS = {"image", "network", "mounts", "envs"}
@@ -85,7 +85,7 @@ def parse_declaration(resource: Resource) -> FunctionSpec | None:
         return None
     key, raw = found
     where = _where(resource)
-    base = dict(config=resource, declared_in=resource.path, declared_index=resource.index)
+    base: dict[str, Any] = dict(config=resource, declared_in=resource.path, declared_index=resource.index)
     if key == ann.LEGACY_CONTAINER:
         if not isinstance(raw, str) or not raw.strip():
             raise InputError(f"{where}: {key} must name an image")

@@ -31,7 +31,7 @@ class Selector:
     annotations: dict[str, str] = field(default_factory=dict)
 
     @classmethod
-    def from_dict(cls, d: Any, where: str) -> "Selector":
+    def from_dict(cls, d: Any, where: str) -> Selector:
         """A selector from its Kptfile form; `where` names the file and step for errors."""
         if not isinstance(d, Mapping):
             raise InputError(f"{where}: a selector must be a mapping, not {_describe(d)}")
@@ -106,4 +106,5 @@ def _string_map(value: Any, where: str) -> dict[str, str]:
 
 
 def _describe(value: Any) -> str:
-    return {dict: "a mapping", list: "a list"}.get(type(value), f"{type(value).__name__} {value!r}")
+    names: dict[type, str] = {dict: "a mapping", list: "a list"}
+    return names.get(type(value), f"{type(value).__name__} {value!r}")

@@ -63,7 +63,7 @@ def split(directories: list[str], paths: list[str], index: int, count: int) -> t
     return tops, share(tops, weights, index, count)
 
 
-def run_share(specs: list["FunctionSpec"], root: Path, paths: list[str], index: int, count: int) -> list["FunctionSpec"]:
+def run_share(specs: list[FunctionSpec], root: Path, paths: list[str], index: int, count: int) -> list[FunctionSpec]:
     """`fnrun run DIR --shard I/N`: the declared functions of this shard's top-level kpt packages
     (directories holding a Kptfile). A function outside every package, or one that sees the whole
     of DIR, belongs to no shard: refused, so the union of the shards stays a full run."""

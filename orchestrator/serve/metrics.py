@@ -4,7 +4,8 @@ own, so nothing else the process might register is exposed."""
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..errors import EnvironmentProblem
 

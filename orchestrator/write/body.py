@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import Any, Callable, Collection
+from collections.abc import Callable, Collection
+from typing import Any
 
 from .. import annotations as ann
 from ..resource import Resource
-from ..yamlio import comments, fast, meaning, roundtrip, text, textedit
+from ..yamlio import comments, fast, meaning, roundtrip, textedit
 
 _COMPACT_DASH = re.compile(r"^( *)[^\s#-][^#\n]*:[ \t]*\n\1- ", re.M)  # a block sequence at its key's column
 
@@ -47,8 +48,8 @@ def resolve_body(resource: Resource, base: Resource | None, seen: Seen = frozens
             new_text = _without_foreign(body if body is not None else _unstamped(resource), base.body, seen())
         return _ensure_newline(roundtrip.edit(base.body, new_text, value))
     if body is not None:
-        own = _without_borrowed_edges(body, seen) if ann.is_resource(resource.data) else body  # not a listed file's other document
-        return _ensure_newline(_noted_sequence_style(resource, own))
+        text = _without_borrowed_edges(body, seen) if ann.is_resource(resource.data) else body  # not a listed file's other document
+        return _ensure_newline(_noted_sequence_style(resource, text))
     if resource.fresh and resource._text is not None:
         return _ensure_newline(_noted_sequence_style(resource, _unstamped(resource)))
     return _ensure_newline(roundtrip.render(resource.body, resource.value) if resource.body else fast.dump(resource.value))

@@ -7,8 +7,8 @@ report.paths) so `git apply` from the repository root reproduces the write."""
 from __future__ import annotations
 
 import stat
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from ..errors import DriftError
 from ..yamlio import linematch, text

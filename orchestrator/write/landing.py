@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import os
 import posixpath
+from collections.abc import Collection
 from pathlib import Path, PurePosixPath
-from typing import Collection
 
 from ..errors import InputError
 from ..read.krmignore import PACKAGE_FILE as KPTFILE, KrmIgnore

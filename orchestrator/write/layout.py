@@ -4,7 +4,7 @@ them, what opened the file, what ends it. The write-back's file assembly asks th
 from __future__ import annotations
 
 import bisect
-from typing import Callable
+from collections.abc import Callable
 
 from .. import annotations as ann
 from ..resource import Resource

@@ -13,12 +13,12 @@ import errno
 import fcntl
 import os
 import threading
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Iterable
 
-from . import journal
 from ..errors import EnvironmentProblem, FnrunError, InputError
+from . import journal
 
 #: Errors of the file system itself, not of the package: fix the machine (exit 4), not the files.
 _ENVIRONMENT = frozenset({errno.EROFS, errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EMFILE, errno.ENFILE, errno.ENOMEM})

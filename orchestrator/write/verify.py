@@ -5,7 +5,8 @@ in the write-back ends as a refused write, never as a file that does not parse."
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import yaml
 

@@ -6,22 +6,21 @@ touched (not even its mtime)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Callable
 
-from .. import annotations as ann
-from . import journal, layout, numbering, verify
-from .. import workers
+from .. import annotations as ann, workers
 from ..errors import InputError
 from ..read.package import Package, SourceFile
 from ..resource import Resource
+from ..yamlio import comments, fast, roundtrip, text
+from . import journal, layout, numbering, verify
 from .body import resolve_body
 from .fileends import finish
 from .landing import PathChecker, PlannedFiles, check_path, normal  # noqa: F401 - check_path is where report.locate reads a named file
 from .staging import Stager, stager_for
-from ..yamlio import comments, fast, roundtrip, text
 
 
 @dataclass(frozen=True)
@@ -182,7 +181,7 @@ def _assembled(path: str, ordered: list[Resource], before: list[Resource], origi
     for position, resource in enumerate(ordered):
         carried = layout.carried(before, indexes, previous, resource.index, kept)
         base = original.original(path, resource.index) if original and owners.get(resource.index, position) == position else None
-        prefix = base.prefix if layout.same_document(resource, base) else resource.prefix  # the file's own text before it
+        prefix = base.prefix if base is not None and layout.same_document(resource, base) else resource.prefix  # the file's own text before it
         if position == 0 and prefix == ann.DEFAULT_SEPARATOR and resource.index != 0 and not carried:
             prefix = layout.opening(before, kept)
         elif position > 0 and not prefix:

@@ -20,7 +20,7 @@ def apart(text: str, used: set[str] | frozenset[str] = frozenset()) -> tuple[str
     names = {name for _, _, kind, name in marks if kind == "&"}
     clash = names & used
     if clash:
-        taken = used | names
+        taken = set(used) | names
         renames = {}
         for name in sorted(clash):
             renames[name] = _fresh(name, taken)

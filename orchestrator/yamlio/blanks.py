@@ -4,7 +4,7 @@ document. What a parser is given goes without them; what is written keeps the us
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 

@@ -8,10 +8,9 @@ document a run writes."""
 from __future__ import annotations
 
 import re
-from typing import Iterator
+from collections.abc import Iterator
 
 from .text import OTHER_BREAKS
-
 
 # What a comment scan passes over, by which kinds of quoted scalar can still close on the line:
 # plain text, a blank not before a `#`, whole single- and double-quoted scalars. Possessive

@@ -5,8 +5,8 @@ keeping every line the edit did not touch."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from difflib import SequenceMatcher
-from typing import Iterable
 
 from .comments import comment_start, comments
 

@@ -102,7 +102,7 @@ class StrictLoader(_Base):  # type: ignore[misc, valid-type]
     yaml_implicit_resolvers: dict = {}
     _strict = True  # False: read an odd document leniently (OddDocument.data)
 
-    def resolve(self, kind: type, value: str, implicit: tuple[bool, bool]) -> str:  # type: ignore[override]
+    def resolve(self, kind: type, value: str, implicit: tuple[bool, bool]) -> str:
         """Called by libyaml's composer for every node: quoted scalars are strings, plain ones are
         looked up in a cache, collections take the default tags (no path resolvers here)."""
         if kind is ScalarNode:
@@ -122,7 +122,7 @@ class StrictLoader(_Base):  # type: ignore[misc, valid-type]
     def ascend_resolver(self) -> None:
         """No path resolvers here; libyaml's composer calls this for every node."""
 
-    def construct_document(self, node: Node) -> Any:  # type: ignore[override]
+    def construct_document(self, node: Node) -> Any:
         self._depth = 0
         self._alias_nodes = 0
         self._sizes: dict[int, int] = {}
@@ -328,6 +328,8 @@ def parse(text: str, source: str, line_offset: int = 0) -> tuple[Node | None, An
         node = loader.get_single_node()
         data = None if node is None else loader.construct_document(node)
     except (_DuplicateKey, _UnknownTag) as err:
+        # both are raised while constructing, so the node was composed, and both carry its mark
+        assert node is not None and err.problem_mark is not None
         loader._strict = False
         loader.constructed_objects, loader.recursive_objects = {}, {}  # what the failed pass left
         lenient = loader.construct_document(node)

@@ -12,8 +12,8 @@ whole: still a correct diff, and a small file gets SequenceMatcher's answer as b
 from __future__ import annotations
 
 import bisect
+from collections.abc import Sequence
 from difflib import Match, SequenceMatcher
-from typing import Sequence
 
 #: Up to this many lines in all, SequenceMatcher matches the whole file, as fnrun always did.
 WHOLE = 1000
@@ -28,26 +28,33 @@ Block = tuple[int, int, int]  # (start in a, start in b, length), as difflib's M
 class Matcher(SequenceMatcher):
     """difflib's opcodes and grouped hunks over the shared lines `matching_blocks` finds."""
 
+    # SequenceMatcher's own state, which its stubs leave out (set_seq2 below resets it)
+    a: Sequence[str]
+    b: Sequence[str]
+    matching_blocks: list[Match] | None
+    opcodes: list[tuple[str, int, int, int, int]] | None
+    fullbcount: dict[str, int] | None
+
     def __init__(self, a: Sequence[str], b: Sequence[str], autojunk: bool = True) -> None:
-        super().__init__(None, a, b, autojunk=autojunk)  # type: ignore[arg-type]
+        super().__init__(None, a, b, autojunk=autojunk)
         self._autojunk = autojunk
 
-    def set_seq2(self, b: Sequence[str]) -> None:  # type: ignore[override]
+    def set_seq2(self, b: Sequence[str]) -> None:
         """b without difflib's index of its lines (`matching_blocks` does not use it)."""
-        self.b = b  # type: ignore[assignment]
+        self.b = b
         self.matching_blocks = self.opcodes = None
         self.fullbcount = None
 
     def get_matching_blocks(self) -> list[Match]:
         if self.matching_blocks is None:
-            self.matching_blocks = [Match(*block) for block in matching_blocks(self.a, self.b, self._autojunk)]  # type: ignore[arg-type]
-        return self.matching_blocks  # type: ignore[return-value]
+            self.matching_blocks = [Match(*block) for block in matching_blocks(self.a, self.b, self._autojunk)]
+        return self.matching_blocks
 
 
 def matching_blocks(a: Sequence[str], b: Sequence[str], autojunk: bool = True) -> list[Block]:
     """The runs of lines a and b share, in order, ending with (len(a), len(b), 0) as difflib's do."""
     if len(a) + len(b) <= WHOLE:
-        return [tuple(m) for m in SequenceMatcher(None, a, b, autojunk=autojunk).get_matching_blocks()]  # type: ignore[misc]
+        return [(m.a, m.b, m.size) for m in SequenceMatcher(None, a, b, autojunk=autojunk).get_matching_blocks()]
     found: list[Block] = []
     _match(a, b, 0, len(a), 0, len(b), DEPTH, found)
     merged: list[Block] = []

@@ -25,7 +25,7 @@ def kept(new: Any, old: Any, text: str) -> Any:
     if not _maybe(new, old):
         return new
     try:
-        read11 = yaml.load(text, Loader=_Loader)  # noqa: S506 - the safe loader
+        read11 = yaml.load(text, Loader=_Loader)  # the safe loader
     except yaml.YAMLError:
         read11 = None
     return _restore(new, old, read11)

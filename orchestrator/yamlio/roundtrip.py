@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import io
 import marshal
-from collections import Counter
 import re
+from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any
 
 from ..errors import FnrunError, InputError
 from . import blanks, fast
@@ -260,6 +261,8 @@ def _sync(tree: Any, data: Any, divergent: dict[int, list[Any]]) -> Any:
 def adopt_styles(new: Any, base: Any) -> None:
     """Where a value did not change, reuse the original's node: its quotes, scalar style and flow style."""
     from ruamel.yaml.comments import CommentedMap, CommentedSeq
+    pairs: list[tuple[Any, Any]]
+    container: CommentedMap | CommentedSeq
     if isinstance(new, CommentedMap) and isinstance(base, CommentedMap):
         pairs = [(k, k) for k in new if k in base]
         container = new

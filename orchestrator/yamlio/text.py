@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
+from typing import TypeGuard
 
 from yaml.nodes import MappingNode, Node, ScalarNode
 
@@ -53,7 +54,7 @@ def without_stray_ends(opening: str) -> str:
     """The text that opens a file without the `...` lines that end no document: a deleted first
     document leaves its `...` in the next one's prefix, and a stream cannot begin with one. Only
     the lines before the first document are looked at."""
-    kept = []
+    kept: list[str] = []
     lines = opening.splitlines(keepends=True)
     for number, line in enumerate(lines):
         stripped = line.strip()
@@ -102,7 +103,7 @@ def _key(node: MappingNode, name: str) -> tuple[ScalarNode, Node] | None:
     return None
 
 
-def _block_mapping(node: Node | None) -> bool:
+def _block_mapping(node: Node | None) -> TypeGuard[MappingNode]:
     return isinstance(node, MappingNode) and not node.flow_style and bool(node.value)
 
 
@@ -127,19 +128,19 @@ def stamp(text: str, node: Node | None, entries: list[tuple[str, str]]) -> str |
     editing)."""
     if not entries:
         return text
-    if not _block_mapping(node) or node.start_mark.column != 0:  # type: ignore[union-attr]
+    if not _block_mapping(node) or node.start_mark.column != 0:
         return None  # an indented document would lose its indentation as a list item
-    metadata = _key(node, "metadata")  # type: ignore[arg-type]
+    metadata = _key(node, "metadata")
     lines = text.splitlines(keepends=True)
     if metadata is None:  # a `kind: List`, say: the annotations come with a metadata of their own
-        if len(node.value) < 2 or not _starts_line(lines, node.value[1][0]):  # type: ignore[union-attr]
+        if len(node.value) < 2 or not _starts_line(lines, node.value[1][0]):
             return None
-        at = node.value[1][0].start_mark.line  # type: ignore[union-attr]
+        at = node.value[1][0].start_mark.line
         lines[at:at] = ["metadata:\n", "  annotations:\n", *(f"    {k}: {v}\n" for k, v in entries)]
         return "".join(lines)
-    if not _block_mapping(metadata[1]):
-        return None
     meta_key, meta = metadata
+    if not _block_mapping(meta):
+        return None
     first_meta_key = meta.value[0][0]
     if not _starts_line(lines, first_meta_key) or _anchored(lines, meta):
         return None
@@ -174,9 +175,11 @@ def strip_lines(lines: list[str], node: Node | None, keys: frozenset[str], line_
     if metadata is None or not isinstance(metadata[1], MappingNode):
         return []
     annotations = _key(metadata[1], "annotations")
-    if annotations is None or not isinstance(annotations[1], MappingNode):
+    if annotations is None:
         return []
     ann_key, ann = annotations
+    if not isinstance(ann, MappingNode):
+        return []
     doomed: list[int] = []
     for key, value in ann.value:
         if not (isinstance(key, ScalarNode) and key.value in keys):
@@ -294,7 +297,7 @@ def with_line_ends(content: str, original: str) -> str:
     new = _LINE.findall(content)
     new_bare = [line.rstrip("\n") for line in new]
     out = []
-    for tag, i1, i2, j1, j2 in Matcher(old_bare, new_bare, autojunk=False).get_opcodes():
+    for _tag, i1, i2, j1, j2 in Matcher(old_bare, new_bare, autojunk=False).get_opcodes():
         for offset, j in enumerate(range(j1, j2)):
             if not new[j].endswith("\n"):
                 out.append(new[j])

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from yaml.nodes import CollectionNode, MappingNode, Node, ScalarNode, SequenceNode
 
 from ..errors import FnrunError
 from . import emit, fast
@@ -106,7 +106,8 @@ class _Editor:
         # In text order, each span once (not the whole text copied per edit); of two insertions
         # at one place, the one made first comes first.
         order = sorted(range(len(self.edits)), key=lambda i: (self.edits[i][0], self.edits[i][1], i))
-        parts, position = [], 0
+        parts: list[str] = []
+        position = 0
         for i in order:
             start, end, replacement = self.edits[i]
             if start < position:
@@ -145,7 +146,7 @@ class _Editor:
                     last -= 1
                 return last
             return node.end_mark.line
-        if node.flow_style or not node.value:
+        if not isinstance(node, CollectionNode) or node.flow_style or not node.value:
             return node.end_mark.line
         if isinstance(node, MappingNode):
             key, value = node.value[-1]
@@ -270,7 +271,7 @@ class _Editor:
             if node.style in ("|", ">"):
                 return len(self.lines[line])
             return node.end_mark.column
-        if node.flow_style or not node.value:
+        if not isinstance(node, CollectionNode) or node.flow_style or not node.value:
             return node.end_mark.column
         last = node.value[-1][1] if isinstance(node, MappingNode) else node.value[-1]
         return self.end_column(last, line)

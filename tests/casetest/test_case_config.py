@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from orchestrator.casetest.config import KNOWN_FIELDS, CaseError, parse_config
 from orchestrator.casetest.expect import normalise_diff

@@ -10,10 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from testing.pipeline_helpers import REPO, fnrun, test_images
+from testing.pipeline_helpers import fnrun
 
 pytestmark = pytest.mark.usefixtures("test_images")
-_ = test_images
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 OWN = FIXTURES / "fnrun"
@@ -110,8 +109,8 @@ def test_a_case_whose_second_run_differs_fails_there(tmp_path: Path) -> None:
     """kpt's runner runs each case twice from a fresh copy: a function that remembers an earlier
     run (here exec.sh, through a file outside the package) passes the first and fails the second."""
     marker = tmp_path / "ran-before"
-    script = (f'kpt fn eval --image fnrun/set-namespace:v1 -- namespace=prod\n'
-              f'if [ -e "$MARKER" ]; then echo "# ran before" >> resources.yaml; fi\ntouch "$MARKER"\n')
+    script = ('kpt fn eval --image fnrun/set-namespace:v1 -- namespace=prod\n'
+              'if [ -e "$MARKER" ]; then echo "# ran before" >> resources.yaml; fi\ntouch "$MARKER"\n')
     case = _case(tmp_path, "remembers", {".expected/exec.sh": script, ".expected/config.yaml": f"env:\n  MARKER: {marker}\n"})
     assert fnrun("test", str(case), "--update").code == 0
     marker.unlink()

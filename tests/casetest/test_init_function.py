@@ -10,10 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from testing.pipeline_helpers import fnrun, test_images
+from testing.pipeline_helpers import fnrun
 
 pytestmark = pytest.mark.usefixtures("test_images")
-_ = test_images
 
 
 def test_the_scaffold_passes_as_exec_and_as_image_and_fails_when_changed(tmp_path: Path) -> None:

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-
 BIN = Path(sys.executable).parent  # the virtualenv's fnrun, which the scripts call by name
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from testing.pipeline_helpers import deployment, function_config, snapshot, test_images, write_package  # noqa: F401
+from testing.pipeline_helpers import deployment, function_config, snapshot, write_package
 
 pytestmark = pytest.mark.usefixtures("test_images")
 

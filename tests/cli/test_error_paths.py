@@ -21,6 +21,7 @@ def package(tmp_path: Path) -> Path:
     return root
 
 
+@pytest.mark.engine
 @pytest.mark.parametrize("command", [["run", "{dir}", "-i", "fnrun/set-namespace:v1", "--", "namespace=x"], ["render", "{dir}"]])
 @pytest.mark.parametrize(("cwd", "typed", "shown"), [
     ("work", "deploy", "deploy/app/x.yaml:6: "),
@@ -42,6 +43,7 @@ def test_an_error_that_names_no_package_file_is_left_alone(package: Path, tmp_pa
     assert result.stderr.decode().startswith("fnrun: error: --image: image ")
 
 
+@pytest.mark.engine
 @pytest.mark.parametrize("command", [["run", "{dir}", "-i", "fnrun/set-namespace:v1"], ["render", "{dir}"], ["source", "{dir}"]])
 def test_a_missing_package_does_not_exist_and_a_file_is_not_a_directory(tmp_path: Path, command: list[str]) -> None:
     (tmp_path / "file.yaml").write_text("a: 1\n")

@@ -15,10 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from testing.pipeline_helpers import REPO, fnrun, test_images
+from testing.pipeline_helpers import REPO, fnrun
 
 pytestmark = pytest.mark.usefixtures("test_images")
-_ = test_images
 
 # wrap and xargs run inside function images, reading a ResourceList on stdin (test_wrap.py runs them)
 COMMANDS = ["", "run", "render", "source", "sink", "list", "merge", "merge3", "explain", "doctor", "cache info", "cache prune"]

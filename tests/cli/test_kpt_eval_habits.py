@@ -13,10 +13,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from testing.pipeline_helpers import assert_one_line_error, deployment, fnrun, load, snapshot, test_images, write_package
+from testing.pipeline_helpers import assert_one_line_error, deployment, fnrun, load, snapshot, write_package
 
 pytestmark = pytest.mark.usefixtures("test_images")
-_ = test_images
 LABEL = "fnrun-test/label:v1"
 KPTFILE = "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: shop\n"
 KUSTOMIZATION = "resources:\n- web.yaml\n"

@@ -10,10 +10,9 @@ from pathlib import Path
 import pytest
 
 from orchestrator.yamlio import fast
-from testing.pipeline_helpers import deployment, fnrun, load, snapshot, test_images, write_package
+from testing.pipeline_helpers import deployment, fnrun, load, snapshot, write_package
 
 pytestmark = pytest.mark.usefixtures("test_images")
-_ = test_images
 PLAIN = {"GITHUB_ACTIONS": ""}
 LABEL_STEP = """\
 apiVersion: kpt.dev/v1

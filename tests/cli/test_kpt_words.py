@@ -43,6 +43,7 @@ def test_kpt_command_words_name_the_command_to_type(tmp_path: Path, typed: list[
     assert (root / "cm.yaml").read_text() == CONFIGMAP
 
 
+@pytest.mark.engine
 def test_the_suggested_eval_command_runs(tmp_path: Path) -> None:
     root = _package(tmp_path)
     hint = fnrun("eval", str(root), "-i", "fnrun/set-namespace:v1", "--", "namespace=prod").stderr.decode()
@@ -52,6 +53,7 @@ def test_the_suggested_eval_command_runs(tmp_path: Path) -> None:
     assert "namespace: prod" in (root / "cm.yaml").read_text()
 
 
+@pytest.mark.engine
 def test_include_meta_resources_is_a_noted_no_op(tmp_path: Path) -> None:
     root = _package(tmp_path)
     (root / "Kptfile").write_text("apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: pkg\n")

@@ -14,10 +14,8 @@ from pathlib import Path
 import pytest
 
 from testing import stress
-from testing.pipeline_helpers import test_images
 
 pytestmark = pytest.mark.usefixtures("test_images")
-_ = test_images
 TRIALS = 8
 SEED = 21
 WATCHDOG = 60.0  # a hang, not a slow stop: on a quiet machine it stops within a second

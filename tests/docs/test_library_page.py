@@ -11,10 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from testing.pipeline_helpers import REPO, test_images
+from testing.pipeline_helpers import REPO
 
 pytestmark = pytest.mark.usefixtures("test_images")
-_ = test_images
 PAGE = REPO / "docs" / "reference" / "library.md"
 KPTFILE = """apiVersion: kpt.dev/v1
 kind: Kptfile

@@ -14,10 +14,9 @@ import pytest
 import typer.main
 
 from orchestrator.cli import app
-from testing.pipeline_helpers import REPO, test_images
+from testing.pipeline_helpers import REPO
 
 pytestmark = pytest.mark.usefixtures("test_images")
-_ = test_images
 
 
 @pytest.fixture(scope="module")

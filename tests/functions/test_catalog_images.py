@@ -12,22 +12,30 @@ user 65534, ruamel 0.17 in the image, the orchestrator's diff-and-write)."""
 from __future__ import annotations
 
 import difflib
-import importlib.util
-import os
 import re
 import shutil
-import subprocess
-import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
-import docker
 import pytest
 
+from testing.catalog import (  # noqa: F401
+    CATALOG,
+    EXEC_CASES,
+    SAMPLES,
+    VALIDATORS,
+    Edit,
+    Hunk,
+    _build_images_module,
+    _drop_limits,
+    _include_selectors,
+    _unmatch,
+    _unready,
+    copy_sample,
+    image,
+    module,
+    replace_in,
+)
 from testing.pipeline_helpers import REPO, Result, assert_one_line_error, fnrun, load, snapshot
-from testing.catalog import _build_images_module, _drop_limits, _include_selectors, _unmatch, _unready, CATALOG, catalog_images, copy_sample, Edit, EXEC_CASES, Hunk, image, module, replace_in, SAMPLES, VALIDATORS  # noqa: F401
-
 
 # ---------------------------------------------------------------------------------------- images
 

@@ -14,14 +14,13 @@ import sys
 import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Optional
+from typing import Any, Literal
 
 import pytest
 import ruamel.yaml
 
 from functions import sdk
-from functions.sdk import paths
-from functions.sdk import layout
+from functions.sdk import layout, paths
 from functions.sdk.layout import Style
 from functions.sdk.resourcelist import dump_yaml, new_yaml
 
@@ -437,7 +436,7 @@ class Config:
     hosts: list[str] = field(default_factory=list)
     annotation_name: str = "fnrun.dev/x"
     mode: Literal["fast", "safe"] = "safe"
-    owner: Optional[str] = None
+    owner: str | None = None
     nested: Nested = field(default_factory=Nested)
     raw: Any = None
 

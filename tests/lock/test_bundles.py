@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from orchestrator.runtimes.container.imagestore import identity
 from testing.lock_fixtures import build, build_ran, remove, unique
 from testing.pipeline_helpers import assert_one_line_error, fnrun, snapshot, write_package
 from testing.runtime_fixtures import api
-from orchestrator.runtimes.container.imagestore import identity
 
 
 @pytest.fixture

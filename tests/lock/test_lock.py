@@ -10,8 +10,8 @@ import yaml
 
 from testing.lock_fixtures import build, build_ran, lock_entries, package, remove, unique
 from testing.pipeline_helpers import REPO, assert_one_line_error, fnrun, function_config, snapshot, write_package
+from testing.registry import push
 from testing.runtime_fixtures import api
-from testing.registry import push, registry  # noqa: F401 - the registry fixture
 
 
 def test_lock_of_the_samples_names_every_image_once_with_its_files_and_is_stable(tmp_path: Path) -> None:
@@ -62,7 +62,7 @@ def test_lock_of_a_kpt_package_with_subpackages_and_annotations(tmp_path: Path) 
     assert "digest" not in entries[label]  # built here: no registry knows it, the ID is the identity
 
 
-def test_a_locked_run_refuses_a_moved_tag_and_no_lock_follows_it(tmp_path: Path, registry: str) -> None:  # noqa: F811
+def test_a_locked_run_refuses_a_moved_tag_and_no_lock_follows_it(tmp_path: Path, registry: str) -> None:
     tag = f"{registry}/{unique('moved')}:v1"
     old_id = build(tag, "old")
     push(tag)
@@ -99,7 +99,7 @@ def reset(root: Path) -> None:
     (root / "cm.yaml").write_text((root / "cm.yaml").read_text().replace(f"build: {build_ran(root)}", "build: none"))
 
 
-def test_lock_pull_locks_what_the_registry_serves(tmp_path: Path, registry: str) -> None:  # noqa: F811
+def test_lock_pull_locks_what_the_registry_serves(tmp_path: Path, registry: str) -> None:
     tag = f"{registry}/{unique('pull')}:v1"
     build(tag, "served")
     push(tag)

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from orchestrator.merge import merge2, merge3
 from orchestrator.merge._common import same

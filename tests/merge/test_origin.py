@@ -7,10 +7,9 @@ from pathlib import Path
 import pytest
 
 from orchestrator.yamlio import fast
-from testing.pipeline_helpers import assert_one_line_error, deployment, fnrun, function_config, snapshot, test_images, write_package
+from testing.pipeline_helpers import assert_one_line_error, deployment, fnrun, function_config, snapshot, write_package
 
 pytestmark = pytest.mark.usefixtures("test_images")
-_ = test_images
 PLAIN = {"GITHUB_ACTIONS": ""}
 ORIGIN = "config.kubernetes.io/origin"
 TRANSFORMATIONS = "config.kubernetes.io/transformations"

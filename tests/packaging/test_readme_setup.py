@@ -16,6 +16,8 @@ import pytest
 
 from testing.pipeline_helpers import REPO
 
+pytestmark = pytest.mark.engine  # the first command builds the sample's images and runs them
+
 
 def _first_command() -> str:
     blocks = re.findall(r"```sh\n(.*?)```", (REPO / "README.md").read_text(), flags=re.S)

@@ -39,6 +39,7 @@ def test_source_sink_in_place_touches_nothing(tmp_path: Path) -> None:
     assert snapshot(root) == before
 
 
+@pytest.mark.engine
 @pytest.mark.parametrize("image", ["fnrun/set-labels:v1", "fnrun-test/label:v1"])
 def test_a_changed_resource_keeps_its_empty_fields(tmp_path: Path, image: str) -> None:
     """fnrun's set-labels (builtin) and a ruamel round-tripping container function label every
@@ -61,6 +62,7 @@ def test_a_changed_resource_keeps_its_empty_fields(tmp_path: Path, image: str) -
     assert snapshot(root) == before  # a second run changes nothing
 
 
+@pytest.mark.engine
 def test_an_unchanged_resource_keeps_its_bytes_through_a_function(tmp_path: Path) -> None:
     """A function that changes nothing (identity, a ruamel round trip) leaves every file alone."""
     root = write_files(tmp_path / "pkg", FILES)

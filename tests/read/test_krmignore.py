@@ -10,9 +10,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator.run import resourcelist
-from testing.pipeline_helpers import assert_one_line_error, fnrun, load, snapshot, test_images, write_package
-
-_ = test_images
+from testing.pipeline_helpers import assert_one_line_error, fnrun, load, snapshot, write_package
 
 
 def _config_map(name: str) -> str:
@@ -73,6 +71,7 @@ def test_source_reads_the_same_files_as_kpt(tmp_path: Path) -> None:
     assert _paths(fnrun("source", str(tmp_path)).stdout) == _paths(kpt.stdout)
 
 
+@pytest.mark.engine
 def test_run_neither_sends_nor_touches_excluded_files(tmp_path: Path) -> None:
     write_package(tmp_path, PACKAGE)
     before = snapshot(tmp_path)
@@ -87,6 +86,7 @@ def test_run_neither_sends_nor_touches_excluded_files(tmp_path: Path) -> None:
             assert after[rel] == before[rel], rel  # bytes and mtime
 
 
+@pytest.mark.engine
 def test_deleting_everything_keeps_excluded_files(tmp_path: Path) -> None:
     write_package(tmp_path, {".krmignore": "keep/\n", "a.yaml": _config_map("a"), "keep/k.yaml": _config_map("k")})
     result = fnrun("run", str(tmp_path), "--image", "fnrun-test/delete:v1", "--", "names=a,k")
@@ -95,6 +95,7 @@ def test_deleting_everything_keeps_excluded_files(tmp_path: Path) -> None:
     assert (tmp_path / "keep/k.yaml").read_text() == _config_map("k")
 
 
+@pytest.mark.engine
 def test_function_output_into_an_excluded_path_is_refused(tmp_path: Path) -> None:
     write_package(tmp_path, {".krmignore": "*_configmap.yaml\n", "a.yaml": _config_map("a"), "made_configmap.yaml": "# mine\n"})
     before = snapshot(tmp_path)

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from testing.io_helpers import assert_one_line_error, fnrun, pipe, snapshot, write_files
 from orchestrator.read.notices import Note
 from orchestrator.run import pipes
+from testing.io_helpers import assert_one_line_error, fnrun, pipe, snapshot, write_files
 
 CM = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\ndata:\n  k: v\n"
 ODD = {
@@ -80,6 +80,7 @@ def test_two_process_source_carries_the_helpers_notes(tmp_path: Path) -> None:
     ]
 
 
+@pytest.mark.engine
 def test_run_leaves_odd_files_byte_identical(tmp_path: Path) -> None:
     declared = (
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fn\n  annotations:\n"
@@ -98,6 +99,7 @@ def test_run_leaves_odd_files_byte_identical(tmp_path: Path) -> None:
     assert len(_warnings(result.stderr)) == 3  # mkdocs.yml, values-dup.yaml, and the summary
 
 
+@pytest.mark.engine
 def test_a_duplicate_key_in_a_resource_a_function_receives_is_an_error(tmp_path: Path) -> None:
     root = _package(tmp_path / "pkg", {"app/dup.yaml": DUP})
     before = snapshot(root)
@@ -110,6 +112,7 @@ def test_a_duplicate_key_in_a_resource_a_function_receives_is_an_error(tmp_path:
     assert snapshot(root) == before
 
 
+@pytest.mark.engine
 def test_a_duplicate_key_outside_every_functions_scope_is_left_alone(tmp_path: Path) -> None:
     """The function declared in app/ sees app/ only; other/dup.yaml is left as it is."""
     declared = (
@@ -124,6 +127,7 @@ def test_a_duplicate_key_outside_every_functions_scope_is_left_alone(tmp_path: P
     assert any("other/dup.yaml:7: duplicate key 'a'" in line for line in _warnings(result.stderr))
 
 
+@pytest.mark.engine
 def test_a_selector_that_leaves_the_duplicate_out_runs(tmp_path: Path) -> None:
     root = write_files(tmp_path / "pkg", {"cm.yaml": CM.format(name="cm"), "dup.yaml": DUP})
     result = fnrun("run", str(root), "--match-name", "cm", "--image", "fnrun-test/label:v1", "--", "team=web")
@@ -131,6 +135,7 @@ def test_a_selector_that_leaves_the_duplicate_out_runs(tmp_path: Path) -> None:
     assert (root / "dup.yaml").read_text() == DUP and "team: web" in (root / "cm.yaml").read_text()
 
 
+@pytest.mark.engine
 def test_truly_unparseable_yaml_in_scope_is_still_an_error(tmp_path: Path) -> None:
     root = _package(tmp_path / "pkg", {"bad.yaml": "apiVersion: v1\nkind: A\ndata: [x\n"})
     before = snapshot(root)
@@ -157,6 +162,7 @@ def _data(path: Path) -> list:
     return [d for d in yaml.safe_load_all(path.read_text()) if d is not None]
 
 
+@pytest.mark.engine
 def test_render_hands_a_kustomization_to_the_functions_as_kpt_does(tmp_path: Path) -> None:
     files = {"Kptfile": KPTFILE, "kustomization.yaml": KUSTOMIZATION, "cm.yaml": CM.format(name="cm"), "sub/Kustomization.yaml": "kind: Kustomization\nresources: []\n"}
     ours, theirs = write_files(tmp_path / "ours", files), write_files(tmp_path / "theirs", files)
@@ -170,6 +176,7 @@ def test_render_hands_a_kustomization_to_the_functions_as_kpt_does(tmp_path: Pat
     assert (ours / "kustomization.yaml").read_text().startswith(KUSTOMIZATION)  # the rest of the file is its own
 
 
+@pytest.mark.engine
 def test_render_refuses_other_yaml_that_is_not_krm_as_kpt_does(tmp_path: Path) -> None:
     files = {"Kptfile": KPTFILE, "cm.yaml": CM.format(name="cm"), "values.yaml": "replicaCount: 1\n"}
     ours, theirs = write_files(tmp_path / "ours", files), write_files(tmp_path / "theirs", files)
@@ -180,6 +187,7 @@ def test_render_refuses_other_yaml_that_is_not_krm_as_kpt_does(tmp_path: Path) -
     assert kpt.returncode != 0 and b"values.yaml" in kpt.stderr
 
 
+@pytest.mark.engine
 def test_render_duplicate_key_in_a_received_resource_is_an_error(tmp_path: Path) -> None:
     root = write_files(tmp_path / "pkg", {"Kptfile": KPTFILE, "cm.yaml": CM.format(name="cm"), "dup.yaml": DUP})
     before = snapshot(root)

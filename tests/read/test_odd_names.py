@@ -17,6 +17,7 @@ KPTFILE = "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: pkg\npipeli
 ODD = b"lat\xe9.yaml"
 
 
+@pytest.mark.engine
 def test_a_backslash_in_a_file_name_reaches_the_function_and_is_written_back(tmp_path: Path) -> None:
     root = write_files(tmp_path / "pkg", {"back\\slash.yaml": CM.format(name="slash"), "a.yaml": CM.format(name="a")})
     result = fnrun("run", str(root), "--image", "fnrun-test/label:v1", "--image-pull-policy", "never", "--", "tier=web")
@@ -25,6 +26,7 @@ def test_a_backslash_in_a_file_name_reaches_the_function_and_is_written_back(tmp
     assert sorted(p.name for p in root.iterdir()) == ["a.yaml", "back\\slash.yaml"]
 
 
+@pytest.mark.engine
 def test_render_with_a_backslash_in_a_file_name(tmp_path: Path) -> None:
     root = write_files(tmp_path / "pkg", {"Kptfile": KPTFILE, "back\\slash.yaml": CM.format(name="slash")})
     result = fnrun("render", str(root), "--image-pull-policy", "never", "--no-status")
@@ -32,6 +34,7 @@ def test_render_with_a_backslash_in_a_file_name(tmp_path: Path) -> None:
     assert "tier: web" in (root / "back\\slash.yaml").read_text()
 
 
+@pytest.mark.engine
 @pytest.mark.parametrize("command", [("source",), ("run", "--image", "fnrun-test/label:v1", "--image-pull-policy", "never"), ("render", "--image-pull-policy", "never")])
 def test_a_file_name_that_is_not_utf8_is_refused_naming_it(tmp_path: Path, command: tuple[str, ...]) -> None:
     root = write_files(tmp_path / "pkg", {"Kptfile": KPTFILE, "a.yaml": CM.format(name="a")})
@@ -43,6 +46,7 @@ def test_a_file_name_that_is_not_utf8_is_refused_naming_it(tmp_path: Path, comma
     assert {p: p.read_bytes() for p in root.rglob("*") if p.is_file()} == before
 
 
+@pytest.mark.engine
 def test_a_name_that_is_not_utf8_outside_what_fnrun_reads_is_left_alone(tmp_path: Path) -> None:
     root = write_files(tmp_path / "pkg", {"a.yaml": CM.format(name="a"), ".krmignore": "old/\n"})
     (root / "old").mkdir()

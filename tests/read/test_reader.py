@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from testing.io_helpers import golden_cases, write_files
 from orchestrator import annotations as ann
-from orchestrator.run import resourcelist
 from orchestrator.errors import InputError
 from orchestrator.read.package import package_files, read_package
+from orchestrator.run import resourcelist
 from orchestrator.yamlio import fast
+from testing.io_helpers import golden_cases, write_files
 
 CM = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\ndata:\n  k: v\n"
 

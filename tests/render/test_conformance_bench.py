@@ -11,10 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from testing.pipeline_helpers import REPO, deployment, test_images
+from testing.pipeline_helpers import REPO, deployment
 
 pytestmark = pytest.mark.usefixtures("test_images")
-_ = test_images
 
 
 def _case(root: Path, files: dict[str, str], expected: dict[str, str], change: dict[str, str] | None = None) -> None:

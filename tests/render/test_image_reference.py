@@ -7,12 +7,11 @@ from pathlib import Path
 
 import docker
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
-from testing.io_helpers import fnrun
 from orchestrator.errors import InputError
 from orchestrator.render.reference import check_reference, reference_problem
+from testing.io_helpers import fnrun
 
 ALNUM = "abcdefghijklmnopqrstuvwxyz0123456789"
 component = st.lists(st.text(ALNUM, min_size=1, max_size=6), min_size=1, max_size=4).flatmap(

@@ -9,11 +9,11 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from testing.pipeline_helpers import assert_one_line_error, fnrun
+import pytest
 
 from orchestrator.yamlio import fast
-from testing.kpt import CATALOG, docs, ON, write  # noqa: F401
-
+from testing.kpt import CATALOG, ON, docs, write
+from testing.pipeline_helpers import assert_one_line_error, fnrun
 
 KPTFILE = """
     apiVersion: kpt.dev/v1
@@ -281,6 +281,7 @@ def test_render_out_of_place_as_kpt(tmp_path: Path) -> None:
     assert "config.kubernetes.io" not in unwrapped.stdout
 
 
+@pytest.mark.engine
 def test_render_answers_a_tag_range_with_the_builtin_that_implements_it(tmp_path: Path) -> None:
     """kpt's basicpipeline-semver: with the catalog served in-process, a `tag:` range the builtin's
     release satisfies runs the builtin; one it does not is refused, naming the range."""
@@ -389,6 +390,7 @@ def test_the_builtin_catalog_serves_an_eval_pipe(tmp_path: Path) -> None:
     assert (tmp_path / "app.yaml").read_text() == before
 
 
+@pytest.mark.engine
 def test_the_conformance_bench_runs_a_missing_image_case_only_when_the_absence_is_the_point(tmp_path: Path) -> None:
     """A case expecting a failure whose image is missing: kpt's missing-fn-image expects the
     engine's "no such image" and runs (fnrun must fail it too); kubeval-failure expects

@@ -14,7 +14,7 @@ import docker
 import pytest
 from ruamel.yaml import YAML
 
-from testing.pipeline_helpers import as_data, assert_one_line_error, fnrun, snapshot, test_images, write_package  # noqa: F401
+from testing.pipeline_helpers import as_data, assert_one_line_error, fnrun, snapshot, write_package
 
 KPT = shutil.which("kpt")
 LABEL, GENERATE, DELETE, FAIL, IDENTITY = (f"fnrun-test/{n}:v1" for n in ("label", "generate", "delete", "fail", "identity"))

@@ -9,10 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from testing.pipeline_helpers import assert_one_line_error, deployment, fnrun, load, snapshot, test_images, write_package
+from testing.pipeline_helpers import assert_one_line_error, deployment, fnrun, load, snapshot, write_package
 
 pytestmark = pytest.mark.usefixtures("test_images")
-_ = test_images
 
 KPTFILE = """\
 # the package

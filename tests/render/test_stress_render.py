@@ -11,10 +11,8 @@ from pathlib import Path
 import pytest
 
 from testing import stress
-from testing.pipeline_helpers import test_images
 
 pytestmark = pytest.mark.usefixtures("test_images")
-_ = test_images
 SEEDS = (11, 12, 13)
 JOBS = (4, 2, 8, 4)  # one render of each seed per entry
 WATCHDOG = 120.0

@@ -7,10 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from testing.pipeline_helpers import assert_one_line_error, deployment, fnrun, function_config, test_images, write_package
+from testing.pipeline_helpers import assert_one_line_error, deployment, fnrun, function_config, write_package
 
 pytestmark = pytest.mark.usefixtures("test_images")
-_ = test_images
 GITHUB = {"GITHUB_ACTIONS": "true"}
 
 MULTI = """\

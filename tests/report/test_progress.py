@@ -9,15 +9,14 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
 
-from testing.pipeline_helpers import REPO, assert_one_line_error, deployment, fnrun, function_config, test_images, write_package
+from testing.pipeline_helpers import REPO, assert_one_line_error, deployment, fnrun, function_config, write_package
 
 pytestmark = pytest.mark.usefixtures("test_images")
-_ = test_images
 PLAIN = {"GITHUB_ACTIONS": ""}
 
 

@@ -48,6 +48,7 @@ def _both(tmp_path: Path, config_at: str, *flags: str) -> tuple[Path, Path, subp
     return ours, theirs, kpt, result
 
 
+@pytest.mark.engine
 @pytest.mark.parametrize(("config_at", "flags", "namespaced"), [
     ("config.yaml", (), {"config.yaml", "resources.yaml"}),
     ("fns/config.yaml", (), {"fns/config.yaml", "resources.yaml"}),
@@ -63,6 +64,7 @@ def test_the_package_s_own_config_file_is_changed_as_kpt_changes_it(tmp_path: Pa
     assert changed == namespaced
 
 
+@pytest.mark.engine
 def test_on_stdout_the_config_is_among_the_items_as_in_kpt(tmp_path: Path) -> None:
     ours, theirs, kpt, result = _both(tmp_path, "config.yaml", "-o", "stdout")
     mine, kpts = fast.load(result.stdout, "fnrun")["items"], fast.load(kpt.stdout, "kpt")["items"]
@@ -71,6 +73,7 @@ def test_on_stdout_the_config_is_among_the_items_as_in_kpt(tmp_path: Path) -> No
     assert _files(ours) == _files(theirs)  # neither wrote the package
 
 
+@pytest.mark.engine
 def test_fn_config_only_keeps_the_file_the_config_alone(tmp_path: Path) -> None:
     """kpt after 1.0.0-beta.56 keeps such a file out of the items; --fn-config-only asks for that."""
     root = write_package(tmp_path / "pkg", {"config.yaml": CONFIG, "resources.yaml": RESOURCES})

@@ -9,10 +9,9 @@ from pathlib import Path
 import pytest
 
 from orchestrator.run import resourcelist
-from testing.pipeline_helpers import assert_one_line_error, deployment, fnrun, load, snapshot, test_images, write_package
+from testing.pipeline_helpers import assert_one_line_error, deployment, fnrun, load, snapshot, write_package
 
 pytestmark = pytest.mark.usefixtures("test_images")
-_ = test_images
 
 
 def test_image_with_key_value_arguments_sees_the_whole_package(tmp_path: Path) -> None:

@@ -6,11 +6,9 @@ from pathlib import Path
 
 import pytest
 
-
-from testing.pipeline_helpers import assert_one_line_error, deployment, fnrun, function_config, load, snapshot, test_images, write_package
+from testing.pipeline_helpers import assert_one_line_error, deployment, fnrun, function_config, load, snapshot, write_package
 
 pytestmark = pytest.mark.usefixtures("test_images")
-_ = test_images
 
 
 def test_declared_function_edits_only_changed_lines_and_second_run_is_a_noop(tmp_path: Path) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
@@ -12,11 +11,10 @@ from pathlib import Path
 import docker
 import pytest
 
-from orchestrator.runtimes.container.runtime import LABEL_PID
-from testing.pipeline_helpers import REPO, assert_one_line_error, interrupt_when_running, deployment, fnrun, function_config, load, snapshot, test_images, write_package
+from orchestrator.runtimes.container.settings import LABEL_PID
+from testing.pipeline_helpers import REPO, assert_one_line_error, deployment, fnrun, function_config, interrupt_when_running, load, snapshot, write_package
 
 pytestmark = pytest.mark.usefixtures("test_images")
-_ = test_images
 
 
 def _package(tmp_path: Path, *functions: str) -> dict:

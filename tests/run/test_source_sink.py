@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from testing.io_helpers import REPO, assert_one_line_error, fnrun, golden_cases, pipe, snapshot, write_files
 from orchestrator import api
-from orchestrator.run import fastlist, pipes, resourcelist
-from orchestrator.write import writeback
 from orchestrator.errors import InputError
 from orchestrator.read.package import read_package
+from orchestrator.run import fastlist, pipes, resourcelist
+from orchestrator.write import writeback
 from orchestrator.yamlio import fast
+from testing.io_helpers import REPO, assert_one_line_error, fnrun, golden_cases, pipe, snapshot, write_files
 
 EXTRA_LAYOUTS = {
     "odd/flow-metadata.yaml": '{"apiVersion": "v1", "kind": "A", "metadata": {"name": "j", "annotations": {"a": "b"}}}\n',

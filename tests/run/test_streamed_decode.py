@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from orchestrator import workers
+from orchestrator.read.package import read_package
 from orchestrator.run import resourcelist
 from orchestrator.run.streamed import StreamedDecode
 from testing.pipeline_helpers import deployment, write_package
-from orchestrator.read.package import read_package
 
 
 def listing(tmp_path: Path, count: int = 40) -> str:

@@ -8,14 +8,13 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from orchestrator.runtimes.cache import ResultCache
-from testing.pipeline_helpers import REPO, function_config, snapshot, test_images, write_package  # noqa: F401
-from testing.runtime_fixtures import api, build_image, run_counting_containers as run
+from testing.pipeline_helpers import REPO, function_config, snapshot, write_package  # noqa: F401
+from testing.runtime_fixtures import build_image, run_counting_containers as run
 
 LABEL = "fnrun-test/label:v1"
 

@@ -10,13 +10,13 @@ import json
 import os
 import subprocess
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from testing.pipeline_helpers import function_config, test_images, write_package  # noqa: F401
+from testing.pipeline_helpers import function_config, write_package
 from testing.runtime_fixtures import run_counting_containers as run
 
 LABEL = "fnrun-test/label:v1"

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
@@ -17,6 +17,7 @@ from orchestrator.errors import FunctionError
 from orchestrator.runtimes import Sandbox
 from testing.runtime_fixtures import require_base_image
 from testing.runtimes import Subject, builtin_subject, close_warm_pools, container_subject, drive, drive_bytes, exec_subject, starlark_subject, warm_subject
+
 
 @pytest.fixture(scope="module", autouse=True)
 def _warm_containers_go() -> Iterator[None]:

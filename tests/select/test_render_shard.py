@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator.select import shard
-from testing.pipeline_helpers import assert_one_line_error, fnrun, snapshot, test_images, write_package  # noqa: F401
+from testing.pipeline_helpers import assert_one_line_error, fnrun, snapshot, write_package
 
 
 def repository(root: Path) -> Path:
@@ -21,8 +21,8 @@ def repository(root: Path) -> Path:
         )
         for item in range(number + 1):  # packages of different sizes
             files[f"{name}/cm{item}.yaml"] = f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}-{item}\n"
-    files[f"alpha/nested/Kptfile"] = "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: nested\n"
-    files[f"alpha/nested/n.yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: nested\n"
+    files["alpha/nested/Kptfile"] = "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: nested\n"
+    files["alpha/nested/n.yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: nested\n"
     return write_package(root, files)
 
 

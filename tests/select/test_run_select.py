@@ -9,12 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.run import resourcelist
 from orchestrator.read.package import parse_stream
-from testing.pipeline_helpers import assert_one_line_error, fnrun, snapshot, test_images, write_package
+from orchestrator.run import resourcelist
+from testing.pipeline_helpers import assert_one_line_error, fnrun, snapshot, write_package
 
 pytestmark = pytest.mark.usefixtures("test_images")
-_ = test_images
 
 PACKAGE = {
     "web.yaml": """\

@@ -7,7 +7,8 @@ import shutil
 from pathlib import Path
 
 from test_render_shard import changed
-from testing.pipeline_helpers import assert_one_line_error, fnrun, function_config, snapshot, test_images, write_package  # noqa: F401
+
+from testing.pipeline_helpers import assert_one_line_error, fnrun, function_config, snapshot, write_package
 
 LABEL = "fnrun-test/label:v1"
 

@@ -9,10 +9,11 @@ import os
 import shutil
 import sys
 import tempfile
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import docker
 import docker.errors
@@ -22,7 +23,7 @@ import yaml
 
 from orchestrator.runtimes.container.remote import unix_socket
 from orchestrator.runtimes.remote import wire
-from testing.pipeline_helpers import REPO, fnrun, test_images  # noqa: F401 - fixture
+from testing.pipeline_helpers import REPO, fnrun
 
 MANIFESTS = REPO / "deploy" / "kubernetes"
 DOCKERFILE = REPO / "deploy" / "fnrun-serve.Dockerfile"
@@ -235,7 +236,7 @@ BODY = (b"apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n"
         b"- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: %s # kept\n")
 
 
-def test_the_image_s_defaults_answer_health_and_a_call(image: str, test_images: None) -> None:  # noqa: F811
+def test_the_image_s_defaults_answer_health_and_a_call(image: str, test_images: None) -> None:
     with served(image) as running:
         _, health_messages, health_services = wire.health()
         for service in ("", wire.SERVICE):  # the kubelet's grpc probe asks for ""
@@ -247,7 +248,7 @@ def test_the_image_s_defaults_answer_health_and_a_call(image: str, test_images: 
     assert f"{IDENTITY} " in logs and "exit 0" in logs, logs
 
 
-def test_with_the_helper_at_a_path_the_engine_sees_one_warm_container_serves_every_call(image: str, test_images: None) -> None:  # noqa: F811
+def test_with_the_helper_at_a_path_the_engine_sees_one_warm_container_serves_every_call(image: str, test_images: None) -> None:
     """The manifests' arrangement on one machine: the warm helper in a directory the server and the
     engine see at the same path (FNRUN_WARM_HELPER names it)."""
     shared = Path(tempfile.mkdtemp(prefix="fnrun-warm-shared-"))

@@ -14,7 +14,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from testing.pipeline_helpers import assert_one_line_error, deployment, fnrun, snapshot, test_images, write_package  # noqa: F401 - fixture
+from testing.pipeline_helpers import assert_one_line_error, deployment, fnrun, snapshot, write_package
 from testing.serving import Server, free_port
 
 NO_ENGINE = {"DOCKER_HOST": "unix:///nonexistent/docker.sock"}
@@ -26,7 +26,7 @@ def _issue(subject: str, issuer: tuple[x509.Name, ec.EllipticCurvePrivateKey] | 
     key = ec.generate_private_key(ec.SECP256R1())
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, subject)])
     issuer_name, issuer_key = issuer if issuer is not None else (name, key)
-    now = datetime.datetime.now(datetime.timezone.utc)
+    now = datetime.datetime.now(datetime.UTC)
     builder = (x509.CertificateBuilder().subject_name(name).issuer_name(issuer_name).public_key(key.public_key())
                .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(minutes=5))
                .not_valid_after(now + datetime.timedelta(hours=1))
@@ -58,7 +58,7 @@ def _credentials(pki: dict[str, Path], client: bool) -> grpc.ChannelCredentials:
     return grpc.ssl_channel_credentials(pki["ca"].read_bytes(), *pair)
 
 
-def test_tls_serves_a_client_that_trusts_its_ca_and_run_reaches_it(test_images: None, pki: dict[str, Path], tmp_path: Path) -> None:  # noqa: F811
+def test_tls_serves_a_client_that_trusts_its_ca_and_run_reaches_it(test_images: None, pki: dict[str, Path], tmp_path: Path) -> None:
     address = f"127.0.0.1:{free_port()}"
     running = Server("--no-cache", "--tls-cert", str(pki["server.crt"]), "--tls-key", str(pki["server.key"]),
                      address=address, credentials=_credentials(pki, client=False))
@@ -78,7 +78,7 @@ def test_tls_serves_a_client_that_trusts_its_ca_and_run_reaches_it(test_images: 
     assert code == 0 and "(TLS)" in stderr, stderr
 
 
-def test_mutual_tls_refuses_a_client_without_a_certificate(test_images: None, pki: dict[str, Path], tmp_path: Path) -> None:  # noqa: F811
+def test_mutual_tls_refuses_a_client_without_a_certificate(test_images: None, pki: dict[str, Path], tmp_path: Path) -> None:
     address = f"127.0.0.1:{free_port()}"
     running = Server("--no-cache", "--tls-cert", str(pki["server.crt"]), "--tls-key", str(pki["server.key"]), "--client-ca", str(pki["ca"]),
                      address=address, credentials=_credentials(pki, client=True))

@@ -10,12 +10,12 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
 import docker
 import pytest
 
 from orchestrator.imagebuild import engine
-from testing.pipeline_helpers import REPO, fnrun
-
+from testing.pipeline_helpers import REPO
 
 SAMPLES = REPO / "samples"
 

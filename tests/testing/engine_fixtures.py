@@ -16,8 +16,8 @@ import shutil
 import signal
 import subprocess
 import time
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Iterable, Iterator, Sequence
 
 import docker
 import pytest

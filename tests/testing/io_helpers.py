@@ -13,9 +13,9 @@ from typing import Any
 
 import yaml
 
-from orchestrator.write import writeback
 from orchestrator.read.package import Package, read_package
 from orchestrator.resource import Resource
+from orchestrator.write import writeback
 
 REPO = Path(__file__).resolve().parents[2]
 GOLDEN = Path(__file__).resolve().parents[1] / "fixtures" / "golden"

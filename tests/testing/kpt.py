@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import textwrap
 from pathlib import Path
-from orchestrator.yamlio import fast
 
+from orchestrator.yamlio import fast
 
 ON = {"FNRUN_BUILTIN_CATALOG": "1"}
 

@@ -71,7 +71,7 @@ def _line(rng: random.Random, words: list[str]) -> str:
 def deployment(rng: random.Random, name: str) -> str:
     words = ["keep me", "owned by ops", "see the runbook", "kpt-set-like text"]
     seq = "  " if rng.random() < 0.5 else ""  # kpt's wide or compact sequence indent
-    marker_name = f" # kpt-set: ${{app}}" if rng.random() < 0.6 else _line(rng, words)
+    marker_name = " # kpt-set: ${app}" if rng.random() < 0.6 else _line(rng, words)
     marker_replicas = " # kpt-set: ${replicas}" if rng.random() < 0.8 else _line(rng, words)
     labels = "{app: " + name + "}" if rng.random() < 0.3 else None
     lines = []

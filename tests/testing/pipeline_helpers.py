@@ -105,6 +105,13 @@ def test_images() -> None:
         subprocess.run([sys.executable, str(REPO / "scripts" / "build_images.py")], check=True)
 
 
+@pytest.fixture(scope="session")
+def probe_image(test_images: None) -> str:
+    """The probe image as this checkout has it (the tag is shared: rebuilt when its hash differs)."""
+    subprocess.run([sys.executable, str(REPO / "scripts" / "build_images.py"), "--only", "probe"], check=True, capture_output=True)
+    return "fnrun-test/probe:v1"
+
+
 def load(path: Path) -> dict:
     """A file's single document, read with fnrun's own YAML 1.2 loader (PyYAML's is YAML 1.1)."""
     from orchestrator.yamlio import fast

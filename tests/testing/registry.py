@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import urllib.request
 from collections.abc import Iterator
+
 import pytest
 from testcontainers.core.container import DockerContainer
+
 from testing.runtime_fixtures import api, registry_image, wait_for
 
 

@@ -18,7 +18,8 @@ from pathlib import Path
 import docker
 import pytest
 
-from orchestrator.runtimes.container.runtime import LABEL_PID, api_client
+from orchestrator.runtimes.container.runtime import api_client
+from orchestrator.runtimes.container.settings import LABEL_PID
 
 REPO = Path(__file__).resolve().parents[2]
 BASE_IMAGE = os.environ.get("FNRUN_BASE_IMAGE", "fnrun/python-base:bookworm")

@@ -9,9 +9,9 @@ cannot be made to show one (fnrun's catalog code has no "sleep") leaves it out."
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable
 
 import yaml
 
@@ -129,7 +129,7 @@ def warm_subject(image: str) -> Subject:
 _pools: list = []
 
 
-def _warm_pool():  # noqa: ANN202 - the pool type is imported lazily, as the runtimes are
+def _warm_pool():  # the pool type is imported lazily, as the runtimes are
     if not _pools:
         from orchestrator.runtimes.container.warm.pool import WarmPool
 

@@ -438,7 +438,7 @@ def apply(items, ops, names=lambda item: item['metadata']['name']):
 '''
 
 _namespace: dict[str, Any] = {}
-exec(APPLY, _namespace)  # noqa: S102 - the same code the functions run
+exec(APPLY, _namespace)  # the same code the functions run
 apply = _namespace["apply"]
 
 

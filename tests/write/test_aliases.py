@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 
 from testing.pipeline_helpers import fnrun, load
-from testing.catalog import catalog_images  # noqa: F401 - the fixture builds stale images
 
 WORKLOAD = """\
 apiVersion: apps/v1
@@ -86,7 +85,7 @@ def run(root: Path, image: str, *args: str, env: dict[str, str] | None = None) -
 
 
 @pytest.mark.parametrize("way", sorted(WAYS))
-def test_set_labels_leaves_selectors_reached_through_an_alias_alone(tmp_path: Path, catalog_images: tuple[str, ...], way: str) -> None:  # noqa: F811
+def test_set_labels_leaves_selectors_reached_through_an_alias_alone(tmp_path: Path, catalog_images: tuple[str, ...], way: str) -> None:
     flags, env = WAYS[way]
     root = package(tmp_path, workload=WORKLOAD, notes=NOTES)
     run(root, "fnrun/set-labels:v1", *flags, "--", "color=blue", env=env)
@@ -100,7 +99,7 @@ def test_set_labels_leaves_selectors_reached_through_an_alias_alone(tmp_path: Pa
 
 
 @pytest.mark.parametrize("way", sorted(WAYS))
-def test_tshirt_size_writes_out_requests_that_no_longer_equal_limits(tmp_path: Path, catalog_images: tuple[str, ...], way: str) -> None:  # noqa: F811
+def test_tshirt_size_writes_out_requests_that_no_longer_equal_limits(tmp_path: Path, catalog_images: tuple[str, ...], way: str) -> None:
     flags, env = WAYS[way]
     root = package(tmp_path, sized=SIZED, workload=WORKLOAD)
     run(root, "fnrun/tshirt-size:v1", *flags, env=env)
@@ -143,7 +142,7 @@ def test_fnrun_never_stamps_its_annotations_through_an_alias(tmp_path: Path, pro
 
 
 @pytest.mark.parametrize("way", sorted(WAYS))
-def test_set_namespace_through_a_scalar_alias(tmp_path: Path, catalog_images: tuple[str, ...], way: str) -> None:  # noqa: F811
+def test_set_namespace_through_a_scalar_alias(tmp_path: Path, catalog_images: tuple[str, ...], way: str) -> None:
     flags, env = WAYS[way]
     text = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: where\n  namespace: &ns old\ndata:\n  home: *ns\n"
     root = package(tmp_path, where=text)

@@ -13,11 +13,9 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
-
 from orchestrator import procstat
-from orchestrator.write import journal
 from orchestrator.read.package import read_package
+from orchestrator.write import journal
 from orchestrator.write.staging import Stager
 from testing.pipeline_helpers import REPO, fnrun, write_package
 

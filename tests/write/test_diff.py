@@ -6,8 +6,7 @@ from __future__ import annotations
 import difflib
 import re
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from orchestrator.write import diff
 from orchestrator.write.writeback import FileChange

@@ -12,8 +12,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from orchestrator import api
 from orchestrator.requests import Functions, Output, RenderRequest, RunRequest, SandboxSettings, Speed
@@ -128,7 +127,7 @@ def _render_identity(root: Path, files: dict[str, str]) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("way", [_source_sink, _run_identity, _render_identity], ids=["source-sink", "run", "render"])
-def test_a_generated_file_comes_back_byte_for_byte(way, tmp_path_factory: pytest.TempPathFactory) -> None:  # noqa: ANN001
+def test_a_generated_file_comes_back_byte_for_byte(way, tmp_path_factory: pytest.TempPathFactory) -> None:
     work = tmp_path_factory.mktemp("tails")
 
     @_SETTINGS

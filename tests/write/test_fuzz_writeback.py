@@ -8,8 +8,7 @@ fixed-seed profile; bench/fuzz_writeback.py runs thousands of cases."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, given, seed, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, seed, settings, strategies as st
 
 from testing import yaml_fuzz
 

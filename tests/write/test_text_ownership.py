@@ -13,8 +13,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from testing.pipeline_helpers import fnrun, write_package
 from testing.runtime_fixtures import project_image

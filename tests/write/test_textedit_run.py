@@ -7,10 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from testing.pipeline_helpers import fnrun, snapshot, test_images
+from testing.pipeline_helpers import fnrun, snapshot
 
 pytestmark = pytest.mark.usefixtures("test_images")
-_ = test_images
 
 FILES = {
     # labels' children at five spaces in a two-space file, trailing spaces after values

@@ -14,6 +14,12 @@ from pathlib import Path
 
 import pytest
 
+from orchestrator import annotations as ann
+from orchestrator.errors import InputError
+from orchestrator.read.package import read_package
+from orchestrator.resource import Resource
+from orchestrator.run import resourcelist
+from orchestrator.write import writeback
 from testing.io_helpers import (
     REPO,
     apply_edits,
@@ -24,12 +30,6 @@ from testing.io_helpers import (
     snapshot,
     write_files,
 )
-from orchestrator import annotations as ann
-from orchestrator.run import resourcelist
-from orchestrator.write import writeback
-from orchestrator.errors import InputError
-from orchestrator.read.package import read_package
-from orchestrator.resource import Resource
 
 CASES = golden_cases()
 

@@ -4,8 +4,7 @@ documents that do not nest, so they are parsed once, not counted first."""
 from __future__ import annotations
 
 import yaml
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from orchestrator.yamlio import nesting
 
@@ -35,8 +34,8 @@ def test_the_bound_holds_for_any_layout_of_any_tree(tree: object, indent: int, f
     text = yaml.dump(tree, Dumper=yaml.CSafeDumper, indent=indent, default_flow_style=flow)
     if crlf:
         text = text.replace("\n", "\r\n")
-    for text in padded(text):
-        assert holds(text), text
+    for variant in padded(text):
+        assert holds(variant), variant
 
 
 def padded(text: str) -> list[str]:

@@ -8,8 +8,7 @@ from typing import Any
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from orchestrator.yamlio import emit, fast, roundtrip, textedit
 from orchestrator.yamlio.roundtrip import same

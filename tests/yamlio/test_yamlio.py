@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from orchestrator import annotations as ann
-from orchestrator.run import resourcelist
 from orchestrator.errors import InputError
 from orchestrator.read.package import parse_stream
 from orchestrator.resource import Resource
+from orchestrator.run import resourcelist
 from orchestrator.yamlio import comments, diff3, fast, roundtrip, text
 
 DOC = "# head\napiVersion: v1\nkind: A\nmetadata:\n  name: a  # inline\nspec:\n  x: 1\n"

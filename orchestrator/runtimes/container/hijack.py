@@ -21,8 +21,8 @@ import os
 import socket
 import ssl
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from orchestrator.errors import FnrunError
 

@@ -57,7 +57,8 @@ def _get(path: str, target: str) -> tuple[int, bytes]:
 
 
 def _unchunked(body: bytes) -> bytes:
-    out, at = [], 0
+    out: list[bytes] = []
+    at = 0
     while True:
         end = body.index(b"\r\n", at)
         size = int(body[at:end].split(b";")[0], 16)

@@ -6,8 +6,8 @@ a run that starts no container never loads the SDK to clean up."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Callable, Iterator
 
 _live: dict[str, Callable[[str], None]] = {}  # container ID -> how to remove it quietly
 _lock = threading.Lock()

@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import socket
 import threading
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from orchestrator import procstat
 from orchestrator.runtimes.container import live

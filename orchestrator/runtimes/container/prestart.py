@@ -22,21 +22,17 @@ import queue
 import socket
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Callable
 
 import docker.errors
 import requests.exceptions
 
-from orchestrator.runtimes.container import runtime as container
-
-from orchestrator.runtimes.container import early
-
-from orchestrator.runtimes.container import live
-from orchestrator.runtimes.protocol import Bytes, Invocation, Runtime, RunOutput, StderrSink, StdoutSink
-from orchestrator.runtimes.supervise.interrupts import SignalGuard
+from orchestrator.runtimes.container import early, live, runtime as container
 from orchestrator.runtimes.container.settings import LABEL_PRESTARTED
+from orchestrator.runtimes.protocol import Bytes, Invocation, RunOutput, Runtime, StderrSink, StdoutSink
+from orchestrator.runtimes.supervise.interrupts import SignalGuard
 
 
 @dataclass

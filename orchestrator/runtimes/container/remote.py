@@ -14,7 +14,6 @@ from urllib.parse import urlparse
 
 from orchestrator.errors import EnvironmentProblem
 from orchestrator.runtimes.container import engine_choice
-from orchestrator.runtimes.container.engine_choice import DEFAULT_HOST  # noqa: F401 - re-exported
 
 LOOPBACK_NAMES = {"", "localhost", "127.0.0.1", "::1"}
 MOUNT_MODES = ("auto", "bind", "upload")

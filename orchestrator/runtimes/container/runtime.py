@@ -23,15 +23,14 @@ from docker.utils import kwargs_from_env, parse_repository_tag, version_lt
 
 from orchestrator.errors import EnvironmentProblem, FnrunError, FunctionError, ImageUnavailable, InputError
 from orchestrator.runtimes.container import engine_choice, live, orphans
-from orchestrator.runtimes.protocol import Bytes, Invocation, RunOutput, StderrSink, StdoutSink
 from orchestrator.runtimes.container.hijack import duplex
-from orchestrator.runtimes.supervise.interrupts import SignalGuard
 from orchestrator.runtimes.container.remote import uploads
+from orchestrator.runtimes.container.settings import LABEL_FUNCTION, create_body
 from orchestrator.runtimes.container.start_failures import podman_runtime_refusal, start_failure
-from orchestrator.runtimes.container.settings import LABEL_FUNCTION, LABEL_PID, NOBODY, create_body, existing  # noqa: F401 - re-exported
-from orchestrator.runtimes.container.upload import copies_of  # noqa: F401 - re-exported
+from orchestrator.runtimes.container.upload import copies_of
+from orchestrator.runtimes.protocol import Bytes, Invocation, RunOutput, StderrSink, StdoutSink
+from orchestrator.runtimes.supervise.interrupts import SignalGuard
 from orchestrator.runtimes.supervise.streams import BoundedOutput, FrameDemux, LineSplitter, OutputTooLarge, pump, too_large
-
 
 _client: docker.APIClient | None = None
 _client_lock = threading.Lock()
@@ -146,7 +145,9 @@ def _create(api: docker.APIClient, inv: Invocation, config: dict[str, Any], guar
         return create(api, config)
     except docker.errors.APIError as err:
         if not isinstance(err, docker.errors.ImageNotFound):
-            raise _unknown_runtime(api, inv) if _names_runtime(err, inv) else err
+            if _names_runtime(err, inv):
+                raise _unknown_runtime(api, inv) from None
+            raise
         if inv.sandbox.image_pull_policy == "never":
             raise ImageUnavailable(f"image {inv.image} is not present (image pull policy: never)") from None
     with guard.armed():  # a pull can take long: let Ctrl-C through, no container exists yet

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from orchestrator.errors import EnvironmentProblem
 
+
 @dataclass(frozen=True)
 class Known:
     needles: tuple[str, ...]  # all must appear in the lowered engine message

@@ -22,11 +22,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from orchestrator.resource import Resource
-from orchestrator.runtimes.host import catalog_handover, forked
-from orchestrator.runtimes.host import handover
-from orchestrator.runtimes.protocol import Bytes, Invocation, ItemsOutput, RunOutput, StderrSink, StdoutSink
+from orchestrator.runtimes.host import catalog_handover, forked, handover
 from orchestrator.runtimes.host.confine import confinement
 from orchestrator.runtimes.host.exec import run_process
+from orchestrator.runtimes.protocol import Bytes, Invocation, ItemsOutput, RunOutput, StderrSink, StdoutSink
 
 if TYPE_CHECKING:
     import tempfile

@@ -20,7 +20,7 @@ from __future__ import annotations
 import ctypes
 import os
 import resource
-from typing import Callable
+from collections.abc import Callable
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWUSER = 0x10000000

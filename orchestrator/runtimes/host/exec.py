@@ -12,8 +12,9 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from orchestrator.errors import FunctionError, InputError
 from orchestrator.runtimes.protocol import Bytes, Invocation, RunOutput, StderrSink, StdoutSink
@@ -45,7 +46,7 @@ def run_process(
     stdin: bytes,
     on_stderr: StderrSink | None = None,
     confine: Callable[[], None] | None = None,
-    spawn: Callable[[], "subprocess.Popen[bytes] | ForkedProcess"] | None = None,
+    spawn: Callable[[], subprocess.Popen[bytes] | ForkedProcess] | None = None,
     on_stdout: StdoutSink | None = None,
 ) -> RunOutput:
     """Run argv as a function in its own process group: stdin in, stdout capped at --max-output,

@@ -28,12 +28,14 @@ import re
 import runpy
 import sys
 import types
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from orchestrator import annotations, workers
 from orchestrator.errors import FnrunError, FunctionError
 from orchestrator.resource import Resource
 from orchestrator.yamlio import fast, textedit
+
 if TYPE_CHECKING:
     from functions.sdk import ResourceList
 

@@ -15,8 +15,8 @@ import os
 from pathlib import Path
 
 from orchestrator.errors import InputError
-from orchestrator.runtimes.protocol import Bytes, Invocation, RunOutput, StderrSink, StdoutSink
 from orchestrator.runtimes.host.builtin import BuiltinRuntime
+from orchestrator.runtimes.protocol import Bytes, Invocation, RunOutput, StderrSink, StdoutSink
 
 ENV_VAR = "FNRUN_BUILTIN_CATALOG"
 PREFIXES = ("ghcr.io/kptdev/krm-functions-catalog/", "gcr.io/kpt-fn/")

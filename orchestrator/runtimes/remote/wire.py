@@ -37,7 +37,7 @@ def modules() -> tuple[ModuleType, ModuleType]:
         except (ImportError, RuntimeError) as err:  # generated for a newer grpcio or protobuf than installed
             raise EnvironmentProblem(f"the gRPC code generated from {PROTO} does not load: {_first_line(err)}") from None
     try:
-        return grpc.protos_and_services(PROTO)  # type: ignore[no-any-return]
+        return grpc.protos_and_services(PROTO)
     except (ImportError, NotImplementedError):
         raise EnvironmentProblem(f"no gRPC code generated from {PROTO}: run `{REMEDY}` (it needs grpcio-tools)") from None
 

@@ -5,7 +5,7 @@ sees them close and returns. Containers have their own list (orchestrator.runtim
 from __future__ import annotations
 
 import threading
-from typing import Callable
+from collections.abc import Callable
 
 _stoppers: list[Callable[[], None]] = []
 _lock = threading.Lock()

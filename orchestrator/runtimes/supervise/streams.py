@@ -11,10 +11,10 @@ import os
 import selectors
 import struct
 import time
-from typing import Callable
+from collections.abc import Callable
 
-from orchestrator.sizes import human_size
 from orchestrator.errors import FunctionError
+from orchestrator.sizes import human_size
 
 CHUNK = 1 << 18
 _HEADER = struct.Struct(">BxxxL")  # docker attach framing: stream id, 3 pad bytes, big-endian length
@@ -172,13 +172,13 @@ def pump(
         _safe(close_write)
         writing = False
     open_readers = dict(readers)
-    for fd in {*open_readers, *([write_fd] if writing else [])}:
+    for fd in {*open_readers, *([write_fd] if writing and write_fd is not None else [])}:
         os.set_blocking(fd, False)
 
     with selectors.DefaultSelector() as selector:
 
         def register() -> None:
-            for fd in {*open_readers, *([write_fd] if writing else [])}:
+            for fd in {*open_readers, *([write_fd] if writing and write_fd is not None else [])}:
                 mask = (selectors.EVENT_READ if fd in open_readers else 0) | (
                     selectors.EVENT_WRITE if writing and fd == write_fd else 0
                 )

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from testing.pipeline_helpers import assert_one_line_error, fnrun, test_images, write_package  # noqa: F401
+from testing.pipeline_helpers import assert_one_line_error, fnrun, write_package
 
 
 def package(root: Path) -> Path:

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import docker
 import pytest
@@ -16,10 +16,9 @@ import pytest
 from orchestrator.errors import EnvironmentProblem
 from orchestrator.runtimes.container import engine_choice
 from testing.engine_fixtures import copy_images, podman_service
-from testing.pipeline_helpers import assert_one_line_error, deployment, fnrun, load, snapshot, test_images, write_package
+from testing.pipeline_helpers import assert_one_line_error, deployment, fnrun, load, snapshot, write_package
 
 pytestmark = pytest.mark.usefixtures("test_images")
-_ = test_images
 ONLY_IN_PODMAN = "fnrun-test/podman-only:v1"
 NO_DOCKER_HOST = {"DOCKER_HOST": ""}
 

@@ -15,11 +15,10 @@ import time
 from pathlib import Path
 
 import docker
-import pytest
 
 from orchestrator.runtimes.container.settings import LABEL_PID
 from testing.engine_fixtures import copy_images, dockerd_service, kill_engine, unmount_left
-from testing.pipeline_helpers import REPO, Result, assert_one_line_error, fnrun, test_images, write_package  # noqa: F401
+from testing.pipeline_helpers import REPO, Result, assert_one_line_error, fnrun, write_package
 
 SLEEP = "fnrun-test/sleep:v1"
 

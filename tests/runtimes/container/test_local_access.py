@@ -13,7 +13,7 @@ import pytest
 
 from orchestrator.runtimes.container.access import blocked_by
 from orchestrator.runtimes.container.upload import archive
-from testing.pipeline_helpers import assert_one_line_error, fnrun, function_config, snapshot, test_images, write_package  # noqa: F401
+from testing.pipeline_helpers import assert_one_line_error, fnrun, function_config, snapshot, write_package
 
 PROBE = "fnrun-test/probe:v1"
 

@@ -8,15 +8,14 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import docker
 import pytest
 
 from testing.engine_fixtures import copy_images, dockerd_service
-from testing.pipeline_helpers import assert_one_line_error, fnrun, function_config, load, snapshot, test_images, write_package  # noqa: F401
-from test_ulimits import probe_image  # noqa: F401
+from testing.pipeline_helpers import assert_one_line_error, fnrun, function_config, load, snapshot, write_package
 
 # runsc's own network stack refuses a container without one in the root namespace: functions
 # run with network none, so runsc is registered with --network=none (as README says).

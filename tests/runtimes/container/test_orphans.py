@@ -13,11 +13,10 @@ import time
 from pathlib import Path
 
 import docker
-import pytest
 
 from orchestrator import procstat
 from orchestrator.runtimes.container.settings import LABEL_BOOT, LABEL_FUNCTION, LABEL_HOST, LABEL_PID, LABEL_PRESTARTED, LABEL_STARTED, boot_id
-from testing.pipeline_helpers import REPO, fnrun, test_images, write_package  # noqa: F401
+from testing.pipeline_helpers import REPO, fnrun, write_package
 
 IDENTITY, LABEL = "fnrun-test/identity:v1", "fnrun-test/label:v1"
 COLD = {"FNRUN_CACHE": "0", "FNRUN_WARM": "0"}

@@ -9,15 +9,14 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import docker
 import pytest
 
 from testing.engine_fixtures import copy_images, podman_service
-from testing.pipeline_helpers import REPO, assert_one_line_error, deployment, fnrun, function_config, load, snapshot, test_images, write_package  # noqa: F401
-from test_ulimits import probe_image  # noqa: F401
+from testing.pipeline_helpers import REPO, assert_one_line_error, deployment, fnrun, function_config, load, snapshot, write_package
 
 IMAGES = ("fnrun-test/probe:v1", "fnrun-test/identity:v1", "fnrun-test/fail:v1", "fnrun-test/garbage:v1",
           "fnrun-test/sleep:v1", "fnrun/set-labels:v1", "fnrun-test/sdkprobe:v1")

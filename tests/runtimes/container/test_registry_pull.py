@@ -8,17 +8,15 @@ always fetches the registry's.
 from __future__ import annotations
 
 import os
-import urllib.request
 from collections.abc import Iterator
 
 import docker.errors
 import pytest
-from testcontainers.core.container import DockerContainer
 
 from orchestrator.errors import EnvironmentProblem
 from orchestrator.runtimes import Invocation, Sandbox, get_runtime
-from testing.runtime_fixtures import api, build_image, containers_of, registry_image, require_base_image, wait_for
-from testing.registry import push, registry  # noqa: F401
+from testing.registry import push
+from testing.runtime_fixtures import api, build_image, containers_of, require_base_image
 
 os.environ.setdefault("TESTCONTAINERS_RYUK_DISABLED", "true")  # its reaper image cannot be pulled here
 

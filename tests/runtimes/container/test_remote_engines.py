@@ -17,16 +17,16 @@ import socket
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import docker
 import pytest
 
-from testing.engine_fixtures import copy_images, dockerd_service, stop
-from orchestrator.runtimes.container.runtime import LABEL_FUNCTION
 from orchestrator.runtimes.container.remote import is_remote, transport, uploads
-from testing.pipeline_helpers import assert_one_line_error, deployment, fnrun, function_config, load, snapshot, test_images, write_package  # noqa: F401
+from orchestrator.runtimes.container.settings import LABEL_FUNCTION
+from testing.engine_fixtures import copy_images, dockerd_service, stop
+from testing.pipeline_helpers import assert_one_line_error, deployment, fnrun, function_config, load, snapshot, write_package
 
 PROBE, IDENTITY, SLEEP = "fnrun-test/probe:v1", "fnrun-test/identity:v1", "fnrun-test/sleep:v1"
 KPTFILE = "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: app\npipeline:\n  mutators:\n  - image: fnrun-test/probe:v1\n"
@@ -108,7 +108,7 @@ class Engine:
 
 
 @pytest.fixture(scope="module")
-def engine(test_images: None) -> Iterator[Engine]:  # noqa: F811
+def engine(test_images: None) -> Iterator[Engine]:
     root = Path(tempfile.mkdtemp(prefix="fnrun-remote-"))
     hidden = Path(tempfile.mkdtemp(prefix="fnrun-hidden-"))  # the test packages; empty for the engine
     try:

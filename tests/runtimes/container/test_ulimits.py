@@ -2,20 +2,9 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
-import pytest
-
-from testing.pipeline_helpers import REPO, fnrun, function_config, load, test_images, write_package  # noqa: F401
-
-
-@pytest.fixture(scope="module")
-def probe_image(test_images: None) -> str:
-    """The probe image as this checkout has it (the tag is shared: rebuilt when its hash differs)."""
-    subprocess.run([sys.executable, str(REPO / "scripts" / "build_images.py"), "--only", "probe"], check=True, capture_output=True)
-    return "fnrun-test/probe:v1"
+from testing.pipeline_helpers import REPO, fnrun, function_config, load, write_package  # noqa: F401
 
 
 def probe_data(root: Path, image: str, *args: str, env: dict[str, str] | None = None) -> dict[str, str]:

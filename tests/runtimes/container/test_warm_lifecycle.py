@@ -13,10 +13,10 @@ from pathlib import Path
 import docker
 import pytest
 
-from orchestrator.runtimes.container.runtime import LABEL_PID
 from orchestrator.runtimes.container.orphans import alive
+from orchestrator.runtimes.container.settings import LABEL_PID
 from orchestrator.runtimes.container.warm.plan import LABEL_WARM, process_started
-from testing.pipeline_helpers import REPO, fnrun, interrupt_when_running, snapshot, test_images, write_package  # noqa: F401
+from testing.pipeline_helpers import REPO, fnrun, interrupt_when_running, snapshot, write_package
 
 SLEEP, LABEL = "fnrun-test/sleep:v1", "fnrun-test/label:v1"
 WARM = {"FNRUN_CACHE": "0", "FNRUN_WARM": "1"}

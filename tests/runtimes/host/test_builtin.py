@@ -15,10 +15,9 @@ from pathlib import Path
 import docker
 import pytest
 
-from testing.pipeline_helpers import REPO, Result, assert_one_line_error, fnrun, load, snapshot
-from testing.catalog import CATALOG, EXEC_CASES, VALIDATORS, Edit, catalog_images, copy_sample, image  # noqa: F401
-
 from orchestrator.runtimes.host.builtin import CATALOG as BUILTIN_CATALOG, SOURCE_HASH_LABEL, source_hash
+from testing.catalog import CATALOG, EXEC_CASES, VALIDATORS, Edit, copy_sample, image
+from testing.pipeline_helpers import REPO, Result, assert_one_line_error, fnrun, load, snapshot
 
 ON = {"FNRUN_BUILTIN": "1"}
 

@@ -24,7 +24,6 @@ import docker
 import pytest
 
 from testing.pipeline_helpers import REPO, Result, fnrun
-from testing.catalog import catalog_images  # noqa: F401 - the fixture builds stale images
 
 FIXTURE = REPO / "tests" / "fixtures" / "parity"
 #: Block YAML the handover takes, and flow collections and anchors for which it gives way to the
@@ -118,7 +117,7 @@ def _no_traceback(result: Result) -> None:
 @pytest.mark.parametrize("form", FORMS)
 @pytest.mark.parametrize("package", PACKAGES)
 @pytest.mark.parametrize("name", sorted(OWN))
-def test_own_catalog_in_process_is_the_image(tmp_path: Path, catalog_images: tuple[str, ...], name: str, package: str, form: str) -> None:  # noqa: F811
+def test_own_catalog_in_process_is_the_image(tmp_path: Path, catalog_images: tuple[str, ...], name: str, package: str, form: str) -> None:
     image, source = f"fnrun/{name}:v1", FIXTURE / package
     want = outcome(tmp_path, source, form, image, OWN[name], "--no-builtin", "--no-cache")
     for way, env in WAYS.items():
@@ -199,7 +198,6 @@ def test_kpt_catalog_in_process_is_its_code_in_a_container(tmp_path: Path, kpt_c
 
 def _as_data(result: tuple[int, str, dict[str, bytes]]) -> tuple[int, list, dict[str, bytes]]:
     from orchestrator.run.resourcelist import decode
-
     from orchestrator.yamlio import fast
 
     code, stdout, files = result
@@ -217,14 +215,14 @@ ONE = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  a: b\n"
 
 
 @pytest.mark.parametrize("way", sorted(WAYS))
-def test_a_change_on_stdin_is_printed(catalog_images: tuple[str, ...], way: str) -> None:  # noqa: F811
+def test_a_change_on_stdin_is_printed(catalog_images: tuple[str, ...], way: str) -> None:
     """Plain YAML on stdin: the namespace the function set is in the output, as the image gives it."""
     result = fnrun("run", "-", "--image", "fnrun/set-namespace:v1", "--", "namespace=zzz", stdin=ONE, env=WAYS[way])
     assert result.code == 0, result.stderr
     assert "builtin" in result.stderr and "    namespace: zzz\n" in result.stdout
 
 
-def test_a_handed_over_change_to_an_item_without_a_path_is_kept(catalog_images: tuple[str, ...], monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:  # noqa: F811
+def test_a_handed_over_change_to_an_item_without_a_path_is_kept(catalog_images: tuple[str, ...], monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """Through the library, where the handover may take items that came without fnrun's path
     annotations: the path fnrun then gives the item goes into a text that holds the new value."""
     import io as _io

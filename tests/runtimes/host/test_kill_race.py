@@ -14,8 +14,8 @@ import pytest
 
 from orchestrator.errors import FunctionError
 from orchestrator.runtimes.host import forked
-from orchestrator.runtimes.protocol import Invocation, Sandbox
 from orchestrator.runtimes.host.exec import run_process
+from orchestrator.runtimes.protocol import Invocation, Sandbox
 from testing.stress import descendants
 
 

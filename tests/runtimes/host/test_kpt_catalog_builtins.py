@@ -13,9 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from testing.pipeline_helpers import assert_one_line_error, fnrun, load
-
 from orchestrator.runtimes.host.kpt_catalog import catalog_name
+from testing.pipeline_helpers import assert_one_line_error, fnrun
 
 ON = {"FNRUN_BUILTIN_CATALOG": "1"}
 
@@ -301,6 +300,7 @@ def test_search_replace_reads_regexes_as_go_does_in_linear_time(tmp_path: Path) 
     assert (root / "resources.yaml").read_bytes() == before
 
 
+@pytest.mark.engine
 def test_only_when_asked_and_offered_when_absent(tmp_path: Path) -> None:
     """Without the flag or variable the image is what runs; it is absent here, so the one-line
     error names it and offers the builtin. Nothing is written."""

@@ -18,10 +18,9 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from testing.pipeline_helpers import fnrun
-
-from testing.kpt_packages import STEPS, comments, documents, expected, image, kptfile, package
 from orchestrator.run.resourcelist import decode
+from testing.kpt_packages import STEPS, comments, documents, expected, image, kptfile, package
+from testing.pipeline_helpers import fnrun
 
 ON = {"FNRUN_BUILTIN_CATALOG": "1"}
 ISSUE_STEPS = ("set-namespace", "set-labels", "apply-setters")

@@ -9,8 +9,8 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from testing.pipeline_helpers import assert_one_line_error, fnrun
 from testing.kpt import CATALOG, ON, docs, write
+from testing.pipeline_helpers import assert_one_line_error, fnrun
 
 
 def replacements(root: Path, config: str) -> None:

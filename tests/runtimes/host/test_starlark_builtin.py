@@ -183,6 +183,7 @@ def test_kustomize_declared_starlark_runs_without_a_flag(tmp_path: Path) -> None
     assert_one_line_error(fnrun("run", str(package)), "outside the package", code=2)
 
 
+@pytest.mark.engine
 def test_kpt_starlark_image_without_the_flag_is_a_container(tmp_path: Path) -> None:
     """Without --builtin-catalog the image named is what runs; absent, the error offers the builtin."""
     package = write(tmp_path / "pkg", {"Kptfile": kptfile(), "fn-config.yaml": starlark_run("print(1)\n"), "app.yaml": APP})

@@ -13,13 +13,19 @@ from __future__ import annotations
 import selectors
 import struct
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from orchestrator.errors import FunctionError
 from orchestrator.runtimes.container.runtime import Attached, timed_out
 from orchestrator.runtimes.protocol import Invocation, StderrSink, StdoutSink
 from orchestrator.runtimes.supervise.streams import (
-    BoundedOutput, FrameDemux, FrameSplitter, LineSplitter, OutputTooLarge, pump, too_large,
+    BoundedOutput,
+    FrameDemux,
+    FrameSplitter,
+    LineSplitter,
+    OutputTooLarge,
+    pump,
+    too_large,
 )
 
 _HEAD = struct.Struct(">cL")

@@ -26,9 +26,9 @@ from typing import Any
 
 from orchestrator import procstat
 from orchestrator.errors import FnrunError
+from orchestrator.runtimes.container import settings
 from orchestrator.runtimes.container.inspect import inspect_image
 from orchestrator.runtimes.container.remote import uploads
-from orchestrator.runtimes.container import settings
 from orchestrator.runtimes.container.settings import LABEL_FUNCTION, LABEL_STARTED, create_body
 from orchestrator.runtimes.container.warm.helper import NAME, TARGET, helper_dir
 from orchestrator.runtimes.protocol import Invocation, Mount

@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
-from orchestrator.runtimes.container import early, live
-from orchestrator.runtimes.container import runtime as container
+from orchestrator.runtimes.container import early, live, runtime as container
 from orchestrator.runtimes.container.prestart import Remover
 from orchestrator.runtimes.container.warm.channel import Channel
 from orchestrator.runtimes.container.warm.local import make_staging, remove as remove_staging
@@ -249,7 +248,7 @@ class WarmPool:
         with self._cond:
             self._needed[key] = needed
             idle = self._idle.get(key, [])
-            doomed = []
+            doomed: list[Warm] = []
             while idle and self._count.get(key, 0) - len(doomed) > needed:
                 doomed.append(idle.pop())
         for warm in doomed:

@@ -1,0 +1,99 @@
+"""The `engine` marker's guard and rule (tests/testing/engine_guard.py): the guard's socket refuses
+the Docker Engine API and remembers each call, and a module is told apart by what it imports."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from testing.engine_guard import REFUSAL, EngineGuard, imports_engine, needs_engine
+
+
+def _ask(path: Path, request_line: str) -> tuple[str, dict]:
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as client:
+        client.settimeout(10)
+        client.connect(str(path))
+        client.sendall(f"{request_line}\r\nHost: docker\r\n\r\n".encode())
+        answer = b""
+        while chunk := client.recv(4096):
+            answer += chunk
+    head, _, body = answer.partition(b"\r\n\r\n")
+    return head.split(b"\r\n", 1)[0].decode(), json.loads(body)
+
+
+def test_the_guard_refuses_every_call_and_remembers_it() -> None:
+    guard = EngineGuard()
+    try:
+        status, body = _ask(guard.path, "GET /v1.43/containers/json HTTP/1.1")
+        assert status.startswith("HTTP/1.1 500")
+        assert body == {"message": REFUSAL}
+        _ask(guard.path, "HEAD /_ping HTTP/1.1")
+        assert guard.take() == ["GET /v1.43/containers/json", "HEAD /_ping"]
+        assert guard.take() == []
+    finally:
+        guard.close()
+    assert not guard.path.exists()
+
+
+def test_this_test_runs_with_the_guard_for_its_engine() -> None:
+    """Not marked `engine`, so DOCKER_HOST names the session's guard, whatever the machine set."""
+    host = os.environ.get("DOCKER_HOST", "")
+    assert host.startswith("unix://") and "fnrun-guard-" in host
+
+
+@pytest.mark.parametrize(("source", "engine"), [
+    ("import docker\n", True),
+    ("import docker.errors as e\n", True),
+    ("from testcontainers.core.container import DockerContainer\n", True),
+    ("def f():\n    from testing.engine_fixtures import podman_service\n", True),
+    ("from testing.pipeline_helpers import fnrun\n", False),
+    ("import dockerfile_parse\nfrom orchestrator.runtimes.container import engine_choice\n", False),
+    ("this is not python (\n", False),
+])
+def test_a_module_needs_the_engine_when_it_imports_a_client_of_it(tmp_path: Path, source: str, engine: bool) -> None:
+    module = tmp_path / "test_x.py"
+    module.write_text(source)
+    assert imports_engine(module) is engine
+    assert needs_engine(module, ["tmp_path"]) is engine
+
+
+def test_an_engine_fixture_makes_a_test_need_the_engine(tmp_path: Path) -> None:
+    module = tmp_path / "test_y.py"
+    module.write_text("from testing.pipeline_helpers import fnrun\n")
+    assert needs_engine(module, ["tmp_path", "test_images"])
+    assert not needs_engine(module, ["tmp_path"])
+
+
+def test_an_unmarked_test_that_calls_the_engine_fails_saying_so(tmp_path: Path) -> None:
+    """A session with the suite's conftest as its plugin: the test that asks the engine (as the
+    SDK would, through DOCKER_HOST) fails with the guard's words, even though it asserts nothing
+    about the answer; a test marked `engine` gets the engine the machine names."""
+    (tmp_path / "test_inner.py").write_text(
+        "import os, socket\nimport pytest\n\n"
+        "def _ping():\n"
+        "    host = os.environ.get('DOCKER_HOST', '')\n"
+        "    if host.startswith('unix://'):\n"
+        "        with socket.socket(socket.AF_UNIX) as s:\n"
+        "            s.connect(host[len('unix://'):])\n"
+        "            s.sendall(b'GET /_ping HTTP/1.1\\r\\nHost: docker\\r\\n\\r\\n')\n"
+        "            s.recv(4096)\n"
+        "    return host\n\n"
+        "def test_unmarked():\n    _ping()\n\n"
+        "@pytest.mark.engine\n"
+        "def test_marked():\n    assert os.environ['DOCKER_HOST'] == 'unix:///nonexistent/docker.sock'\n"
+    )
+    tests = Path(__file__).resolve().parent
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tests), os.environ.get("PYTHONPATH", "")]), "DOCKER_HOST": "unix:///nonexistent/docker.sock"}
+    result = subprocess.run([sys.executable, "-m", "pytest", "-p", "conftest", "-p", "no:cacheprovider", "-q", "-rf",
+                             "-o", "markers=engine: needs the engine", str(tmp_path / "test_inner.py")],
+                            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "1 failed, 1 passed" in result.stdout, result.stdout
+    assert "FAILED test_inner.py::test_unmarked" in result.stdout, result.stdout
+    assert f"{REFUSAL}: it called the Docker Engine API (GET /_ping)" in result.stdout, result.stdout

@@ -1,0 +1,156 @@
+"""The `engine` marker, given and kept true.
+
+A test needs the engine when it asks for a fixture that talks to it (ENGINE_FIXTURES, also through
+another fixture), when its module imports the Docker SDK, testcontainers or a helper that starts
+engines (ENGINE_IMPORTS), or when it is marked `engine` by hand (`pytestmark = pytest.mark.engine`:
+a module that drives containers only through the fnrun it starts).
+
+Every other test runs with DOCKER_HOST naming a socket of this module's, which answers each Docker
+Engine API call with an error and remembers it: such a test that reaches for the engine fails
+saying so, in the whole suite as in the fast subset `pytest -m "not engine"`, instead of passing
+by luck or being skipped. It sees what goes through DOCKER_HOST: the SDK in the test process,
+every fnrun and kpt the test starts, testcontainers. It cannot see a test that names the engine
+itself (DOCKER_HOST="" in a child's environment) or a client an earlier test left cached."""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import functools
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import BinaryIO
+
+REFUSAL = "this test needs the engine: mark it `engine` (tests/testing/engine_guard.py says how)"
+# Fixtures that build images, start containers or ask the engine.
+ENGINE_FIXTURES = frozenset({"test_images", "catalog_images", "probe_image", "registry"})
+# Modules whose import means the test module drives an engine of its own.
+ENGINE_IMPORTS = ("docker", "testcontainers", "testing.engine_fixtures", "testing.registry", "testing.runtime_fixtures")
+
+
+def needs_engine(path: Path, fixturenames: list[str]) -> bool:
+    """Whether a test (in the file at path, asking for these fixtures) needs the engine."""
+    return not ENGINE_FIXTURES.isdisjoint(fixturenames) or imports_engine(path)
+
+
+@functools.cache
+def imports_engine(path: Path) -> bool:
+    """Whether the module imports any of ENGINE_IMPORTS (or a submodule), anywhere in it."""
+    try:
+        tree = ast.parse(path.read_bytes(), str(path))
+    except (OSError, SyntaxError):
+        return False
+    for node in ast.walk(tree):
+        names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""] if isinstance(node, ast.ImportFrom) and node.level == 0 else []
+        if any(name == m or name.startswith(m + ".") for name in names for m in ENGINE_IMPORTS):
+            return True
+    return False
+
+
+class EngineGuard:
+    """A Unix socket that refuses the Docker Engine API and lists who asked.
+
+    It is served by a process of its own: a thread in the test process would make it
+    multi-threaded, and fnrun's host fork server (runtimes/host/forked.py) forks only a
+    single-threaded process, so in-process tests would take its other path."""
+
+    def __init__(self) -> None:
+        self._dir = Path(tempfile.mkdtemp(prefix="fnrun-guard-"))
+        self.path = self._dir / "engine.sock"
+        self.host = f"unix://{self.path}"
+        self._log = self._dir / "calls.log"
+        self._log.touch()
+        self._read = 0
+        pid_file = self._dir / "guard.pid"
+        # detached (the script forks and its first process exits): no child of the test process,
+        # whose tests count their children; it ends by itself when this process is gone
+        subprocess.run([sys.executable, __file__, str(self.path), str(self._log), str(pid_file), str(os.getpid())],
+                       stdin=subprocess.DEVNULL, check=True, timeout=30)
+        deadline = time.monotonic() + 30
+        while not (self.path.exists() and pid_file.exists() and pid_file.read_text().endswith("\n")):
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the engine guard did not start ({self._dir})")
+            time.sleep(0.01)
+        self._pid = int(pid_file.read_text())
+        pid_file.unlink()
+
+    def take(self) -> list[str]:
+        """The calls made since the last take (request lines such as `GET /_ping`)."""
+        with self._log.open("rb") as log:
+            log.seek(self._read)
+            new = log.read()
+        complete = new[:new.rfind(b"\n") + 1]
+        self._read += len(complete)
+        return complete.decode("latin-1").splitlines()
+
+    def close(self) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self._pid, signal.SIGKILL)
+        self.path.unlink(missing_ok=True)
+        self._log.unlink(missing_ok=True)
+        self._dir.rmdir()
+
+
+def serve(path: str, log: str, pid_file: str, session: int) -> None:
+    """Answer every connection on path with the refusal, after noting its request line in log
+    (noted first: a test that got its answer finds its call there), while `session` lives."""
+    if os.fork():
+        os._exit(0)
+    os.setsid()
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(path)
+    server.listen(64)
+    server.settimeout(1)
+    Path(pid_file).write_text(f"{os.getpid()}\n")
+    lock = threading.Lock()
+    with open(log, "ab", buffering=0) as out:
+        while _alive(session):
+            try:
+                conn, _ = server.accept()
+            except TimeoutError:
+                continue
+            threading.Thread(target=_refuse, args=(conn, out, lock), daemon=True).start()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def _refuse(conn: socket.socket, out: BinaryIO, lock: threading.Lock) -> None:
+    with conn:
+        conn.settimeout(10)
+        head = b""
+        try:
+            while b"\r\n\r\n" not in head and len(head) < 65536:
+                chunk = conn.recv(4096)
+                if not chunk:
+                    break
+                head += chunk
+        except OSError:
+            pass
+        parts = head.split(b"\r\n", 1)[0].decode("latin-1").split(" ")
+        with lock:
+            out.write(((" ".join(parts[:2]) if len(parts) >= 2 else "(a connection)") + "\n").encode("latin-1"))
+        body = json.dumps({"message": REFUSAL}).encode()
+        answer = (b"HTTP/1.1 500 Internal Server Error\r\nContent-Type: application/json\r\n"
+                  b"Connection: close\r\nContent-Length: %d\r\n\r\n%s") % (len(body), body)
+        try:
+            conn.sendall(answer)
+        except OSError:
+            pass
+
+
+if __name__ == "__main__":
+    serve(sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]))
