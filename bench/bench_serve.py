@@ -33,15 +33,16 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import bench_run  # noqa: E402  (sibling scripts, not a package)
-from bench_run import BenchError, Series, fnrun_command, fresh_copy, measure, row, same_tree, timed  # noqa: E402
-from gen_package import generate  # noqa: E402
+import bench_run
+from bench_run import BenchError, Series, fnrun_command, fresh_copy, measure, row, same_tree, timed
+from gen_package import generate
 
 IMAGE = "fnrun-test/identity:v1"
 LOAD_IMAGES = ("fnrun-test/identity:v1", "fnrun-test/label:v1")
@@ -58,6 +59,7 @@ class Served:
 
     def __init__(self, tmp: Path, parallel: int | None, name: str = "serve", grpc_only: bool = False) -> None:
         import grpc
+
         from orchestrator.runtimes.remote import frames, wire
 
         self.address = f"unix:{tmp / (name + '.sock')}"
@@ -105,6 +107,7 @@ class Served:
 def remove_leftovers(pid: int) -> list[str]:
     """Remove the containers the server `pid` made that still exist (it labels each with its pid); their ids."""
     import docker
+
     from orchestrator.runtimes.container.settings import LABEL_PID
 
     client = docker.from_env().api
@@ -299,6 +302,7 @@ def client_calls(address: str, client: int, calls: int, images: tuple[str, ...],
     if source:
         sys.path.insert(0, source)
     import grpc
+
     from orchestrator.runtimes.remote import wire
 
     messages, services = wire.modules()

@@ -6,33 +6,47 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Callable
+from typing import IO, TYPE_CHECKING
 
 from . import annotations as ann, collector
-from .run import pipes, resourcelist
-from .write import writeback
-from .run.pipes import read_chunks, source_chunks
-from .read import notices
-from .read.package import Package, read_package
-from .write.writeback import WritePlan
 from .errors import FnrunError, InputError, Interrupted
 from .kinds import Kind
+from .read import notices
+from .read.package import Package, read_package
 from .requests import (
-    CI, Functions, Images, Output, RenderRequest, Request, RunRequest, SandboxSettings, Speed,
-    full_image, given_functions, pipeline_options, selections, shard_of, validate,
+    CI,
+    Functions,
+    Images,
+    Output,
+    RenderRequest,
+    Request,
+    RunRequest,
+    SandboxSettings,
+    Speed,
+    full_image,
+    given_functions,
+    pipeline_options,
+    selections,
+    shard_of,
+    validate,
 )
+from .run import pipes, resourcelist
+from .run.pipes import read_chunks, source_chunks
+from .write import writeback
+from .write.writeback import WritePlan
 from .yamlio import fast
 
 if TYPE_CHECKING:
-    from .render import save
     from .doctor import Finding
-    from .select.functions import FunctionSpec
-    from .run.pipeline import Events, Outcome, RunOptions
-    from .run.options import RuntimeFor
+    from .render import save
     from .report import RunSummary
+    from .run.options import RuntimeFor
+    from .run.pipeline import Events, RunOptions
+    from .select.functions import FunctionSpec
 
 
 @collector.paused()
@@ -84,7 +98,7 @@ def read_stdin() -> str:
 
 
 @collector.paused()
-def run(request: RunRequest, events: "Events | None" = None, stdout: IO[str] | None = None) -> "RunSummary":
+def run(request: RunRequest, events: Events | None = None, stdout: IO[str] | None = None) -> RunSummary:
     """`fnrun run`: the functions a package (or stdin) declares, or the one `request.functions`
     names. stdout gets data only: the rendered ResourceList (`--output -`, stdin), the diff
     (`--check`, `--diff`) or the results document; the display (`events`, by default the one for
@@ -95,7 +109,7 @@ def run(request: RunRequest, events: "Events | None" = None, stdout: IO[str] | N
 
 
 @collector.paused()
-def render(request: RenderRequest, events: "Events | None" = None, stdout: IO[str] | None = None) -> "RunSummary":
+def render(request: RenderRequest, events: Events | None = None, stdout: IO[str] | None = None) -> RunSummary:
     """`fnrun render`: a kpt package's Kptfile pipelines, subpackages first; stdout, the display
     and the errors as for `run`."""
     validate(request)
@@ -110,19 +124,19 @@ class _Produced:
     resources: list
     plan: WritePlan | None
     kptfiles_last: bool
-    saving: "save.SaveRequest | None" = None
+    saving: save.SaveRequest | None = None
 
 
 Produce = Callable[["RunOptions", "Path | None", "Events", "RunSummary"], _Produced]
 
 
-def _carry_out(request: Request, produce: Produce, events: "Events | None", stdout: IO[str] | None) -> "RunSummary":
+def _carry_out(request: Request, produce: Produce, events: Events | None, stdout: IO[str] | None) -> RunSummary:
     """What run and render share around their own step: the display, the annotations, the diff,
     the write, stdout and the results document."""
-    from .write import diff
     from .merge import origin
     from .report import RunSummary, choose, formats
     from .report.base import Recorder
+    from .write import diff
 
     output, ci = request.output, request.ci
     out = stdout or sys.stdout
@@ -145,7 +159,7 @@ def _carry_out(request: Request, produce: Produce, events: "Events | None", stdo
         if saving is not None and saving.skipped is None and summary.plan is not None:
             from .render.save import add_to_plan  # only for --save: not loaded by every run
 
-            saved_note = saving.describe(add_to_plan(summary.plan, saving))
+            saved_note: str | None = saving.describe(add_to_plan(summary.plan, saving))
         elif saving is not None:
             saved_note = saving.skipped
         if summary.plan is not None and (ci.check or output.diff):
@@ -191,7 +205,7 @@ def _carry_out(request: Request, produce: Produce, events: "Events | None", stdo
     return summary
 
 
-def _run_functions(request: RunRequest, options: "RunOptions", root: Path | None, events: "Events", summary: "RunSummary") -> _Produced:
+def _run_functions(request: RunRequest, options: RunOptions, root: Path | None, events: Events, summary: RunSummary) -> _Produced:
     """run's own step: the package's functions (or the one given), over stdin or the directory."""
     from .run.pipeline import run_package, run_stream
 
@@ -209,7 +223,7 @@ def _run_functions(request: RunRequest, options: "RunOptions", root: Path | None
     return _Produced(outcome.resources, plan, functions is not None, saving)
 
 
-def runtime_for(options: "RunOptions") -> "RuntimeFor":
+def runtime_for(options: RunOptions) -> RuntimeFor:
     """This machine's runtimes, or (--server) container functions sent to a function runner."""
     from .runtimes import get_runtime
 
@@ -221,7 +235,7 @@ def runtime_for(options: "RunOptions") -> "RuntimeFor":
     return lambda kind: remote if kind == Kind.CONTAINER else get_runtime(kind)
 
 
-def _save_request(request: RunRequest, root: Path | None) -> "save.SaveRequest | None":
+def _save_request(request: RunRequest, root: Path | None) -> save.SaveRequest | None:
     """What --save will record, checked before anything runs."""
     functions = request.functions
     if not functions.save:
@@ -235,12 +249,11 @@ def _save_request(request: RunRequest, root: Path | None) -> "save.SaveRequest |
     return prepare(root, functions.function_type, function, functions.fn_config, functions.arguments, selectors, exclude)
 
 
-def _render(request: RenderRequest, options: "RunOptions", root: Path | None, events: "Events", summary: "RunSummary") -> _Produced:
+def _render(request: RenderRequest, options: RunOptions, root: Path | None, events: Events, summary: RunSummary) -> _Produced:
     """render's own step, in memory; a failed in-place render still writes the root Kptfile's
     status (and, with kpt.dev/save-on-render-failure, what rendered) before its error is raised."""
-    from .render.runner import RenderOptions, render_package
-
     from .render.output import check_output_dir
+    from .render.runner import RenderOptions, render_package
 
     assert root is not None
     output = request.output
@@ -281,7 +294,7 @@ def for_cluster(resources: list) -> list:
     return [r for r in resources if str(ann.annotations_of(r.data).get(ann.LOCAL_CONFIG)).lower() != "true" and not kptfile(r.data)]
 
 
-def _kptfile_pipelines_not_run(request: RunRequest, summary: "RunSummary") -> None:
+def _kptfile_pipelines_not_run(request: RunRequest, summary: RunSummary) -> None:
     """`fnrun run` over a kpt package whose functions are all in Kptfile pipelines runs nothing;
     a CI gate must not pass for that. Refused, pointing to `fnrun render`."""
     from .read.package import package_files, read_path
@@ -301,14 +314,14 @@ def _kptfile_pipelines_not_run(request: RunRequest, summary: "RunSummary") -> No
 
 
 @collector.paused()
-def explain(request: RunRequest, selector: str, events: "Events | None" = None) -> str:
+def explain(request: RunRequest, selector: str, events: Events | None = None) -> str:
     """`fnrun explain`: render the package in memory and tell where the selected resource came
     from and which functions changed it (or which one removed it)."""
     from .merge import origin
-    from .run.pipeline import run_package
     from .report import RunSummary, choose
     from .report.base import Recorder
     from .report.explain import explain as explain_resource, parse_selector
+    from .run.pipeline import run_package
 
     wanted = parse_selector(selector)
     root = Path(request.directory)
@@ -345,7 +358,7 @@ __all__ = [
 
 
 @collector.paused()
-def list_functions(root: Path | str, global_scope: bool = False) -> list["FunctionSpec"]:
+def list_functions(root: Path | str, global_scope: bool = False) -> list[FunctionSpec]:
     """The package's declared functions in the order `fnrun run` would run them."""
     from dataclasses import replace
 
@@ -356,7 +369,7 @@ def list_functions(root: Path | str, global_scope: bool = False) -> list["Functi
 
 
 @collector.paused()
-def list_pipeline(root: Path | str, image_prefix: str | None = None) -> list[tuple[str, "FunctionSpec"]]:
+def list_pipeline(root: Path | str, image_prefix: str | None = None) -> list[tuple[str, FunctionSpec]]:
     """A kpt package's Kptfile steps in the order `fnrun render` runs them, each with where it is declared."""
     from .render.runner import KPTFILE_NAMES, pipeline_steps
 
@@ -364,7 +377,7 @@ def list_pipeline(root: Path | str, image_prefix: str | None = None) -> list[tup
 
 
 def doctor(root: Path | str | None = None, oci_runtime: str | None = None, mount_mode: str = "auto",
-           image_prefix: str | None = None, builtin_catalog: bool = False) -> "list[Finding]":
+           image_prefix: str | None = None, builtin_catalog: bool = False) -> list[Finding]:
     """What the engine offers and what will not hold there (`fnrun doctor`); when a package is
     given, every image a run or render of it would start (orchestrator.select.inventory), and how:
     `builtin_catalog` (or FNRUN_BUILTIN_CATALOG=1, as for run and render) serves kpt's catalog."""

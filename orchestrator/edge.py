@@ -6,9 +6,10 @@ code here (the table in orchestrator.errors), so both give the same output and c
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Any
 
 from .errors import FnrunError, report_interrupt
 

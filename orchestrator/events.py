@@ -55,8 +55,8 @@ class RunSummary:
     """The numbers the summary line and the results document give: what ran, what changed, what
     was (or, with --check, would be) written, and how long it all took."""
 
-    reports: list["FunctionReport"] = field(default_factory=list)
-    plan: "WritePlan | None" = None
+    reports: list[FunctionReport] = field(default_factory=list)
+    plan: WritePlan | None = None
     written: bool = False
     check: bool = False
     elapsed: float = 0.0
@@ -92,25 +92,25 @@ class Events:
     """Where a run's progress goes: the CLI's displays (orchestrator.report), or whatever a
     library caller records. Every event is a no-op here; a listener overrides what it needs."""
 
-    def planned(self, specs: "list[FunctionSpec]") -> None:
+    def planned(self, specs: list[FunctionSpec]) -> None:
         """The functions the run will call, in order, before the first starts."""
 
-    def started(self, spec: "FunctionSpec") -> None:
+    def started(self, spec: FunctionSpec) -> None:
         """A function starts."""
 
-    def stderr(self, spec: "FunctionSpec", line: str) -> None:
+    def stderr(self, spec: FunctionSpec, line: str) -> None:
         """A line the running function wrote to stderr."""
 
-    def transformed(self, spec: "FunctionSpec", changes: "Changes") -> None:
+    def transformed(self, spec: FunctionSpec, changes: Changes) -> None:
         """A function's output merged into the package: what became of each item."""
 
-    def finished(self, spec: "FunctionSpec", report: "FunctionReport") -> None:
+    def finished(self, spec: FunctionSpec, report: FunctionReport) -> None:
         """A function ended, with its report (also when it failed)."""
 
     def summary(self, summary: RunSummary) -> None:
         """The run got to the end (written, or checked); called before a --check failure is raised."""
 
-    def failed(self, err: "FnrunError") -> None:
+    def failed(self, err: FnrunError) -> None:
         """The error that ends the run, before it is raised to the caller."""
 
     def close(self) -> None:

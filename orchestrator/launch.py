@@ -52,8 +52,8 @@ from orchestrator.runtimes.container import live
 from orchestrator.settings import switch
 
 if TYPE_CHECKING:
-    from orchestrator.runtimes.protocol import Invocation
     from orchestrator.runtimes.container.early import EarlyContainer
+    from orchestrator.runtimes.protocol import Invocation
 
 def main(argv: list[str] | None = None, handlers: dict[int, Any] | None = None) -> None:
     """`handlers`: SIGINT's and SIGTERM's before fnrun set any (orchestrator.__main__ noted stops
@@ -97,7 +97,7 @@ def _without_paramiko() -> None:
     docker SDK imports it for its ssh:// transport, which it makes optional (an ImportError there
     leaves that transport out). Only DOCKER_HOST=ssh://... needs it."""
     if not os.environ.get("DOCKER_HOST", "").strip().startswith("ssh://"):
-        sys.modules.setdefault("paramiko", None)  # type: ignore[arg-type] - None: "cannot be imported"
+        sys.modules.setdefault("paramiko", None)  # type: ignore[arg-type]  # None: "cannot be imported"
 
 
 def _cli(args: list[str]) -> int:
@@ -305,8 +305,8 @@ def _invocation(image: str, given: dict[str, Any], local_dir: Path | None = None
     its own), from the options' values as the CLI hands them over, parsed as the run parses them."""
     from orchestrator.requests.command_line import sandbox_settings
     from orchestrator.requests.parse import sandbox_of
-    from orchestrator.runtimes.protocol import Invocation
     from orchestrator.runtimes.container.settings import function_env
+    from orchestrator.runtimes.protocol import Invocation
 
     sandbox = sandbox_of(sandbox_settings(given))
     env = function_env((), tuple(given["env"] or ()))

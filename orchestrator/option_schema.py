@@ -11,9 +11,10 @@ slip past the launcher. Standard library only: the launcher imports this before 
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from . import settings
 from .settings import switch
@@ -182,7 +183,7 @@ _RENDER_OWN = (
 # --network does not reach its container (orchestrator.run.invocations). --mounts is read too
 # (`upload` copies the package's directory in: no early start), and --no-warm (an image the
 # pipeline calls twice may then start early too).
-_RENDER_CHANGES: dict[str, dict[str, bool]] = {"image_prefix": {"early": True}, "allow_exec": {"early": True}, "network": {"container": False}}
+_RENDER_CHANGES: dict[str, dict[str, Any]] = {"image_prefix": {"early": True}, "allow_exec": {"early": True}, "network": {"container": False}}
 _RENDER_ORDER = (
     "image_prefix", "allow_exec", "output", "exclude_local_config", "no_status", "file_names", "strict_results", "diff", "results_dir", "quiet",
     "verbose", "check", "results_format", "shard", "network", "as_current_user", "env", "timeout", "max_output", "memory", "pids_limit", "cpus",

@@ -27,10 +27,11 @@ from __future__ import annotations
 
 import signal
 import threading
+from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from types import FrameType
-from typing import Any, Iterator
+from typing import Any
 
 from orchestrator.errors import Interrupted
 

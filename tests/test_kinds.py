@@ -9,8 +9,8 @@ from pathlib import Path
 import yaml
 
 from orchestrator.kinds import KINDS, Kind
-from orchestrator.select.functions import parse_declaration
 from orchestrator.resource import Resource
+from orchestrator.select.functions import parse_declaration
 
 PACKAGE = Path(__file__).resolve().parents[1] / "orchestrator"
 SPELLINGS = {kind.value for kind in Kind}

@@ -77,8 +77,8 @@ def test_the_launcher_reads_every_container_shaping_option_it_starts_early_with(
     assert shaping == sorted(CONTAINER_EXAMPLES), "give the new container-shaping option an example value here"
     plain = _early_container(BASE)
     assert plain is not None
-    for name, given in CONTAINER_EXAMPLES.items():
-        early = _early_container([*BASE, *given])
+    for name, spelled in CONTAINER_EXAMPLES.items():
+        early = _early_container([*BASE, *spelled])
         assert early is not None and early.body != plain.body, name
 
 
@@ -110,8 +110,8 @@ def test_the_launcher_reads_every_container_shaping_render_option(tmp_path: Path
     assert shaping == sorted(RENDER_CONTAINER_EXAMPLES), "give the new container-shaping option of render an example value here"
     plain = _early_container(["render", str(root)])
     assert plain is not None and plain.body["Image"] == "ghcr.io/kptdev/krm-functions-catalog/x:v1"
-    for name, given in RENDER_CONTAINER_EXAMPLES.items():
-        early = _early_container(["render", str(root), *given])
+    for name, spelled in RENDER_CONTAINER_EXAMPLES.items():
+        early = _early_container(["render", str(root), *spelled])
         assert early is not None and early.body != plain.body, name
 
 

@@ -15,8 +15,8 @@ from ..errors import FnrunError
 from ..render.images import DEFAULT_PREFIX, resolve
 from ..runtimes.container.inspect import inspect_image
 from ..runtimes.host.builtin import CATALOG
-from ..settings import Settings
 from ..runtimes.host.kpt_catalog import catalog_name
+from ..settings import Settings
 from .config import EVAL, EXPECTED, CaseConfig
 
 # words in an expected stderr saying the failure a case is about is a missing image

@@ -23,12 +23,16 @@ except ImportError:  # pragma: no cover - older typer runs on click itself
 
 from ..edge import exit_code
 from ..errors import EXIT_INPUT, EXIT_SIGINT
+from . import (  # noqa: F401 - each registers its commands on `app`
+    casetest,
+    engine,
+    imagebuild,
+    package,
+    runs,
+    serve,
+    shell,
+)
 from .app import app
-
-from . import runs, package, engine, shell  # noqa: F401 - each registers its commands on `app`
-from . import imagebuild  # noqa: F401 - `fnrun images build`, on the images group
-from . import casetest  # noqa: F401 - `fnrun test`
-from . import serve  # noqa: F401 - `fnrun serve`
 from .images import register as _register_image_commands
 
 _register_image_commands(app)

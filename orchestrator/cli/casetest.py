@@ -6,12 +6,12 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import typer
 
-from . import options as opts
 from ..option_schema import PULL_POLICIES
+from . import options as opts
 from .app import app
 from .helptext import PanelCommand
 
@@ -26,13 +26,13 @@ EXAMPLES = ("Examples:\n"
 @opts.takes(opts.named("builtin_catalog", "allow_exec"))
 def test_command(
     paths: list[Path] = typer.Argument(None, help="Cases, or directories to look for cases in (default: the current one)."),
-    pattern: Optional[str] = typer.Option(None, "-k", metavar="PATTERN", help="Only cases whose name contains PATTERN (`not PATTERN`: all others)."),
+    pattern: str | None = typer.Option(None, "-k", metavar="PATTERN", help="Only cases whose name contains PATTERN (`not PATTERN`: all others)."),
     update: bool = typer.Option(False, "--update", help="Write each case's diff.patch and results.yaml from what its run did."),
-    junit_xml: Optional[Path] = typer.Option(None, "--junit-xml", metavar="PATH", help="Also write a JUnit XML report to PATH."),
+    junit_xml: Path | None = typer.Option(None, "--junit-xml", metavar="PATH", help="Also write a JUnit XML report to PATH."),
     jobs: int = typer.Option(1, "-j", "--jobs", min=1, help="Cases to run at once (cases marked sequential run alone)."),
     case_timeout: float = typer.Option(600.0, "--case-timeout", min=1, metavar="SECONDS", help="Seconds before a case's script or command is killed."),
     compare: str = typer.Option("exact", "--compare", metavar="exact|data", help="exact: kpt's rules (stderr, results, the diff byte for byte); data: exit status and resources as data only (for suites whose stderr is kpt's own)."),
-    image_pull_policy: Optional[str] = typer.Option(None, "--image-pull-policy", help="Overrides every case's own: always | ifNotPresent | never."),
+    image_pull_policy: str | None = typer.Option(None, "--image-pull-policy", help="Overrides every case's own: always | ifNotPresent | never."),
     **values: Any,
 ) -> int:
     """Run kpt-format function tests: each directory holding `.expected/`, as kpt's e2e runner runs it.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import typer
 
@@ -40,7 +40,7 @@ def cache_prune(everything: bool = typer.Option(False, "--all", help="Remove eve
 @app.command(cls=PanelCommand, epilog="Examples:\n  fnrun doctor\n  fnrun doctor samples/set-labels\n  fnrun doctor samples/kpt-package --builtin-catalog   # kpt's catalog in-process (exit 1: require-resource-limits has no builtin)")
 @opts.takes(opts.named("oci_runtime", "mount_mode", "image_prefix", "builtin_catalog"))
 def doctor(
-    directory: Optional[Path] = typer.Argument(None, help="Package whose function images to look for."),
+    directory: Path | None = typer.Argument(None, help="Package whose function images to look for."),
     **values: Any,
 ) -> int:
     """Check the container engine fnrun would use, and what of the sandbox will not hold there.

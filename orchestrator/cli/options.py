@@ -7,7 +7,8 @@ orchestrator.requests.command_line turns into the request, as the launcher does 
 from __future__ import annotations
 
 import inspect
-from typing import Any, Callable, Iterable, Optional, TypeVar
+from collections.abc import Callable, Iterable
+from typing import Any, Optional, TypeVar
 
 import typer
 
@@ -35,7 +36,7 @@ def annotation(option: Option) -> Any:
     if not option.takes_value:
         return bool
     kind = list[option.kind] if option.many else option.kind  # type: ignore[name-defined]
-    return Optional[kind] if option.default is None else kind
+    return Optional[kind] if option.default is None else kind  # noqa: UP045 - a type built at run time, for typer to read
 
 
 def takes(options: Iterable[Option]) -> Callable[[F], F]:

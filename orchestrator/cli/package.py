@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import typer
 
-from . import options as opts
 from ..kinds import Kind
 from ..option_schema import EXPLAIN_OPTIONS
+from . import options as opts
 from .app import app
 from .helptext import PanelCommand
 
@@ -19,7 +19,7 @@ from .helptext import PanelCommand
              "  fnrun source samples/set-labels --fn-config samples/set-labels/fn-config.yaml > list.yaml   # for a function's stdin")
 def source(
     directory: Path = typer.Argument(Path("."), help="Package directory to read (default: the current one)."),
-    fn_config: Optional[Path] = typer.Option(None, "--fn-config", help="A file whose one resource becomes the list's functionConfig, as kpt's."),
+    fn_config: Path | None = typer.Option(None, "--fn-config", help="A file whose one resource becomes the list's functionConfig, as kpt's."),
 ) -> None:
     """Print a package as a ResourceList (with path/index annotations and comments) on stdout."""
     from .. import api

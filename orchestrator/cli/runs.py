@@ -3,12 +3,12 @@ grouped in help panels, with DIR defaulting to the current directory as kpt's do
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 import typer
 
-from . import options as opts
 from ..option_schema import RENDER_OPTIONS, RUN_OPTIONS
+from . import options as opts
 from .app import app
 from .helptext import PanelCommand
 
@@ -59,7 +59,7 @@ RUN_EXAMPLES = """Examples:
 def run(
     ctx: typer.Context,
     directory: str = typer.Argument(".", metavar="[DIR]", show_default=False, help="Package directory (default: the current one), or - for a ResourceList on stdin."),
-    function_args: Optional[list[str]] = typer.Argument(None, metavar="[-- KEY=VALUE...]", help="key=value after -- : the data of --image/--exec's functionConfig."),
+    function_args: list[str] | None = typer.Argument(None, metavar="[-- KEY=VALUE...]", help="key=value after -- : the data of --image/--exec's functionConfig."),
     **values: Any,
 ) -> None:
     """Run functions over a package and write back only what they changed.

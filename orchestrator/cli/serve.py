@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import options as opts
 from ..option_schema import SERVE_OPTIONS
+from . import options as opts
 from .app import app
 from .helptext import PanelCommand
 

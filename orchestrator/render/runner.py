@@ -10,23 +10,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from ..run import results
-from ..merge import scope
-from ..write import writeback
 from ..errors import FnrunError, FunctionError, InputError
 from ..kinds import Kind
-from ..select.functions import FunctionSpec
-from ..run.invocations import check_policy
-from ..run.pipeline import Events, FunctionReport, Outcome, RunOptions, RuntimeFor, run_scoped
+from ..merge import scope
 from ..read import notices
 from ..read.package import Package, read_package
 from ..report.plain import PlainEvents
 from ..resource import Resource
+from ..run import results
+from ..run.invocations import check_policy
+from ..run.pipeline import Events, FunctionReport, Outcome, RunOptions, RuntimeFor, run_scoped
 from ..runtimes import get_runtime
+from ..select.functions import FunctionSpec
+from ..write import writeback
 from . import kptfile as kf, packages, status as render_status
 from .images import image_prefix
 from .kptfile import Step
-
 from .steps import with_current_config
 from .when import holds
 
@@ -93,7 +92,7 @@ def pipeline_steps(resources: list[Resource], prefix: str | None = None, shard: 
     return [PlannedStep(step, to_spec(step, owner, resources, resolved, builtin_catalog)) for owner in owners for step in owner.steps]
 
 
-def _shard_share(found: dict[str, "kf.Kptfile"], resources: list[Resource], shard: tuple[int, int]) -> set[str]:
+def _shard_share(found: dict[str, kf.Kptfile], resources: list[Resource], shard: tuple[int, int]) -> set[str]:
     """The package directories that belong to this shard's top-level packages (render.shard)."""
     from ..select import shard as sharding
 
@@ -206,7 +205,7 @@ def _run_pipelines(
 
 
 def _run_step(
-    key: int, step: Step, spec: FunctionSpec, resources: list[Resource], options: RunOptions, root: Path, events: Events, active: "RunSession",
+    key: int, step: Step, spec: FunctionSpec, resources: list[Resource], options: RunOptions, root: Path, events: Events, active: RunSession,
     paths: writeback.PathChecker,
 ) -> StepRun:
     """One step run over `resources` (StepRun says what came of it)."""

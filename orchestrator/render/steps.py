@@ -8,17 +8,18 @@ import shlex
 import shutil
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from ..errors import InputError
 from ..kinds import Kind
-from ..select.functions import FunctionSpec
 from ..resource import Resource
+from ..select.functions import FunctionSpec
 from .images import resolve
 from .kptfile import Kptfile, Step, is_kptfile
 
 
 def to_spec(step: Step, owner: Kptfile, resources: list[Resource], prefix: str, builtin_catalog: bool = False) -> FunctionSpec:
-    common = dict(
+    common: dict[str, Any] = dict(
         config=_config(step, owner, resources),
         config_in_package=step.config_path is not None or step.config_ref is not None,
         declared_in=owner.path,
@@ -100,7 +101,7 @@ def _referenced(step: Step, owner: Kptfile, resources: list[Resource]) -> Resour
     prefix = owner.directory + "/" if owner.directory else ""
     matches = []
     for resource in resources:
-        meta = resource.data.get("metadata") if isinstance(resource.data.get("metadata"), dict) else {}
+        meta = given if isinstance(given := resource.data.get("metadata"), dict) else {}
         if not (resource.path or "").startswith(prefix):
             continue
         if all(ref.get(k) in (None, v) for k, v in (("apiVersion", resource.data.get("apiVersion")), ("kind", resource.data.get("kind")),

@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING
 from ..events import Events, RunSummary
 
 if TYPE_CHECKING:
-    from ..select.functions import FunctionSpec
-    from ..merge.origin import Changes, Tracker
     from ..events import FunctionReport
+    from ..merge.origin import Changes, Tracker
+    from ..select.functions import FunctionSpec
 
 __all__ = ["HELD_LINES", "Display", "Recorder", "RunSummary", "changes_text", "describe"]
 
@@ -20,7 +20,7 @@ __all__ = ["HELD_LINES", "Display", "Recorder", "RunSummary", "changes_text", "d
 HELD_LINES = 200
 
 
-def changes_text(report: "FunctionReport") -> str:
+def changes_text(report: FunctionReport) -> str:
     """`1 added, 2 changed` (only what is non-zero), or `no changes`."""
     parts = [f"{n} {what}" for n, what in ((report.added, "added"), (report.changed, "changed"), (report.removed, "removed")) if n]
     return ", ".join(parts) or "no changes"
@@ -39,24 +39,24 @@ class Recorder(Events):
     """Between the pipeline and the display: forwards every event, keeps each function's report
     in the summary (a failed run has no Outcome to give them), and feeds the lineage tracker."""
 
-    def __init__(self, display: Events, summary: RunSummary, tracker: "Tracker | None" = None) -> None:
+    def __init__(self, display: Events, summary: RunSummary, tracker: Tracker | None = None) -> None:
         self.display, self.record, self.tracker = display, summary, tracker
 
-    def planned(self, specs: list["FunctionSpec"]) -> None:
+    def planned(self, specs: list[FunctionSpec]) -> None:
         self.display.planned(specs)
 
-    def started(self, spec: "FunctionSpec") -> None:
+    def started(self, spec: FunctionSpec) -> None:
         self.display.started(spec)
 
-    def stderr(self, spec: "FunctionSpec", line: str) -> None:
+    def stderr(self, spec: FunctionSpec, line: str) -> None:
         self.display.stderr(spec, line)
 
-    def transformed(self, spec: "FunctionSpec", changes: "Changes") -> None:
+    def transformed(self, spec: FunctionSpec, changes: Changes) -> None:
         if self.tracker is not None:
             self.tracker.transformed(spec, changes)
         self.display.transformed(spec, changes)
 
-    def finished(self, spec: "FunctionSpec", report: "FunctionReport") -> None:
+    def finished(self, spec: FunctionSpec, report: FunctionReport) -> None:
         self.record.reports.append(report)
         self.display.finished(spec, report)
 

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Mapping
+from typing import IO, TYPE_CHECKING
 
 from ..write.diff import first_changed_line
 from .base import RunSummary, describe
@@ -19,8 +20,8 @@ from .plain import PlainEvents
 
 if TYPE_CHECKING:
     from ..errors import FnrunError
-    from ..select.functions import FunctionSpec
     from ..events import FunctionReport
+    from ..select.functions import FunctionSpec
 
 
 def escape_data(value: str) -> str:
@@ -43,14 +44,14 @@ class GitHubDisplay(PlainEvents):
         self.root = root
         self._group_open = False
 
-    def stderr(self, spec: "FunctionSpec", line: str) -> None:
+    def stderr(self, spec: FunctionSpec, line: str) -> None:
         if not self.quiet and not self._group_open:  # a group holds output: none is opened empty
             where = f" ({spec.declared_in})" if spec.declared_in else ""
             self.say(f"::group::{escape_data(spec.name + where)}")
             self._group_open = True
         super().stderr(spec, line)
 
-    def finished(self, spec: "FunctionSpec", report: "FunctionReport") -> None:
+    def finished(self, spec: FunctionSpec, report: FunctionReport) -> None:
         self._end_group()
         super().finished(spec, report)
 
@@ -59,18 +60,18 @@ class GitHubDisplay(PlainEvents):
             self.say("::endgroup::")
             self._group_open = False
 
-    def result(self, spec: "FunctionSpec", result: dict) -> None:
+    def result(self, spec: FunctionSpec, result: dict) -> None:
         severity = result["severity"]
         if severity not in ("error", "warning"):
             super().result(spec, result)
             return
-        file = result.get("file") if isinstance(result.get("file"), dict) else {}
+        file = given if isinstance(given := result.get("file"), dict) else {}
         path = str(file.get("path") or "")
         line = resource_line(self.root, path, file.get("index"), result.get("resourceRef")) if path and self.root else None
         if line is None:
             self.say(command(severity, describe(result).split(": ", 1)[1]))
             return
-        field = result.get("field") if isinstance(result.get("field"), dict) else {}
+        field = given if isinstance(given := result.get("field"), dict) else {}
         message = str(result["message"]) + (f" (field {field['path']})" if field.get("path") else "")
         self.say(command(severity, message, file=self.relative(path), line=line))
 
@@ -79,7 +80,7 @@ class GitHubDisplay(PlainEvents):
         assert self.root is not None
         return repo_path(self.root, path)
 
-    def failed(self, err: "FnrunError") -> None:
+    def failed(self, err: FnrunError) -> None:
         """The error that ends the run, as an annotation on the file (and line) it names."""
         from ..write.diff import Drift
 
@@ -102,7 +103,7 @@ class GitHubDisplay(PlainEvents):
         self._end_group()
 
 
-def error_command(err: "FnrunError", root: Path | None) -> str:
+def error_command(err: FnrunError, root: Path | None) -> str:
     """`::error file=F,line=N::message` when the message starts with a file of the package (or of
     the working directory), `PATH:LINE: ...` or `PATH: ...`; else a plain `::error::message`."""
     message = str(err)
@@ -116,7 +117,7 @@ def error_command(err: "FnrunError", root: Path | None) -> str:
     return command("error", message)
 
 
-def annotate_error(err: "FnrunError", stream: IO[str] | None = None, environ: Mapping[str, str] = os.environ) -> None:
+def annotate_error(err: FnrunError, stream: IO[str] | None = None, environ: Mapping[str, str] = os.environ) -> None:
     """At the CLI edge: an error no display annotated (a bad flag, a command without a display)."""
     if environ.get("GITHUB_ACTIONS") == "true" and not err.annotated:
         print(error_command(err, None), file=stream or sys.stderr)

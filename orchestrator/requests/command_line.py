@@ -5,8 +5,9 @@ path without typer (orchestrator.launch, `--server`) call the same builders with
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from ..errors import InputError
 from .groups import CI, Functions, Images, Output, RenderRequest, RunRequest, SandboxSettings, Selection, Speed

@@ -12,9 +12,9 @@ from ..errors import InputError
 from .groups import CI, Functions, Images, Output, Request, RunRequest, SandboxSettings, Speed
 
 if TYPE_CHECKING:
-    from ..runtimes.remote import Server
     from ..run.pipeline import RunOptions
     from ..runtimes import Sandbox
+    from ..runtimes.remote import Server
     from ..select.functions import FunctionSpec
 
 
@@ -32,12 +32,12 @@ def shard_of(ci: CI) -> tuple[int, int] | None:
     return parse(ci.shard) if ci.shard else None
 
 
-def pipeline_options(request: Request, root: Path | None) -> "RunOptions":
+def pipeline_options(request: Request, root: Path | None) -> RunOptions:
     """The RunOptions of either command: its groups parsed, and what its `command` says."""
-    from ..select.functions import parse_mount_flag
     from ..run.pipeline import RunOptions
-    from ..runtimes.host import kpt_catalog
     from ..run.units import default_jobs, parse_jobs
+    from ..runtimes.host import kpt_catalog
+    from ..select.functions import parse_mount_flag
     from ..settings import Settings
 
     command, speed = request.command, request.speed
@@ -64,7 +64,7 @@ def pipeline_options(request: Request, root: Path | None) -> "RunOptions":
     )
 
 
-def _server(address: str | None) -> "Server | None":
+def _server(address: str | None) -> Server | None:
     """--server's address, checked for its form (whether it answers, the first call finds out),
     with TLS where FNRUN_SERVER_CA names the server's CA (FNRUN_SERVER_CERT and FNRUN_SERVER_KEY:
     this client's certificate, for mutual TLS)."""
@@ -84,10 +84,10 @@ def _server(address: str | None) -> "Server | None":
     return Server(check_address(address, "--server"), ca, cert, key)
 
 
-def sandbox_of(settings: SandboxSettings) -> "Sandbox":
+def sandbox_of(settings: SandboxSettings) -> Sandbox:
     """The runtimes' Sandbox: sizes and the pull policy parsed, each bad value named by its flag."""
+    from ..option_schema import PULL_POLICIES
     from ..runtimes import Sandbox
-    from ..runtimes.protocol import PULL_POLICIES
     from ..sizes import parse_size
 
     try:
@@ -114,7 +114,7 @@ def sandbox_of(settings: SandboxSettings) -> "Sandbox":
     )
 
 
-def given_functions(request: RunRequest, root: Path | None) -> "list[FunctionSpec] | None":
+def given_functions(request: RunRequest, root: Path | None) -> list[FunctionSpec] | None:
     """The function `fnrun run` was given (--image or --exec) with its selectors; None: the
     package's own. Flags that only go with a given function are refused without one."""
     from ..select.functions import adhoc
@@ -210,7 +210,7 @@ def _on_path(command: str) -> str:
     return found
 
 
-def _selecting(spec: "FunctionSpec", functions: Functions) -> "FunctionSpec":
+def _selecting(spec: FunctionSpec, functions: Functions) -> FunctionSpec:
     """The ad-hoc function with the match/exclude flags as its selectors."""
     from ..select.selectors import Selector
 

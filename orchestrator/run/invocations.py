@@ -7,9 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .. import runtimes
 from ..errors import InputError
 from ..kinds import Kind
-from .. import runtimes
 from ..runtimes import Invocation, Mount, Runtime
 from ..runtimes.container.access import check_readable
 from ..runtimes.container.settings import function_env

@@ -3,13 +3,14 @@ session read them. Built at the edge (orchestrator.requests); nothing here parse
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from ..kinds import Kind
-from ..settings import Settings
 from ..runtimes import Invocation, Runtime, Sandbox
+from ..settings import Settings
 
 if TYPE_CHECKING:
     from ..runtimes.remote import Server
@@ -20,9 +21,9 @@ class ImageLock(Protocol):
     """The fnrun.lock a run obeys (orchestrator.lock.pinning): which content each image runs as,
     and which builtin may answer for it. The run only asks; the lock decides."""
 
-    def check(self, specs: "list[FunctionSpec]", pull_policy: str, root: Path) -> None: ...
+    def check(self, specs: list[FunctionSpec], pull_policy: str, root: Path) -> None: ...
     def reference(self, image: str) -> str: ...
-    def builtin_for(self, spec: "FunctionSpec", call: Invocation, builtin: bool, pull_policy: str) -> str | None: ...
+    def builtin_for(self, spec: FunctionSpec, call: Invocation, builtin: bool, pull_policy: str) -> str | None: ...
 
 
 @dataclass(frozen=True)
@@ -51,7 +52,7 @@ class RunOptions:
     warm: bool = True
     # Container functions go to the function runner at this address (`fnrun serve`; --server),
     # reading and writing stay here (orchestrator.runtimes.remote).
-    server: "Server | None" = None
+    server: Server | None = None
     # The environment's switches, read once at the edge (orchestrator.settings): the cache's
     # bound and how builtins run; the switches of options above are folded into them there.
     settings: Settings = Settings()

@@ -5,28 +5,28 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace as _replace
 from pathlib import Path
-from typing import Callable
 
-from . import resourcelist, results
-from .output import OutputDecoder
-from ..merge import scope
-from ..write import writeback
 from ..errors import EnvironmentProblem, FunctionError, ImageUnavailable, InputError
+from ..events import Events, FunctionReport
 from ..kinds import Kind
-from ..select.functions import FunctionSpec, declaration, discover
-from ..merge.origin import Changes, compare
+from ..merge import scope
+from ..merge.origin import compare
 from ..read import notices
 from ..read.package import Package, read_package
 from ..read.unparsed import read_or_refuse
-from ..events import Events, FunctionReport
 from ..report.plain import PlainEvents
 from ..resource import Resource
-from ..runtimes import Invocation, Runtime, RunOutput, get_runtime
+from ..runtimes import Invocation, RunOutput, Runtime, get_runtime
+from ..select.functions import FunctionSpec, declaration, discover
+from ..write import writeback
+from . import resourcelist, results
 from .invocations import check_policy, choose_runtime, invocation
-from .pipes import META_FILES
 from .options import RunOptions, RuntimeFor
+from .output import OutputDecoder
+from .pipes import META_FILES
 
 __all__ = ["Events", "FunctionReport", "Outcome", "RunOptions", "RuntimeFor", "run_package", "run_stream", "run_functions", "run_scoped"]
 

@@ -9,36 +9,37 @@ and leaving it, however that happens, removes every container it started, used o
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
 from importlib import import_module
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING
 
-from ..select.functions import FunctionSpec
-from ..resource import Resource
 from ..kinds import Kind
+from ..resource import Resource
 from ..runtimes import Runtime, get_runtime
 from ..runtimes.supervise.interrupts import SignalGuard
+from ..select.functions import FunctionSpec
 from .units import begin
 
 if TYPE_CHECKING:
-    from .options import RunOptions, RuntimeFor
     from ..runtimes import Invocation
     from ..runtimes.container.prestart import Prestarter
     from ..runtimes.container.warm.plan import Plan, Planned
     from ..runtimes.container.warm.pool import WarmPool
     from ..runtimes.container.warm.spawn import Spawner
+    from .options import RunOptions, RuntimeFor
 
 
 class RunSession:
-    def __init__(self, runtime_for: "RuntimeFor", prestarter: "Prestarter | None", warm: "Warmth | None" = None) -> None:
+    def __init__(self, runtime_for: RuntimeFor, prestarter: Prestarter | None, warm: Warmth | None = None) -> None:
         self._runtime_for = runtime_for
         self.prestarter = prestarter
         self.warm = warm
 
-    def runtime_for(self, key: int) -> "RuntimeFor":
+    def runtime_for(self, key: int) -> RuntimeFor:
         """What step `key` runs on: a warm container of its image when the run calls that image
         more than once, else its pre-started container when it is a container function."""
         if self.prestarter is None and (self.warm is None or key not in self.warm.keys):
@@ -70,7 +71,7 @@ class RunSession:
 
 @contextmanager
 def session(
-    planned: list[tuple[int, FunctionSpec]], options: "RunOptions", root: Path, runtime_for: "RuntimeFor", resources: list[Resource]
+    planned: list[tuple[int, FunctionSpec]], options: RunOptions, root: Path, runtime_for: RuntimeFor, resources: list[Resource]
 ) -> Iterator[RunSession]:
     """Pre-start `planned` (key, spec) in run order; only with the real container runtime (a
     library caller's own runtime_for decides for itself) and in the main thread. `resources`
@@ -111,13 +112,13 @@ class Warmth:
     """The run's warm containers: which steps go to them (by key) and the pool that holds them."""
 
     keys: set[int]
-    pool: "WarmPool"
-    plans: list["Plan"]
-    spawner: "Spawner"  # starts the next warm call's process before its turn
-    planned: dict[int, "Planned"]  # what each warm step's call was worked out to need, at the start
+    pool: WarmPool
+    plans: list[Plan]
+    spawner: Spawner  # starts the next warm call's process before its turn
+    planned: dict[int, Planned]  # what each warm step's call was worked out to need, at the start
 
 
-def _invocations(planned: list[tuple[int, FunctionSpec]], options: "RunOptions", root: Path) -> dict[int, "Invocation"]:
+def _invocations(planned: list[tuple[int, FunctionSpec]], options: RunOptions, root: Path) -> dict[int, Invocation]:
     """Each container step's invocation, by key; a step whose invocation fails is left out (its
     own turn reports what is wrong, as ever)."""
     from ..errors import FnrunError
@@ -134,14 +135,14 @@ def _invocations(planned: list[tuple[int, FunctionSpec]], options: "RunOptions",
     return calls
 
 
-def warmth(containers: list[tuple[int, FunctionSpec]], calls: dict[int, "Invocation"]) -> Warmth | None:
+def warmth(containers: list[tuple[int, FunctionSpec]], calls: dict[int, Invocation]) -> Warmth | None:
     """The steps whose image (with the same sandbox) the run calls more than once; None when none."""
     from ..errors import FnrunError
     from ..runtimes.container.warm.calls import fits
     from ..runtimes.container.warm.plan import NoWarm, Planned, plan
 
     by_key: dict[str, list[int]] = {}
-    plans: dict[str, "Plan"] = {}
+    plans: dict[str, Plan] = {}
     planned: dict[int, Planned] = {}
     fitting: dict[Path | None, bool] = {}  # one walk per function-config directory
     for key, _ in containers:
@@ -182,8 +183,8 @@ def warmth(containers: list[tuple[int, FunctionSpec]], calls: dict[int, "Invocat
 WARM_PER_IMAGE = 2
 
 
-def _warm_ahead(warm: Warmth, options: "RunOptions", calls: dict[int, "Invocation"], first: tuple[int, FunctionSpec],
-                resources: list[Resource], prestarter: "Prestarter | None") -> None:
+def _warm_ahead(warm: Warmth, options: RunOptions, calls: dict[int, Invocation], first: tuple[int, FunctionSpec],
+                resources: list[Resource], prestarter: Prestarter | None) -> None:
     """Start the warm containers now; with the result cache on, once a call misses it (the first
     step is asked at once, in the background, as for the pre-started ones)."""
     warm.pool.expect(warm.plans, paused=options.cache)
@@ -205,7 +206,7 @@ def _warm_ahead(warm: Warmth, options: "RunOptions", calls: dict[int, "Invocatio
         threading.Thread(target=probe, name="fnrun-warm-probe", daemon=True).start()
 
 
-def _in_process(spec: FunctionSpec, call: "Invocation | None", options: "RunOptions") -> Runtime | None:
+def _in_process(spec: FunctionSpec, call: Invocation | None, options: RunOptions) -> Runtime | None:
     """The runtime of a container function that will run as a builtin: nothing to start ahead for
     it (and no docker SDK to import, which costs more than a builtin pipeline's whole run)."""
     if call is None or not (options.builtin or options.builtin_catalog):
@@ -232,8 +233,8 @@ def _start_fork_server(runtimes: list[Runtime]) -> None:
         forked.start(forkable)
 
 
-def _prestarter(containers: list[tuple[int, FunctionSpec]], calls: dict[int, "Invocation"], options: "RunOptions", first: FunctionSpec,
-                resources: list[Resource]) -> "Prestarter":
+def _prestarter(containers: list[tuple[int, FunctionSpec]], calls: dict[int, Invocation], options: RunOptions, first: FunctionSpec,
+                resources: list[Resource]) -> Prestarter:
     """With the result cache on, nothing starts until a function misses it; whether the first one
     does is asked at once, in the background (an unchanged re-run then starts no container)."""
     from ..runtimes.container.prestart import Prestarter
@@ -254,19 +255,19 @@ def _prestarter(containers: list[tuple[int, FunctionSpec]], calls: dict[int, "In
     return prestarter
 
 
-def _builtin_answers(call: "Invocation") -> bool:
+def _builtin_answers(call: Invocation) -> bool:
     """A catalog image whose own code runs in-process instead: no container to start ahead for it."""
     from ..runtimes.host.builtin import builtin_module
 
     return builtin_module(call) is not None
 
 
-def _misses_cache(spec: FunctionSpec, call: "Invocation", resources: list[Resource], options: "RunOptions") -> bool:
+def _misses_cache(spec: FunctionSpec, call: Invocation, resources: list[Resource], options: RunOptions) -> bool:
     """Whether the first function misses the result cache: asked with the very input its run will
     send (a subpackage's step in render sees package-relative paths), else it always misses."""
-    from . import resourcelist
     from ..merge import scope
     from ..runtimes import caching
+    from . import resourcelist
 
     items, _ = scope.split(spec, resources)
     spec, items = scope.as_handed(spec, items, options.package_paths)

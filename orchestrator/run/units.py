@@ -20,14 +20,15 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
-from ..merge import scope
-from ..select.functions import FunctionSpec
-from ..resource import Resource
 from ..events import Events, FunctionReport
+from ..merge import scope
+from ..resource import Resource
+from ..select.functions import FunctionSpec
 from ..settings import at_least_one
 
 if TYPE_CHECKING:
@@ -97,7 +98,7 @@ class Buffer(Events):
     def stderr(self, spec: FunctionSpec, line: str) -> None:
         self._tell(lambda to: to.stderr(spec, line))
 
-    def transformed(self, spec: FunctionSpec, changes: "Changes") -> None:
+    def transformed(self, spec: FunctionSpec, changes: Changes) -> None:
         self._tell(lambda to: to.transformed(spec, changes))
 
     def finished(self, spec: FunctionSpec, report: FunctionReport) -> None:

@@ -18,13 +18,17 @@ cache wraps it. Runtimes are imported lazily, so exec-only use never loads docke
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
+from typing import TYPE_CHECKING
 
 from orchestrator.errors import InputError
 from orchestrator.kinds import KINDS, Kind
-from orchestrator.settings import DEFAULT_CACHE_SIZE
 from orchestrator.runtimes.protocol import Invocation, ItemsOutput, Mount, RunOutput, Runtime, Sandbox, StderrSink
+from orchestrator.settings import DEFAULT_CACHE_SIZE
+
+if TYPE_CHECKING:
+    from orchestrator.runtimes.cache import ResultCache
 
 __all__ = ["Invocation", "ItemsOutput", "Mount", "RunOutput", "Runtime", "Sandbox", "Serving", "StderrSink", "KINDS", "Kind",
            "catalog_module", "caching", "choose", "get_runtime", "in_process"]
@@ -132,4 +136,4 @@ def caching(runtime: Runtime, bound: int = DEFAULT_CACHE_SIZE) -> Runtime:
 
 
 _cache_lock = threading.Lock()
-_cache = None
+_cache: ResultCache | None = None

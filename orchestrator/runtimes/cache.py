@@ -37,8 +37,8 @@ import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
+from orchestrator.runtimes.protocol import Bytes, Invocation, RunOutput, Runtime, StderrSink, StdoutSink
 from orchestrator.settings import DEFAULT_CACHE_SIZE, switch
-from orchestrator.runtimes.protocol import Bytes, Invocation, Runtime, RunOutput, StderrSink, StdoutSink
 
 LABEL_CACHEABLE = "dev.fnrun.cacheable"
 _VERSION = "v1"

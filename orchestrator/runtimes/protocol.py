@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..option_schema import PULL_POLICIES, default
+from ..option_schema import default
 from ..sizes import parse_memory, parse_size
 
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import TYPE_CHECKING, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from ..errors import EnvironmentProblem, FnrunError, FunctionError, ImageUnavailable
 from ..runtimes.remote.frames import Reply
@@ -22,7 +23,7 @@ CANCELLED = "the client cancelled the call"
 class Calls:
     """The server's one way to answer a call."""
 
-    def __init__(self, evaluator: Evaluator, metrics: "Metrics | None" = None) -> None:
+    def __init__(self, evaluator: Evaluator, metrics: Metrics | None = None) -> None:
         self.evaluator = evaluator
         self.metrics = metrics
 

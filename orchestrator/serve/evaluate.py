@@ -9,20 +9,19 @@ image in a sandboxed container behind the result cache. Nothing here knows about
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Iterator
 
 from ..errors import EnvironmentProblem, FnrunError, ImageUnavailable, InputError
 from ..kinds import Kind
-from ..settings import DEFAULT_CACHE_SIZE
 from ..requests import full_image
 from ..run import resourcelist
 from ..run.fastlist import _HEADERS
-from ..runtimes.protocol import BASE_ENV
 from ..runtimes import Invocation, Runtime, Sandbox, Serving, choose, get_runtime
+from ..runtimes.protocol import BASE_ENV
+from ..settings import DEFAULT_CACHE_SIZE
 from ..yamlio import fast
-
 
 _HEADS = tuple(sorted(head.encode() for head in _HEADERS))  # `apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n`, each version
 

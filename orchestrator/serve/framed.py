@@ -19,7 +19,7 @@ import struct
 import sys
 import threading
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from ..runtimes.remote import frames
 from .calls import Calls

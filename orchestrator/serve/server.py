@@ -92,7 +92,7 @@ class FunctionEvaluator:
         self.calls = calls
         self.messages = messages
 
-    def EvaluateFunction(self, request: Any, context: Any) -> Any:  # noqa: N802 - the service's name for it
+    def EvaluateFunction(self, request: Any, context: Any) -> Any:
         import grpc
 
         reply = self.calls.answer(request.resource_list, request.image, context.add_callback)
@@ -103,7 +103,7 @@ class FunctionEvaluator:
         context.abort(getattr(grpc.StatusCode, reply.status), reply.message)
 
 
-def serve(settings: Settings, listen: Listen, ready: "threading.Event | None" = None) -> int:
+def serve(settings: Settings, listen: Listen, ready: threading.Event | None = None) -> int:
     """Serve until SIGTERM or SIGINT (to the main thread); 0 after a clean stop."""
     import grpc
 
@@ -154,7 +154,7 @@ def serve(settings: Settings, listen: Listen, ready: "threading.Event | None" = 
     return 0
 
 
-def _framed(listen: Listen, tls: bool, calls: Calls, connections: int) -> "FramedListener | None":
+def _framed(listen: Listen, tls: bool, calls: Calls, connections: int) -> FramedListener | None:
     """fnrun's own framing beside gRPC on a plaintext unix socket (orchestrator.serve.framed); None
     elsewhere, or where its socket cannot be made (fnrun's clients then speak gRPC)."""
     path = frames.framed_path(listen.address) if not tls else None
@@ -171,7 +171,7 @@ def _framed(listen: Listen, tls: bool, calls: Calls, connections: int) -> "Frame
     return framed
 
 
-def _metrics(evaluator: Evaluator, address: str | None) -> "Metrics | None":
+def _metrics(evaluator: Evaluator, address: str | None) -> Metrics | None:
     """The counters, served at `address` from now on (None: not asked for)."""
     if address is None:
         return None

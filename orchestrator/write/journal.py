@@ -25,11 +25,10 @@ import hashlib
 import json
 import os
 import sys
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Iterable, Iterator
 
-from .. import procstat
-from .. import stops
+from .. import procstat, stops
 from ..errors import FnrunError
 
 JOURNAL = ".fnrun-journal"

@@ -10,8 +10,8 @@ import os
 import socket
 import struct
 import threading
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 from hypothesis import given, settings, strategies as st

@@ -7,7 +7,8 @@ import signal
 import threading
 import time
 import urllib.request
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import grpc
 import pytest
@@ -16,8 +17,8 @@ import yaml
 from orchestrator.runtimes.container.settings import LABEL_PID
 from orchestrator.runtimes.remote import wire
 from testing.pipeline_helpers import assert_one_line_error, fnrun, test_images  # noqa: F401 - fixture
-from testing.serving import PROTOCOLS, Server, free_port, resource_list
 from testing.runtime_fixtures import api, wait_for
+from testing.serving import PROTOCOLS, Server, free_port, resource_list
 
 LABEL = "fnrun-test/label:v1"
 FAIL = "fnrun-test/fail:v1"

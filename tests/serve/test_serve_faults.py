@@ -5,8 +5,8 @@ the machine's."""
 from __future__ import annotations
 
 import shutil
-import time
 import tempfile
+import time
 from pathlib import Path
 
 import docker
@@ -14,10 +14,10 @@ import grpc
 import pytest
 
 from orchestrator.runtimes.container.settings import LABEL_PID
+from orchestrator.runtimes.remote import frames
 from testing.engine_fixtures import copy_images, dockerd_service, kill_engine, unmount_left
 from testing.pipeline_helpers import test_images  # noqa: F401 - fixture
 from testing.runtime_fixtures import api, wait_for
-from orchestrator.runtimes.remote import frames
 from testing.serving import PROTOCOLS, Server, resource_list
 
 SLEEP = "fnrun-test/sleep:v1"

@@ -16,7 +16,8 @@ from typing import Any
 
 from orchestrator import procstat
 from orchestrator.errors import InputError
-from orchestrator.runtimes.protocol import BASE_ENV, PULL_POLICIES, Invocation, Sandbox
+from orchestrator.option_schema import PULL_POLICIES
+from orchestrator.runtimes.protocol import BASE_ENV, Invocation, Sandbox
 
 LABEL_FUNCTION = "fnrun.function"
 LABEL_PID = "fnrun.pid"  # lets tests (and a user) find what one fnrun process started

@@ -27,8 +27,9 @@ import socket
 import subprocess
 import sys
 import threading
+from collections.abc import Iterable
 from pathlib import Path
-from typing import IO, Iterable
+from typing import IO
 
 from functions import forkwire
 from orchestrator.errors import FunctionError

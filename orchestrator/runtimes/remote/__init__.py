@@ -77,7 +77,7 @@ class RemoteRuntime(Bytes):
             on_stderr(out.stderr)
         return out
 
-    def _framed(self, invocation: Invocation, stdin: bytes) -> "frames.Reply | None":
+    def _framed(self, invocation: Invocation, stdin: bytes) -> frames.Reply | None:
         """The call in fnrun's framing, where the server speaks it (None: it does not; gRPC then)."""
         main = frames.socket_path(self.address) if self.server.ca is None else None  # TLS: gRPC's
         if main is None:
@@ -93,11 +93,11 @@ class RemoteRuntime(Bytes):
         except frames.FrameError as err:
             return frames.Reply("UNAVAILABLE", str(err))
 
-    def _grpc(self, invocation: Invocation, stdin: bytes) -> "frames.Reply":
+    def _grpc(self, invocation: Invocation, stdin: bytes) -> frames.Reply:
         stub, messages = self._connect()
         return grpc_call(stub, messages, invocation.image or "", stdin, invocation.sandbox.timeout + DEADLINE_MARGIN)
 
-    def _output(self, invocation: Invocation, reply: "frames.Reply", started: float) -> RunOutput:
+    def _output(self, invocation: Invocation, reply: frames.Reply, started: float) -> RunOutput:
         """A failed function is its exit code and output, as from a container; anything else is
         the server's or the request's problem, raised as ours."""
         status, details = reply.status, reply.message
@@ -124,7 +124,7 @@ class RemoteRuntime(Bytes):
             return self._stub, self._messages
 
 
-def grpc_call(stub: Any, messages: Any, image: str, resource_list: bytes, timeout: float) -> "frames.Reply":
+def grpc_call(stub: Any, messages: Any, image: str, resource_list: bytes, timeout: float) -> frames.Reply:
     """One EvaluateFunction over gRPC, its status and trailing metadata read into a Reply, so both
     transports' answers are read by one piece of code."""
     import grpc
@@ -132,7 +132,7 @@ def grpc_call(stub: Any, messages: Any, image: str, resource_list: bytes, timeou
     try:
         answer = stub.EvaluateFunction(messages.EvaluateFunctionRequest(resource_list=resource_list, image=image), timeout=timeout)
     except grpc.RpcError as err:
-        trailing = dict(err.trailing_metadata() or ())
+        trailing: dict[str, Any] = dict(err.trailing_metadata() or ())  # type: ignore[arg-type]  # grpc's stubs type metadata as pairs of Never
         exit_code = trailing.get(EXIT_CODE_KEY)
         return frames.Reply(err.code().name, err.details() or "", bytes(trailing.get(RESOURCE_LIST_KEY, b"")),
                             bytes(trailing.get(LOG_KEY, b"")), int(exit_code) if exit_code is not None else 0)

@@ -72,12 +72,13 @@ def framed_path(address: str) -> str | None:
 
 def receive(sock: socket.socket, size: int, deadline: float) -> bytes:
     """Exactly `size` bytes (already checked against a bound), or FrameError at EOF or the deadline."""
-    parts, left = [], size
+    parts: list[bytes] = []
+    left = size
     while left:
         sock.settimeout(max(0.001, deadline - time.monotonic()))
         try:
             part = sock.recv(min(left, CHUNK))
-        except socket.timeout:
+        except TimeoutError:
             raise FrameError("no answer within the deadline") from None
         except OSError as err:
             raise FrameError(f"the connection broke: {err.strerror or err}") from None
@@ -92,7 +93,7 @@ def send(sock: socket.socket, data: bytes, deadline: float) -> None:
     sock.settimeout(max(0.001, deadline - time.monotonic()))
     try:
         sock.sendall(data)
-    except socket.timeout:
+    except TimeoutError:
         raise FrameError("the peer did not read within the deadline") from None
     except OSError as err:
         raise FrameError(f"the connection broke: {err.strerror or err}") from None

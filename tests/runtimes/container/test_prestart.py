@@ -16,10 +16,10 @@ import docker
 import pytest
 
 from orchestrator.resource import Resource
-from orchestrator.runtimes.protocol import Invocation, Sandbox
-from orchestrator.runtimes.container.runtime import LABEL_PID
 from orchestrator.run.units import Executed, Unit, run_units
-from testing.pipeline_helpers import REPO, assert_one_line_error, interrupt_when_running, fnrun, function_config, snapshot, test_images, write_package  # noqa: F401
+from orchestrator.runtimes.container.runtime import LABEL_PID
+from orchestrator.runtimes.protocol import Invocation, Sandbox
+from testing.pipeline_helpers import REPO, assert_one_line_error, fnrun, function_config, interrupt_when_running, snapshot, write_package
 
 LABEL, FAIL, SLEEP = "fnrun-test/label:v1", "fnrun-test/fail:v1", "fnrun-test/sleep:v1"
 # A container per call, started ahead: what these tests are about (warm containers: test_warm*.py)
@@ -75,9 +75,8 @@ def tree(root: Path) -> dict[str, bytes]:
 
 
 def test_a_prestarted_container_runs_the_function_and_unclaimed_ones_are_removed(test_images: None, tmp_path: Path) -> None:
-    from orchestrator.runtimes.container import runtime as container
-    from orchestrator.runtimes.container import live
-    from orchestrator.runtimes.container.prestart import LABEL_PRESTARTED, Prestarter, PrestartedRuntime
+    from orchestrator.runtimes.container import live, runtime as container
+    from orchestrator.runtimes.container.prestart import LABEL_PRESTARTED, PrestartedRuntime, Prestarter
 
     live.begin()
     call = Invocation(name=LABEL, image=LABEL, sandbox=Sandbox(image_pull_policy="never"))
@@ -156,7 +155,7 @@ def test_an_unchanged_rerender_with_a_warm_cache_starts_no_container(test_images
 # -- parallel equals serial --------------------------------------------------------------------
 
 
-def _compare(tmp_path: Path, make: "callable", *args: str) -> None:
+def _compare(tmp_path: Path, make: callable, *args: str) -> None:
     outputs = {}
     for jobs in ("1", "4"):
         root = make(tmp_path / f"jobs{jobs}" / "pkg")

@@ -5,9 +5,9 @@ container outlives its pool. Speed is bench/bench_render.py's."""
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
-from typing import Iterator
 
 import docker
 import pytest
@@ -21,7 +21,6 @@ from orchestrator.runtimes.container.warm.runtime import WarmRuntime
 from orchestrator.runtimes.protocol import Invocation, Sandbox
 from testing.pipeline_helpers import test_images  # noqa: F401
 from testing.runtime_fixtures import require_base_image
-from test_ulimits import probe_image  # noqa: F401
 
 SANDBOX = Sandbox(image_pull_policy="never")
 

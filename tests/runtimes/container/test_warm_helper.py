@@ -9,8 +9,9 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 import yaml
@@ -20,7 +21,7 @@ from orchestrator import prebuilt
 from orchestrator.runtimes.container.runtime import api_client
 from orchestrator.runtimes.container.warm import helper
 from testing.elf import MACHINES, elf
-from testing.pipeline_helpers import REPO, test_images, write_package  # noqa: F401
+from testing.pipeline_helpers import REPO, write_package
 from testing.runtime_fixtures import containers_of
 
 SPELLINGS = {"x86_64": "amd64", "amd64": "amd64", "aarch64": "arm64", "arm64": "arm64"}

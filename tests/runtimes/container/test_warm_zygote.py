@@ -6,9 +6,8 @@ ends with the code and messages a cold run would, and costs only itself when it 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from dataclasses import replace
-from pathlib import Path
-from typing import Iterator
 
 import docker
 import pytest
@@ -19,7 +18,6 @@ from orchestrator.runtimes.container.warm.plan import Plan, plan
 from orchestrator.runtimes.container.warm.pool import WarmPool
 from orchestrator.runtimes.container.warm.runtime import WarmRuntime
 from orchestrator.runtimes.protocol import Invocation, RunOutput, Sandbox
-from testing.pipeline_helpers import test_images  # noqa: F401
 
 IMAGE = "fnrun-test/sdkprobe:v1"
 SANDBOX = Sandbox(image_pull_policy="never")

@@ -11,18 +11,18 @@ from __future__ import annotations
 import os
 import sys
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
 from orchestrator import procstat
 from orchestrator.errors import FunctionError
 from orchestrator.runtimes.host import forked
-from orchestrator.runtimes.protocol import Invocation, ItemsOutput, Sandbox
 from orchestrator.runtimes.host.builtin import FUNCTIONS_DIR
-from testing.stress import descendants
 from orchestrator.runtimes.host.exec import run_process
+from orchestrator.runtimes.protocol import Invocation, ItemsOutput, Sandbox
+from testing.stress import descendants
 
 PROBE = '''
 import os, sys
@@ -200,7 +200,7 @@ def test_errors_and_results_come_back_as_the_text_way_s(monkeypatch: pytest.Monk
     assert output is not None and output.exit_code == 1 and output.items is None
     assert lines == ["set-labels: label key 'bad key!' is not a valid Kubernetes label key"]
 
-    def report(resource_list, fn, config=None):  # noqa: ANN001, ANN202
+    def report(resource_list, fn, config=None):
         resource_list.error("not allowed", resource_list.items[0], field="metadata.name")
         return resource_list
 
@@ -244,7 +244,7 @@ def test_a_function_that_adds_an_item_goes_the_text_way(monkeypatch: pytest.Monk
 
     original = runner.apply
 
-    def add_one(resource_list, fn, config=None):  # noqa: ANN001, ANN202
+    def add_one(resource_list, fn, config=None):
         print("adding one", file=sys.stderr)
         original(resource_list, fn, config)
         resource_list.items.append(sdk.Resource({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "new"}}))

@@ -84,9 +84,8 @@ def ready() -> bool:
 
 def engine_arch() -> tuple[str | None, str]:
     """(the architecture of the engine fnrun talks to, "") or (None, why it is not known)."""
-    from orchestrator.runtimes.container.remote import engine_host, is_remote
-
     from orchestrator.errors import EnvironmentProblem
+    from orchestrator.runtimes.container.remote import engine_host, is_remote
 
     try:
         remote = is_remote(engine_host())

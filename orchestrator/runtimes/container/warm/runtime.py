@@ -17,11 +17,10 @@ import requests.exceptions
 from orchestrator.runtimes.container import live, runtime as container
 from orchestrator.runtimes.container.warm.calls import NotClean, Started, call, finish, fits
 from orchestrator.runtimes.container.warm.plan import NoWarm, Plan, Planned, plan
-from orchestrator.runtimes.container.warm.pool import WarmPool
+from orchestrator.runtimes.container.warm.pool import Warm, WarmPool
 from orchestrator.runtimes.container.warm.spawn import Spawner
-from orchestrator.runtimes.protocol import Bytes, Invocation, Runtime, RunOutput, StderrSink, StdoutSink
+from orchestrator.runtimes.protocol import Bytes, Invocation, RunOutput, Runtime, StderrSink, StdoutSink
 from orchestrator.runtimes.supervise.interrupts import SignalGuard
-
 
 ATTEMPTS = 2  # a container that ended on its own is replaced once; then the call runs cold
 
@@ -74,6 +73,7 @@ class WarmRuntime(Bytes):
         container, if any, is discarded."""
         api = container.api_client()
         with SignalGuard() as guard:
+            warm: Warm | None
             if ahead is not None:
                 warm = ahead.warm
             else:
