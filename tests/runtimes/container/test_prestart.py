@@ -17,7 +17,7 @@ import pytest
 
 from orchestrator.resource import Resource
 from orchestrator.run.units import Executed, Unit, run_units
-from orchestrator.runtimes.container.runtime import LABEL_PID
+from orchestrator.runtimes.container.settings import LABEL_PID
 from orchestrator.runtimes.protocol import Invocation, Sandbox
 from testing.pipeline_helpers import REPO, assert_one_line_error, fnrun, function_config, interrupt_when_running, snapshot, write_package
 

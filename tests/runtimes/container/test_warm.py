@@ -14,7 +14,8 @@ import pytest
 import yaml
 
 from orchestrator.errors import FunctionError
-from orchestrator.runtimes.container.runtime import LABEL_PID, ContainerRuntime
+from orchestrator.runtimes.container.runtime import ContainerRuntime
+from orchestrator.runtimes.container.settings import LABEL_PID
 from orchestrator.runtimes.container.warm.plan import NoWarm, Plan, plan
 from orchestrator.runtimes.container.warm.pool import WarmPool
 from orchestrator.runtimes.container.warm.runtime import WarmRuntime
