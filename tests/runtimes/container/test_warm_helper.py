@@ -136,9 +136,7 @@ def test_a_render_uses_a_warm_container_with_no_c_compiler_anywhere(tmp_path: Pa
         "cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  k: v\n",
     })
     env = {key: value for key, value in os.environ.items() if key not in ("CC", helper.ENV_HELPER) and not key.startswith("FNRUN_WARM")}
-    # FNRUN_EARLY_START=0: the warm container is the run's own, started as the pool starts it,
-    # not the launcher's (whose adoption races with the next call started ahead, warm.spawn)
-    env.update(PATH=str(tools), XDG_CACHE_HOME=str(cache), PYTHONPATH=str(REPO), FNRUN_EARLY_START="0")
+    env.update(PATH=str(tools), XDG_CACHE_HOME=str(cache), PYTHONPATH=str(REPO))
     proc = subprocess.Popen([sys.executable, "-m", "orchestrator", "render", str(root), "--image-pull-policy", "never", "--no-cache", "-o", "stdout"],
                             cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     stdout, stderr = proc.communicate(timeout=300)

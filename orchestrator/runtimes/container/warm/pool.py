@@ -50,6 +50,7 @@ class WarmPool:
         self._expected: list[Plan] = []
         self._pending: dict[str, int] = {}  # containers being started, by key
         self._waiting: dict[str, int] = {}  # calls waiting for one of those
+        self._wanting: dict[str, int] = {}  # calls whose turn has come, holding no container yet (Turn)
         self._needed: dict[str, int] = {}  # by key, how many calls may still come (trim), where known
         self._limits: dict[str, int] = {}  # by key, fewer containers than per_image (limit)
         self._remover = Remover(workers=self.per_image)
@@ -137,19 +138,29 @@ class WarmPool:
                 self._cond.wait(0.05)
         return self._start_counted(plan)
 
+    def turn(self, key: str) -> Turn:
+        """A call of `key` whose turn has come and that holds no container yet (see Turn)."""
+        return Turn(self, key)
+
+    def _want(self, key: str, change: int) -> None:
+        with self._cond:
+            self._wanting[key] = self._wanting.get(key, 0) + change
+            self._cond.notify_all()
+
     def take(self, plan: Plan) -> Warm | None:
-        """An idle container for `plan` no call is waiting for, else a new one if the pool may
-        start one and none is being started; never waits for another call to give one back
-        (warm.spawn asks)."""
+        """An idle container for `plan` no call whose turn has come wants, else a new one if the
+        pool may start one beyond those such calls may need and none is being started; never
+        waits for another call to give one back (warm.spawn asks, for a call ahead of its turn)."""
         key = plan.key
         with self._cond:
             if self._closed:
                 return None
+            wanting = max(self._wanting.get(key, 0), self._waiting.get(key, 0))
             idle = self._idle.get(key)
-            if idle and not self._waiting.get(key, 0):  # a call waiting for it goes first: its turn has come
+            if idle and not wanting:  # a call whose turn has come goes first
                 return idle.pop()
-            if self._pending.get(key, 0) or self._count.get(key, 0) >= self._cap(key):
-                return None
+            if self._pending.get(key, 0) or self._count.get(key, 0) + wanting >= self._cap(key):
+                return None  # the slots left are theirs: a call ahead of its turn holding one starves them
             self._count[key] = self._count.get(key, 0) + 1
             self._pending[key] = 1
         return self._start_counted(plan)
@@ -287,3 +298,32 @@ class WarmPool:
             self._remove(warm.container_id, warm.staging, warm.channel)
         self._remover.close()
 
+
+class Turn:
+    """A call's claim on its key's containers from before it asks the spawner (warm.spawn) for its
+    started call until it holds a container, and again while it tries another after one failed:
+    meanwhile the pool's `take` leaves it the idle containers and the slots it may need. Without
+    it the spawner could lend the image's last slot to a later call, whose process then waits for
+    its stdin while this call waits for that slot: a hang."""
+
+    def __init__(self, pool: WarmPool, key: str) -> None:
+        self.pool = pool
+        self.key = key
+        self.wants = False
+        self.want()
+
+    def want(self) -> None:
+        if not self.wants:
+            self.wants = True
+            self.pool._want(self.key, 1)
+
+    def have(self) -> None:
+        if self.wants:
+            self.wants = False
+            self.pool._want(self.key, -1)
+
+    def __enter__(self) -> Turn:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.have()

@@ -17,7 +17,7 @@ import requests.exceptions
 from orchestrator.runtimes.container import live, runtime as container
 from orchestrator.runtimes.container.warm.calls import NotClean, Started, call, finish, fits
 from orchestrator.runtimes.container.warm.plan import NoWarm, Plan, Planned, plan
-from orchestrator.runtimes.container.warm.pool import Warm, WarmPool
+from orchestrator.runtimes.container.warm.pool import Turn, Warm, WarmPool
 from orchestrator.runtimes.container.warm.spawn import Spawner
 from orchestrator.runtimes.protocol import Bytes, Invocation, RunOutput, Runtime, StderrSink, StdoutSink
 from orchestrator.runtimes.supervise.interrupts import SignalGuard
@@ -45,16 +45,17 @@ class WarmRuntime(Bytes):
         if found is None:
             return self.cold.run(invocation, stdin, on_stderr, on_stdout)
         started = time.monotonic()
-        ahead = self.spawner.claim(self.step, invocation) if self.spawner is not None and self.step is not None else None
-        for attempt in range(ATTEMPTS + (ahead is not None)):
-            live.refuse_if_cancelled()  # a cancelled call is not tried again
-            done = self._attempt(found, invocation, stdin, on_stderr, on_stdout, ahead if attempt == 0 else None)
-            if self.spawner is not None:
-                self.spawner.kick()  # a container may be free for the next call now
-            if done is not None:
-                self.pool.served += 1
-                stdout, stderr, code = done
-                return RunOutput(stdout=stdout, stderr=stderr, exit_code=code, duration=time.monotonic() - started)
+        with self.pool.turn(found.key) as turn:  # counted before the claim: no later call takes this one's slot
+            ahead = self.spawner.claim(self.step, invocation, turn) if self.spawner is not None and self.step is not None else None
+            for attempt in range(ATTEMPTS + (ahead is not None)):
+                live.refuse_if_cancelled()  # a cancelled call is not tried again
+                done = self._attempt(found, invocation, stdin, on_stderr, on_stdout, turn, ahead if attempt == 0 else None)
+                if self.spawner is not None:
+                    self.spawner.kick()  # a container may be free for the next call now
+                if done is not None:
+                    self.pool.served += 1
+                    stdout, stderr, code = done
+                    return RunOutput(stdout=stdout, stderr=stderr, exit_code=code, duration=time.monotonic() - started)
         return self.cold.run(invocation, stdin, on_stderr, on_stdout)
 
     def _plan(self, invocation: Invocation) -> Plan | None:
@@ -67,10 +68,10 @@ class WarmRuntime(Bytes):
         return None if isinstance(found, NoWarm) or not fits(invocation.local_dir) else found
 
     def _attempt(self, found: Plan, invocation: Invocation, stdin: bytes, on_stderr: StderrSink | None,
-                 on_stdout: StdoutSink | None, ahead: Started | None = None) -> tuple[bytes, str, int] | None:
+                 on_stdout: StdoutSink | None, turn: Turn, ahead: Started | None = None) -> tuple[bytes, str, int] | None:
         """One try in a warm container (the call's own process started ahead, if given); None when
         the function did not run (no container could be had, or it was gone or unfit): the
-        container, if any, is discarded."""
+        container, if any, is discarded, and `turn` wants another before that."""
         api = container.api_client()
         with SignalGuard() as guard:
             warm: Warm | None
@@ -81,6 +82,9 @@ class WarmRuntime(Bytes):
                     warm = self.pool.acquire(found)
             if warm is None:
                 return None
+            turn.have()
+            if ahead is None and self.spawner is not None:
+                self.spawner.kick()  # a slot this call left may hold the next call's process meanwhile
             done: tuple[bytes, str, int] | None = None
             try:
                 live.lent(warm.container_id, container.remove_quietly)  # a server's call cancelled: it goes
@@ -95,6 +99,8 @@ class WarmRuntime(Bytes):
                 raise container.engine_error(invocation, err) from None
             finally:
                 with guard.held():
+                    if done is None:
+                        turn.want()  # before its container goes: another try must find the slot free
                     live.given_back(warm.container_id)
                     fit = done is not None and done[2] < 128 and warm.channel.unfit is None
                     (self.pool.release if fit else self.pool.discard)(warm)

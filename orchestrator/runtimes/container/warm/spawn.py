@@ -21,7 +21,7 @@ import requests.exceptions
 from orchestrator.runtimes.container import runtime as container
 from orchestrator.runtimes.container.warm.calls import NotClean, Started, begin
 from orchestrator.runtimes.container.warm.plan import Planned
-from orchestrator.runtimes.container.warm.pool import WarmPool
+from orchestrator.runtimes.container.warm.pool import Turn, WarmPool
 from orchestrator.runtimes.protocol import Invocation
 
 
@@ -37,8 +37,10 @@ class Spawner:
         self._closed = False
         self._spawning: int | None = None  # the step whose call is being started
 
-    def claim(self, key: int, invocation: Invocation) -> Started | None:
-        """The started call for step `key`, if it is this very invocation; the next one starts."""
+    def claim(self, key: int, invocation: Invocation, turn: Turn | None = None) -> Started | None:
+        """The started call for step `key`, if it is this very invocation; the next one starts.
+        `turn` (the pool's count of this call as wanting a container) ends when it has one here,
+        before the next call is started: until then no later call takes the slot it needs."""
         with self._lock:
             while self._spawning == key:  # being started right now: it is this call's, wait for it
                 self._lock.wait(0.05)
@@ -47,6 +49,8 @@ class Spawner:
         if started is not None and started.inv != invocation:
             self._let_go(started)
             started = None
+        if started is not None and turn is not None:
+            turn.have()
         self.kick()
         return started
 
