@@ -17,7 +17,8 @@ import docker
 import pytest
 import yaml
 
-from orchestrator.runtimes.container.runtime import LABEL_PID, ContainerRuntime
+from orchestrator.runtimes.container.runtime import ContainerRuntime
+from orchestrator.runtimes.container.settings import LABEL_PID
 from orchestrator.runtimes.container.warm.plan import Plan, Planned, plan
 from orchestrator.runtimes.container.warm.pool import Warm, WarmPool
 from orchestrator.runtimes.container.warm.runtime import WarmRuntime
