@@ -36,7 +36,9 @@ def _paths_as_typed(directory: str) -> Iterator[None]:
         yield
     except FnrunError as err:
         if str(directory) != "-":
-            err.args = (as_typed(str(err), Path(directory)),)
+            # the whole of what went wrong (its context and message), not str(err): the fix stays
+            # its own field, said once after it
+            err.args, err.context = (as_typed(err.what, Path(directory)),), None
         raise
 
 
