@@ -23,7 +23,7 @@ from ..yamlio import fast, text
 FAILURE_NOTE = "@fnrun: "
 
 _VERSIONS = ("config.kubernetes.io/v1", "config.kubernetes.io/v1beta1", "config.kubernetes.io/v1alpha1")
-_HEADERS = {f"apiVersion: {version}\nkind: ResourceList\nitems:\n" for version in _VERSIONS}
+HEADERS = {f"apiVersion: {version}\nkind: ResourceList\nitems:\n" for version in _VERSIONS}
 _ODD_BREAKS = re.compile("[\r\x85\u2028\u2029]")  # line breaks other than \n: leave them to the general path
 _OTHER_LINE = text.LineStart(r"[^-# \n]|-[^ ]| [^ ]")  # not `- `, `  `, `#` or blank: the items end
 _DASH = text.LineStart("- ")
@@ -64,7 +64,7 @@ class FastDecoder:
                 self.header += lines.pop(0)
             if self.header.count("\n") < 3:
                 return
-            if self.header not in _HEADERS:
+            if self.header not in HEADERS:
                 raise NotFast
             block = "".join(lines)
         other = _OTHER_LINE.search(block)
@@ -123,7 +123,7 @@ class FastDecoder:
                 self.on_item(item)
 
     def finish(self) -> tuple[list[Resource], dict | None, list[Any]]:
-        if self.header not in _HEADERS or self.dash is None:
+        if self.header not in HEADERS or self.dash is None:
             raise NotFast
         if self.tail is None:
             self._emit(self.buffer)

@@ -17,13 +17,13 @@ from ..errors import EnvironmentProblem, FnrunError, ImageUnavailable, InputErro
 from ..kinds import Kind
 from ..requests import full_image
 from ..run import resourcelist
-from ..run.fastlist import _HEADERS
+from ..run.fastlist import HEADERS
 from ..runtimes import Invocation, Runtime, Sandbox, Serving, choose, get_runtime
 from ..runtimes.protocol import BASE_ENV
 from ..settings import DEFAULT_CACHE_SIZE
 from ..yamlio import fast
 
-_HEADS = tuple(sorted(head.encode() for head in _HEADERS))  # `apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n`, each version
+_HEADS = tuple(sorted(head.encode() for head in HEADERS))  # `apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n`, each version
 
 
 @dataclass(frozen=True)

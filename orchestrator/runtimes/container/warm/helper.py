@@ -56,12 +56,9 @@ def host_arch() -> str:
 def helper_dir(arch: str | None = None) -> tuple[Path | None, str]:
     """(the directory holding the helper binary for an engine of `arch`, "") or (None, why there
     is none). `arch` defaults to the engine fnrun talks to (engine_arch)."""
-    given = os.environ.get(ENV_HELPER, "").strip()
-    if given:
-        path = Path(given)
-        if path.name != NAME or not os.access(path, os.X_OK):
-            return None, f"{ENV_HELPER}={given} is not an executable named {NAME}"
-        return path.parent, ""
+    given = _given()
+    if given is not None:
+        return given
     if arch is None:
         arch, why = engine_arch()
         if arch is None:
@@ -76,10 +73,21 @@ def ready() -> bool:
     """Whether the helper is there without building it or asking the engine: the launcher starts
     a warm container early only then, and only on a local engine, so this machine's architecture
     is the engine's (a compiler run is the run's own business, reported as such)."""
-    given = os.environ.get(ENV_HELPER, "").strip()
-    if given:
-        return Path(given).name == NAME and os.access(given, os.X_OK)
+    given = _given()
+    if given is not None:
+        return given[0] is not None
     return any(os.access(path, os.X_OK) for path in _places(host_arch()))
+
+
+def _given() -> tuple[Path | None, str] | None:
+    """FNRUN_WARM_HELPER's answer, as helper_dir gives it; None when it names no binary."""
+    given = os.environ.get(ENV_HELPER, "").strip()
+    if not given:
+        return None
+    path = Path(given)
+    if path.name != NAME or not os.access(path, os.X_OK):
+        return None, f"{ENV_HELPER}={given} is not an executable named {NAME}"
+    return path.parent, ""
 
 
 def engine_arch() -> tuple[str | None, str]:
