@@ -151,10 +151,10 @@ def _run(runtime: Runtime, call: Invocation, resource_list: bytes, decoded: reso
     assert call.image is not None
     if runtime.items_always:
         assert decoded is not None
-        out = runtime.run_items(call, decoded.items, decoded.function_config)
-        if out is not None:
-            body = resourcelist.encode(out.items, decoded.function_config) + _results(out.results) if out.items is not None else ""
-            return Answer(call.image, body.encode(), out.stderr.encode(), out.exit_code, out.duration, out.cached, out.builtin)
+        handed = runtime.run_items(call, decoded.items, decoded.function_config)
+        if handed is not None:
+            body = resourcelist.encode(handed.items, decoded.function_config) + _results(handed.results) if handed.items is not None else ""
+            return Answer(call.image, body.encode(), handed.stderr.encode(), handed.exit_code, handed.duration, handed.cached, handed.builtin)
     out = runtime.run(call, resource_list)
     return Answer(call.image, out.stdout, out.stderr.encode(), out.exit_code, out.duration, out.cached, out.builtin)
 
