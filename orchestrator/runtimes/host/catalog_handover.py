@@ -62,7 +62,8 @@ def _item(entry: Any, sent: list[Resource], places: dict[tuple[str, str], Resour
     if type(entry) is list and len(entry) == 2:
         return _changed(item_at(sent, entry[0]), entry[1])
     if type(entry) is dict:
-        before = places.get(_place(entry))
+        place = _place(entry)
+        before = None if place is None else places.get(place)
         return Resource(entry) if before is None else _changed(before, entry)
     raise TypeError(f"item entry {str(entry)[:40]!r}")
 

@@ -125,7 +125,7 @@ def _spawn(argv: list[str], inv: Invocation, env: dict[str, str], cwd: str | Non
 
 
 def _communicate(
-    process: subprocess.Popen[bytes],
+    process: subprocess.Popen[bytes] | ForkedProcess,
     inv: Invocation,
     stdin: bytes,
     on_stderr: StderrSink | None,
@@ -152,7 +152,7 @@ def _communicate(
     return out.value(), err.close()
 
 
-def _wait(process: subprocess.Popen[bytes], inv: Invocation, deadline: float | None) -> int:
+def _wait(process: subprocess.Popen[bytes] | ForkedProcess, inv: Invocation, deadline: float | None) -> int:
     """Its pipes are closed; a child that lingers past the deadline still counts as timed out."""
     try:
         return process.wait(None if deadline is None else max(0.0, deadline - time.monotonic()))
@@ -164,22 +164,21 @@ def _timed_out(inv: Invocation) -> FunctionError:
     return FunctionError(f"function {inv.name} timed out after {inv.sandbox.timeout:g}s; it was killed")
 
 
-def _kill_group(process: subprocess.Popen[bytes]) -> None:
+def _kill_group(process: subprocess.Popen[bytes] | ForkedProcess) -> None:
     """Kill the whole process group (also grandchildren still holding the pipes) and reap.
 
     The child itself is killed by pid too: a forked builtin makes its own session only once it
     runs, so a timeout that comes first (`--timeout 0.001`) finds no group of that id yet, and a
     child left alive would wait on its stdin while this waits on it. A fork server's child is
     killed by the server, which reaps it (only it knows its pid is still that child's)."""
-    kill_group = getattr(process, "kill_group", None)
-    if kill_group is not None:
-        kill_group()
-    else:
+    if isinstance(process, subprocess.Popen):
         for kill in (os.killpg, os.kill):
             try:
                 kill(process.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
+    else:
+        process.kill_group()
     process.wait()
     for pipe in (process.stdin, process.stdout, process.stderr):
         if pipe is not None:

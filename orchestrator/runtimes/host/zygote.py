@@ -32,8 +32,12 @@ import signal
 import socket
 import sys
 import traceback
+from typing import TYPE_CHECKING
 
 from functions import forkwire
+
+if TYPE_CHECKING:
+    from orchestrator.runtimes.host.handover import Entry
 
 _PR_SET_PDEATHSIG = 1
 _CHILD_FDS = 4  # stdin, stdout, stderr, reply
@@ -124,7 +128,7 @@ def _take(control: socket.socket, poller: select.poll, replies: dict[int, socket
     return True
 
 
-def _prepare(request: forkwire.Call) -> object:
+def _prepare(request: forkwire.Call) -> Entry | None:
     """Import the module once in the server (every later child inherits it) and, for a handover,
     find the function its main block runs."""
     for entry in request.path:
@@ -196,7 +200,7 @@ def _kill(pid: int) -> None:
             pass
 
 
-def _child(request: forkwire.Call, fds: list[int], entry: object, server: int) -> None:
+def _child(request: forkwire.Call, fds: list[int], entry: Entry | None, server: int) -> None:
     code = 1
     try:
         os.setsid()
@@ -226,8 +230,9 @@ def _child(request: forkwire.Call, fds: list[int], entry: object, server: int) -
             if request.handover:
                 from orchestrator.runtimes.host.handover import HandedOver
 
-                sent = json.load(sys.stdin.buffer)
-                HandedOver(sent["items"], sent["config"], entry).install()  # type: ignore[arg-type]
+                with open(0, "rb", closefd=False) as raw:  # the hand-over's JSON, as bytes
+                    sent = json.load(raw)
+                HandedOver(sent["items"], sent["config"], entry).install()
             runpy.run_module(request.module, run_name="__main__", alter_sys=True)
             code = 0
         except SystemExit as done:
