@@ -88,19 +88,19 @@ def _merge3_nested(o: Any, u: Any, d: Any, where: Where) -> Any:
     dest of the original's kind (so dest's own entries survive it); a field the dest lacks gets
     only the original→updated delta, and nothing if that delta is empty."""
     shaped = (o, d) if u is MISSING else tuple(v for v in (u, d) if v is not MISSING)
-    kind = dict if all(isinstance(v, dict) for v in shaped) else list
-    if not all(isinstance(v, kind) for v in shaped):
-        return _WHOLE
-    o_kind = o if isinstance(o, kind) else kind()
-    u_kind, d_kind = (kind() if v is MISSING else v for v in (u, d))
-    if kind is dict:
-        merged: Any = _merge3_map(o_kind, u_kind, d_kind, where)
-    else:
+    merged: dict | list
+    if all(isinstance(v, dict) for v in shaped):
+        o_fits = isinstance(o, dict)
+        merged = _merge3_map(o if o_fits else {}, {} if u is MISSING else u, {} if d is MISSING else d, where)
+    elif all(isinstance(v, list) for v in shaped):
         spec = associative_key([v for v in (o, u, d) if isinstance(v, list)], where)
         if spec is None:
             return _WHOLE
-        merged = _merge3_list(o_kind, u_kind, d_kind, spec, where)
-    delta_only = u is MISSING or (d is MISSING and o is o_kind)
+        o_fits = isinstance(o, list)
+        merged = _merge3_list(o if o_fits else [], [] if u is MISSING else u, [] if d is MISSING else d, spec, where)
+    else:
+        return _WHOLE
+    delta_only = u is MISSING or (d is MISSING and o_fits)
     return MISSING if delta_only and not merged else merged
 
 

@@ -106,6 +106,7 @@ def index(items: list, spec: KeySpec, where: Where) -> dict[tuple, dict]:
     by_key: dict[tuple, dict] = {}
     for element in items:
         key = key_of(element, spec)
+        assert key is not None, "associative_key chose a key every element carries"
         if key in by_key:
             raise MergeConflict(where.element(selector(element, spec)), "two elements in one list have this key")
         by_key[key] = element
