@@ -35,7 +35,7 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script (exec function, image entry point)
     sys.path[0] = str(Path(__file__).resolve().parents[1])
 
-from ruamel.yaml.comments import CommentedSeq
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from functions import sdk
 
@@ -79,24 +79,26 @@ class Config:
 
 def inject_sidecar(resources: sdk.ResourceList, config: Config) -> None:
     for workload in resources.workloads():
-        if not config.selector.matches(workload):
+        template = workload.pod_template_path
+        if template is None or not config.selector.matches(workload):
             continue
-        pod_spec = workload.get([*workload.pod_template_path, "spec"])
+        spec_path = [*template, "spec"]
+        pod_spec = workload.get(spec_path)
         if not isinstance(pod_spec, dict):
             resources.error(f"{workload.display} has no pod spec to inject into", workload)
             continue
         for list_name, entries in config.lists():
             if entries:
-                _inject(resources, workload, pod_spec, list_name, entries)
+                _inject(resources, workload, spec_path, pod_spec, list_name, entries)
 
 
-def _inject(resources: sdk.ResourceList, workload: sdk.Resource, pod_spec: dict, list_name: str,
-            entries: list[dict]) -> None:
+def _inject(resources: sdk.ResourceList, workload: sdk.Resource, spec_path: list[str], pod_spec: dict,
+            list_name: str, entries: list[dict]) -> None:
     present = pod_spec.get(list_name)
     if present is None:
         present = CommentedSeq()
-        if list_name == "initContainers" and "containers" in pod_spec:  # keep the reading order
-            pod_spec.insert(list(pod_spec).index("containers"), list_name, present)
+        if list_name == "initContainers" and "containers" in pod_spec and isinstance(pod_spec, CommentedMap):
+            pod_spec.insert(list(pod_spec).index("containers"), list_name, present)  # keep the reading order
         else:
             pod_spec[list_name] = present
     # An inline list (`containers: [{...}]`, or any list of an inline pod spec) gets inline entries,
@@ -108,7 +110,7 @@ def _inject(resources: sdk.ResourceList, workload: sdk.Resource, pod_spec: dict,
         if name not in by_name:
             present.append(_uncommented(entry) if inline else _detached(entry))
         elif sdk.plain(by_name[name]) != sdk.plain(entry):
-            path = sdk.paths.render([*workload.pod_template_path, "spec", list_name, ("name", name)])
+            path = sdk.paths.render([*spec_path, list_name, ("name", name)])
             resources.warning(f"{workload.display} already has {list_name} entry {name!r}, different from "
                               "the configured one; left as it is", workload, field=path)
 

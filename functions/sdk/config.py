@@ -61,6 +61,8 @@ def _camel(name: str) -> str:
 def _dataclass(source: Any, cls: type[T], where: str) -> T:
     if not isinstance(source, dict):
         raise ConfigError(f"{where or 'config'}: expected a mapping, got {_show(source)}")
+    if not dataclasses.is_dataclass(cls):  # the function's author's mistake, not the config's
+        raise TypeError(f"config class {cls!r} is not a dataclass")
     hints = typing.get_type_hints(cls)
     fields = [f for f in dataclasses.fields(cls) if f.init]
     rest_field = next((f for f in fields if f.metadata.get("fnrun.rest")), None)
@@ -70,16 +72,16 @@ def _dataclass(source: Any, cls: type[T], where: str) -> T:
     kwargs: dict[str, Any] = {}
     extra: dict[str, Any] = {}
     for key, value in source.items():
-        f = by_key.get(str(key))
-        if f is None or (f is rest_field and not isinstance(value, dict)):
+        claimed = by_key.get(str(key))
+        if claimed is None or (claimed is rest_field and not isinstance(value, dict)):
             if rest_field is None:
                 known = ", ".join(_camel(f.name) for f in fields) or "none"
                 raise ConfigError(f"unknown config field {where}{key!r} (known: {known})")
             extra[str(key)] = value
-        elif f is rest_field:
+        elif claimed is rest_field:
             extra.update((str(k), v) for k, v in value.items())
         else:
-            kwargs[f.name] = _convert(value, hints[f.name], f"{where}{_camel(f.name)}")
+            kwargs[claimed.name] = _convert(value, hints[claimed.name], f"{where}{_camel(claimed.name)}")
     if rest_field is not None:
         kwargs[rest_field.name] = _convert(extra, hints[rest_field.name], f"{where}{_camel(rest_field.name)}")
     for f in fields:
@@ -134,7 +136,7 @@ def _convert(value: Any, tp: Any, where: str) -> Any:
             raise ConfigError(f"config field {where!r}: expected a mapping, got {_show(value)}")
         value_type = args[1] if args else Any
         return {str(k): _convert(v, value_type, f"{where}.{k}") for k, v in value.items()}
-    if dataclasses.is_dataclass(tp):
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         return _dataclass(value, tp, f"{where}.")
     raise TypeError(f"config field {where!r}: unsupported type {tp!r}")
 

@@ -8,15 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from orchestrator import annotations as keys
 
 from . import paths
 from .paths import PathLike
-
-if TYPE_CHECKING:
-    from ruamel.yaml.comments import CommentedMap
 
 #: Where each workload kind keeps its pod template (metadata + spec), by kind and allowed API groups.
 #: The group check keeps custom resources that reuse a name (volcano's batch.volcano.sh Job) out.
@@ -64,7 +61,7 @@ def unmatched(selector: dict, labels: dict) -> dict[str, str]:
 class Container:
     """A container of a workload: its node (edit it in place), its list and its field path."""
 
-    data: CommentedMap
+    data: dict  # a round-trip node, as its workload's
     path: str  # e.g. spec.template.spec.containers[name=web]
     init: bool
 
@@ -81,9 +78,11 @@ class Container:
 
 
 class Resource:
-    """A wrapper over one item's round-trip mapping; every edit goes to `data` directly."""
+    """A wrapper over one item's mapping; every edit goes to `data` directly. Read from YAML it is
+    the round-trip node (comments and layout kept); handed over by fnrun, or made by the function,
+    a plain dict."""
 
-    def __init__(self, data: CommentedMap) -> None:
+    def __init__(self, data: dict) -> None:
         self.data = data
 
     def __repr__(self) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from .resource import Resource, plain
 
@@ -14,6 +14,7 @@ if TYPE_CHECKING:
 
 Severity = Literal["error", "warning", "info"]
 SEVERITIES = ("error", "warning", "info")
+_Mapping = TypeVar("_Mapping", bound=dict)
 
 
 @dataclass(frozen=True)
@@ -41,10 +42,13 @@ class Result:
         """The result as the `results` entry the orchestrator reads."""
         from ruamel.yaml.comments import CommentedMap
 
-        return self.to_data(CommentedMap)
+        return self._entry(CommentedMap)
 
     def to_data(self, mapping: Callable[..., dict] = dict) -> dict:
         """The same entry built of `mapping`s (plain dicts unless told)."""
+        return self._entry(mapping)
+
+    def _entry(self, mapping: Callable[..., _Mapping]) -> _Mapping:
         out = mapping(message=self.message, severity=self.severity)
         if self.resource is not None:
             out["resourceRef"] = mapping(self.resource.ref)
