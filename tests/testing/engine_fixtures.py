@@ -22,6 +22,8 @@ from pathlib import Path
 import docker
 import pytest
 
+from .processes import gone_within
+
 
 def wait_for_ping(url: str, process: subprocess.Popen, log: Path, timeout: float = 60.0) -> docker.DockerClient:
     """A client for the engine at url once it answers; skips (with its log) if it cannot start."""
@@ -161,9 +163,7 @@ def kill_engine(root: Path) -> None:
     engine dies: nothing of it removes a container on the way out."""
     pid = int((root / "docker.pid").read_text())
     os.killpg(os.getpgid(pid), signal.SIGKILL)
-    deadline = time.monotonic() + 30
-    while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
-        time.sleep(0.1)
+    gone_within(pid, 30)
 
 
 def unmount_left(root: Path) -> None:

@@ -29,6 +29,8 @@ import time
 from pathlib import Path
 from typing import BinaryIO
 
+from .processes import alive
+
 REFUSAL = "this test needs the engine: mark it `engine` (tests/testing/engine_guard.py says how)"
 # Fixtures that build images, start containers or ask the engine.
 ENGINE_FIXTURES = frozenset({"test_images", "catalog_images", "probe_image", "registry"})
@@ -54,6 +56,10 @@ def imports_engine(path: Path) -> bool:
             return True
     return False
 
+#: Where this module's top package is found (conftest imports it as `testing.engine_guard`, a test
+#: as `tests.testing.engine_guard`): its server runs as that module, with its package's imports.
+_IMPORT_ROOT = Path(__file__).resolve().parents[__spec__.name.count(".")]
+
 
 class EngineGuard:
     """A Unix socket that refuses the Docker Engine API and lists who asked.
@@ -72,8 +78,8 @@ class EngineGuard:
         pid_file = self._dir / "guard.pid"
         # detached (the script forks and its first process exits): no child of the test process,
         # whose tests count their children; it ends by itself when this process is gone
-        subprocess.run([sys.executable, __file__, str(self.path), str(self._log), str(pid_file), str(os.getpid())],
-                       stdin=subprocess.DEVNULL, check=True, timeout=30)
+        subprocess.run([sys.executable, "-m", __spec__.name, str(self.path), str(self._log), str(pid_file), str(os.getpid())],
+                       stdin=subprocess.DEVNULL, check=True, timeout=30, cwd=_IMPORT_ROOT)
         deadline = time.monotonic() + 30
         while not (self.path.exists() and pid_file.exists() and pid_file.read_text().endswith("\n")):
             if time.monotonic() > deadline:
@@ -112,20 +118,12 @@ def serve(path: str, log: str, pid_file: str, session: int) -> None:
     Path(pid_file).write_text(f"{os.getpid()}\n")
     lock = threading.Lock()
     with open(log, "ab", buffering=0) as out:
-        while _alive(session):
+        while alive(session):
             try:
                 conn, _ = server.accept()
             except TimeoutError:
                 continue
             threading.Thread(target=_refuse, args=(conn, out, lock), daemon=True).start()
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 def _refuse(conn: socket.socket, out: BinaryIO, lock: threading.Lock) -> None:
