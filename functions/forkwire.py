@@ -42,6 +42,7 @@ import select
 import socket
 import struct
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 #: The largest body a server reads (the warm helper's own cap on a call's argv and environment).
@@ -82,13 +83,18 @@ class Call:
 
 def encode(call: Call) -> bytes:
     """The body of `call`; WireError when a string holds a NUL or the body is over MAX_BODY."""
-    argv = ["python3", "-m", call.module, *call.args]
-    env = [f"{name}={value}" for name, value in call.env.items()]
-    options = call.options()
-    strings = [*argv, *env, *options]
+    return pack(["python3", "-m", call.module, *call.args], call.env, call.options())
+
+
+def pack(argv: Sequence[str], env: Mapping[str, str], third: Sequence[str]) -> bytes:
+    """A body of the layout above, whatever its strings mean: the warm helper's start frame holds
+    one whose third group is the image fork server's command (not options), which the helper cuts
+    off before it relays the rest to that server as its request. WireError when a string holds a
+    NUL or the body is over MAX_BODY."""
+    strings = [*argv, *(f"{name}={value}" for name, value in env.items()), *third]
     if any("\0" in text for text in strings):
         raise WireError("an argument, variable or option holds a NUL byte")
-    body = _COUNTS.pack(len(argv), len(env), len(options)) + b"".join(
+    body = _COUNTS.pack(len(argv), len(env), len(third)) + b"".join(
         text.encode("utf-8", "surrogateescape") + b"\0" for text in strings)
     if len(body) > MAX_BODY:
         raise WireError(f"a call of {len(body)} bytes is over the {MAX_BODY} a fork server reads")
