@@ -2,7 +2,9 @@
 at the edge, as flags are) and handed down in the run's options: nothing below reads them.
 
 `Settings.from_environ` refuses a bad value with one line naming its variable (InputError, exit
-2). The launcher, which must not import anything heavy, reads its few variables with `switch`.
+2). FNRUN_WORKERS is parsed with them, so a command refuses it where it starts; `workers.count`
+reads it again through `chosen_workers`, as it counts workers outside any run too (`fnrun source`,
+`sink`, the library's readers and writers). The launcher, which must not import anything heavy, reads its few variables with `switch`.
 The variables that belong to an option (FNRUN_RUNTIME, FNRUN_MOUNTS, FNRUN_SERVER,
 FNRUN_BUILTIN_CATALOG) are the option schema's; docs/reference/environment.md lists them all."""
 
@@ -21,6 +23,7 @@ OFF = ("0", "false", "no", "off")
 CACHE = "FNRUN_CACHE"
 BUILTIN = "FNRUN_BUILTIN"
 WARM = "FNRUN_WARM"
+WORKERS = "FNRUN_WORKERS"
 #: The result cache's bound when FNRUN_CACHE_SIZE is not set.
 DEFAULT_CACHE_SIZE = 512 * 1024 * 1024
 
@@ -49,6 +52,11 @@ def _count(environ: Mapping[str, str], variable: str) -> int | None:
     return at_least_one(text, variable) if text else None
 
 
+def chosen_workers(environ: Mapping[str, str]) -> int | None:
+    """The processes FNRUN_WORKERS asks big jobs to be shared among (None: unset, the cores decide)."""
+    return _count(environ, WORKERS)
+
+
 def _size(environ: Mapping[str, str], variable: str, default: int) -> int:
     from .sizes import parse_size
 
@@ -72,6 +80,7 @@ class Settings:
     builtin_fork: bool = True  # FNRUN_BUILTIN_FORK: builtins in a child of the fork server, not a new interpreter each
     jobs: int | None = None  # FNRUN_JOBS: work at once when --jobs is not given (None: min(4, CPUs))
     warm: bool = True  # FNRUN_WARM: warm containers (as --no-warm when off)
+    workers: int | None = None  # FNRUN_WORKERS: processes a big package is parsed, encoded and written with (None: by the cores)
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -85,4 +94,5 @@ class Settings:
             builtin_fork=switch(env.get("FNRUN_BUILTIN_FORK"), True),
             jobs=_count(env, "FNRUN_JOBS"),
             warm=switch(env.get(WARM), True),
+            workers=chosen_workers(env),
         )

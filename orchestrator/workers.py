@@ -27,6 +27,7 @@ from typing import TypeVar
 
 from . import procstat
 from .errors import FnrunError
+from .settings import chosen_workers
 
 MAX_WORKERS = 4
 #: Below this many bytes of YAML to parse (~1,500 resources), one process is faster than forking.
@@ -43,11 +44,13 @@ _children: set[int] = set()  # every worker child alive, for stop_all
 
 def count(weight: int, threshold: int) -> int:
     """How many processes to share `weight` units of work among: 1 below `threshold`, when fork
-    does not exist or the machine has one core; `FNRUN_WORKERS` overrides (1 keeps everything
-    in-process, e.g. to profile)."""
-    chosen = os.environ.get("FNRUN_WORKERS")
-    if chosen and chosen.isdigit():
-        return max(1, int(chosen))
+    does not exist or the machine has one core; FNRUN_WORKERS overrides (1 keeps everything
+    in-process, e.g. to profile). Read here, parsed as the settings parse it: reading a package,
+    encoding and decoding lists and the write-back count workers wherever they are called from
+    (`fnrun source`, `sink`, the library), not only in a run whose options could carry it."""
+    chosen = chosen_workers(os.environ)
+    if chosen is not None:
+        return chosen
     if weight < threshold:
         return 1
     if not hasattr(os, "fork"):

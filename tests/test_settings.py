@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, strategies as st
 
+from orchestrator import workers
 from orchestrator.errors import InputError
 from orchestrator.settings import DEFAULT_CACHE_SIZE, OFF, Settings, switch
 from tests.testing.pipeline_helpers import assert_one_line_error, fnrun
@@ -18,6 +19,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "orchestrator"
 VARIABLES = {
     "cache": "FNRUN_CACHE", "cache_size": "FNRUN_CACHE_SIZE", "builtin": "FNRUN_BUILTIN",
     "builtin_handover": "FNRUN_BUILTIN_HANDOVER", "builtin_fork": "FNRUN_BUILTIN_FORK", "jobs": "FNRUN_JOBS", "warm": "FNRUN_WARM",
+    "workers": "FNRUN_WORKERS",
 }
 #: Where a variable may still be named: the settings; the launcher, which decides before any
 #: run's settings exist, and the two helpers it reads FNRUN_CACHE and FNRUN_WARM through.
@@ -38,29 +40,54 @@ def test_every_spelling_of_off_turns_a_switch_off(word: str, case: object, pad: 
 
 def test_an_empty_environment_is_the_defaults() -> None:
     assert Settings.from_environ({}) == Settings()
-    assert Settings().cache_size == DEFAULT_CACHE_SIZE and Settings().jobs is None
+    assert Settings().cache_size == DEFAULT_CACHE_SIZE and Settings().jobs is None and Settings().workers is None
 
 
 def test_each_variable_sets_its_field() -> None:
     assert set(VARIABLES) == {f.name for f in fields(Settings)}
     read = Settings.from_environ({"FNRUN_CACHE": "off", "FNRUN_CACHE_SIZE": "2G", "FNRUN_BUILTIN": "0", "FNRUN_BUILTIN_HANDOVER": "no",
-                                  "FNRUN_BUILTIN_FORK": "false", "FNRUN_JOBS": " 3 ", "FNRUN_WARM": "0"})
-    assert read == Settings(cache=False, cache_size=2 << 30, builtin=False, builtin_handover=False, builtin_fork=False, jobs=3, warm=False)
+                                  "FNRUN_BUILTIN_FORK": "false", "FNRUN_JOBS": " 3 ", "FNRUN_WARM": "0", "FNRUN_WORKERS": "2"})
+    assert read == Settings(cache=False, cache_size=2 << 30, builtin=False, builtin_handover=False, builtin_fork=False, jobs=3, warm=False,
+                            workers=2)
 
 
-@pytest.mark.parametrize(("variable", "value"), [("FNRUN_CACHE_SIZE", "lots"), ("FNRUN_JOBS", "many"), ("FNRUN_JOBS", "0"), ("FNRUN_JOBS", "-2")])
+@pytest.mark.parametrize(("variable", "value"), [("FNRUN_CACHE_SIZE", "lots"), ("FNRUN_JOBS", "many"), ("FNRUN_JOBS", "0"), ("FNRUN_JOBS", "-2"),
+                                                 ("FNRUN_WORKERS", "many"), ("FNRUN_WORKERS", "0"), ("FNRUN_WORKERS", "-1"), ("FNRUN_WORKERS", "²")])
 def test_a_bad_value_is_refused_naming_its_variable(variable: str, value: str) -> None:
     with pytest.raises(InputError) as caught:
         Settings.from_environ({variable: value})
     assert str(caught.value).startswith(f"{variable}") and repr(value) in str(caught.value)
 
 
-def test_the_command_line_refuses_a_bad_value_before_it_runs_anything(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("variable", "value"), [("FNRUN_CACHE_SIZE", "lots"), ("FNRUN_WORKERS", "all")])
+def test_the_command_line_refuses_a_bad_value_before_it_runs_anything(variable: str, value: str, tmp_path: Path) -> None:
     (tmp_path / "cm.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n")
     before = (tmp_path / "cm.yaml").read_bytes()
-    assert_one_line_error(fnrun("run", str(tmp_path), "--exec", "true", "--allow-exec", env={"FNRUN_CACHE_SIZE": "lots"}),
-                          "FNRUN_CACHE_SIZE", code=2)
+    assert_one_line_error(fnrun("run", str(tmp_path), "--exec", "true", "--allow-exec", env={variable: value}), variable, code=2)
     assert (tmp_path / "cm.yaml").read_bytes() == before
+
+
+@given(st.one_of(st.text(), st.integers(-3, 10**6).map(str)), st.text(alphabet=" \t"))
+def test_a_worker_count_is_read_as_a_job_count_is(text: str, pad: str) -> None:
+    """FNRUN_WORKERS and FNRUN_JOBS are both a whole number of at least 1: one parser says what
+    each accepts, and what the edge refuses is what `workers.count` could not take."""
+    def read(variable: str) -> int | None | str:
+        try:
+            got = Settings.from_environ({variable: pad + text + pad})
+        except InputError as refused:
+            assert str(refused).startswith(f"{variable} {text.strip()!r}:")
+            return "refused"
+        return got.workers if variable == "FNRUN_WORKERS" else got.jobs
+
+    assert read("FNRUN_WORKERS") == read("FNRUN_JOBS")
+
+
+def test_workers_count_takes_the_settings_value(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FNRUN_WORKERS", " 3 ")
+    assert workers.count(1, 10**9) == Settings.from_environ().workers == 3
+    monkeypatch.setenv("FNRUN_WORKERS", "three")
+    with pytest.raises(InputError, match="^FNRUN_WORKERS 'three': "):
+        workers.count(1, 10**9)
 
 
 def _named(source: str) -> set[str]:
