@@ -74,19 +74,21 @@ def fork_map(job: Job[T], weights: Sequence[int], workers: int) -> list[T]:
         try:
             for share in shares[1:]:
                 children.append(_fork(job, share))
-            results: list[object] = [_outcome(lambda: job(*shares[0]))]
-            if isinstance(results[0], _Failure):
-                raise results[0].error()  # the first in order: the children's work is moot
+            first = _outcome(lambda: job(*shares[0]))
+            if isinstance(first, _Failure):
+                raise first.error()  # the first in order: the children's work is moot
+            results: list[T | _Failure] = [first]
             for share in shares[1:]:
-                result = _result_of(*children.pop(0))
-                results.append(_outcome(functools.partial(job, *share)) if result is _STUCK else result)
+                results.append(_result_of(job, share, *children.pop(0)))
         finally:
             for pid, fd in children:  # an interrupt or a failure here: no child outlives the call
                 _stop(pid, fd)
+    done: list[T] = []
     for outcome in results:
         if isinstance(outcome, _Failure):
             raise outcome.error()
-    return results  # type: ignore[return-value]
+        done.append(outcome)
+    return done
 
 
 def _fork(job: Job[object], share: tuple[int, int]) -> tuple[int, int]:
@@ -111,19 +113,16 @@ def _fork(job: Job[object], share: tuple[int, int]) -> tuple[int, int]:
     return pid, read_end
 
 
-def _outcome(run: Callable[[], object]) -> object:
+def _outcome(run: Callable[[], T]) -> T | _Failure:
     try:
         return run()
     except FnrunError as err:
         return _Failure(err)
 
 
-_STUCK = object()
-
-
-def _result_of(pid: int, fd: int) -> object:
-    """The child's pickle, once it has exited (killed on an interrupt while it is read); _STUCK
-    when it stopped making progress (then it is killed)."""
+def _result_of(job: Job[T], share: tuple[int, int], pid: int, fd: int) -> T | _Failure:
+    """The outcome of `share` the child pickled, once it has exited (killed on an interrupt while
+    it is read); when it stopped making progress (then it is killed), the share done here."""
     try:
         payload = _read_watched(pid, fd)
     except BaseException:
@@ -135,10 +134,11 @@ def _result_of(pid: int, fd: int) -> object:
         _, status = os.waitpid(pid, 0)
         _children.discard(pid)
     if payload is None:
-        return _STUCK
+        return _outcome(functools.partial(job, *share))
     if not payload:
         raise FnrunError(f"a worker process stopped without a result ({_how(status)}); nothing was written")
-    return pickle.loads(payload)
+    outcome: T | _Failure = pickle.loads(payload)  # what `_fork`'s child pickled: `job`'s outcome of `share`
+    return outcome
 
 
 def _read_watched(pid: int, fd: int) -> bytes | None:

@@ -3,6 +3,7 @@ the exit code (0 ok; 1 for a bad input or config, or when an error-severity resu
 
 from __future__ import annotations
 
+import io
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -72,8 +73,9 @@ def main(fn: Function, config: type | None = None) -> NoReturn:
     global entry
     entry = (fn, config)
     if transport is None:
-        sys.stdin.reconfigure(encoding="utf-8")  # type: ignore[union-attr]
-        sys.stdout.reconfigure(encoding="utf-8")  # type: ignore[union-attr]
+        for stream in (sys.stdin, sys.stdout):
+            if isinstance(stream, io.TextIOWrapper):  # the process's own (a test may hand in another)
+                stream.reconfigure(encoding="utf-8")
         # The YAML parser's imports (most of a small call's time) happen before stdin is read: a
         # process started ahead of its turn (a pre-started or warm container) has them done by then.
         from .resourcelist import new_yaml
