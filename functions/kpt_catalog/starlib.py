@@ -131,6 +131,25 @@ def _build() -> dict[str, dict[str, Any]]:
     }
 
 
+def _load_of(line: str) -> tuple[str, list[tuple[str, str]]] | None:
+    """`load("m.star", "a", b="c")` as its module and (local, name) pairs, [("a", "a"), ("b", "c")];
+    None for a line that is not such a call of strings only."""
+    try:
+        body = ast.parse(line.strip()).body
+    except (SyntaxError, ValueError):
+        return None
+    call = body[0].value if len(body) == 1 and isinstance(body[0], ast.Expr) else None
+    if not isinstance(call, ast.Call) or not call.args:
+        return None
+    strings = [arg.value for arg in call.args if isinstance(arg, ast.Constant) and isinstance(arg.value, str)]
+    named = [(k.arg, k.value.value) for k in call.keywords
+             if k.arg is not None and isinstance(k.value, ast.Constant) and isinstance(k.value.value, str)]
+    if len(strings) != len(call.args) or len(named) != len(call.keywords):
+        return None
+    module, *names = strings
+    return module, [(name, name) for name in names] + named
+
+
 def rewrite_loads(source: str) -> tuple[str, set[str]]:
     """Each one-line top-level load() as assignments from `_fnrun_lib`; returns the new source and
     the names bound (whose `name.fn` reads become index reads). Others are left for Starlark to
@@ -141,13 +160,11 @@ def rewrite_loads(source: str) -> tuple[str, set[str]]:
     for number, line in enumerate(lines):
         if not _LOAD.match(line):
             continue
-        try:
-            call = ast.parse(line.strip()).body[0].value  # type: ignore[attr-defined]
-            module, *names = [a.value for a in call.args]
-            pairs = [(n, n) for n in names] + [(k.arg, k.value.value) for k in call.keywords]
-        except (SyntaxError, AttributeError, ValueError, IndexError):
+        load = _load_of(line)
+        if load is None:
             continue
-        if module not in known or not all(isinstance(v, str) and v in known[module] for _, v in pairs):
+        module, pairs = load
+        if module not in known or not all(name in known[module] for _, name in pairs):
             continue
         ending = "\n" if line.endswith("\n") else ""
         lines[number] = "; ".join(f"{local} = _fnrun_lib[{module!r}][{name!r}]" for local, name in pairs) + ending
