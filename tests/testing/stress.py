@@ -161,13 +161,12 @@ def render(tree_dir: Path, jobs: int, watchdog: float, mark: str, signal_after: 
 def left_behind(pid: int, marker: str, settle: float = 15.0) -> list[str]:
     """Processes carrying `marker` and containers labelled with fnrun's `pid` still there after
     `settle` seconds (a child dying with its parent takes a moment to be reaped)."""
-    import docker
+    from testing.runtime_fixtures import containers_of  # the engine's client only for who asks this
 
-    client = docker.from_env()
     deadline = time.monotonic() + settle
     while True:
         processes = [f"process {p}: {_command_line(p)}" for p in marked(marker)]
-        containers = [f"container {c.name}" for c in client.containers.list(all=True, filters={"label": f"fnrun.pid={pid}"})]
+        containers = [f"container {c['Names'][0].lstrip('/')}" for c in containers_of(pid)]
         if not processes and not containers or time.monotonic() > deadline:
             return processes + containers
         time.sleep(0.2)
