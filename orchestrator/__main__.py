@@ -8,14 +8,15 @@ only noted and held, never raised mid-import; the launcher raises it as soon as 
 
 from __future__ import annotations
 
-from orchestrator import stops
+from orchestrator import methodcode, stops
 
 
 def main() -> None:
     found = stops.start_command()
+    kept = methodcode.install()  # before the launcher's modules define their dataclasses
     from orchestrator.launch import main as launch
 
-    launch(handlers=found)
+    launch(handlers=found, kept=kept)
 
 
 if __name__ == "__main__":

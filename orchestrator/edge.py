@@ -30,12 +30,12 @@ def carry_out(command: str, values: Mapping[str, Any], directory: str, arguments
 @contextmanager
 def _paths_as_typed(directory: str) -> Iterator[None]:
     """An error naming a package file names it from where the user typed the command."""
-    from .report.paths import as_typed
-
     try:
         yield
     except FnrunError as err:
         if str(directory) != "-":
+            from .report.paths import as_typed
+
             # the whole of what went wrong (its context and message), not str(err): the fix stays
             # its own field, said once after it
             err.args, err.context = (as_typed(err.what, Path(directory)),), None

@@ -52,12 +52,14 @@ from orchestrator.runtimes.container import live
 from orchestrator.settings import switch
 
 if TYPE_CHECKING:
+    from orchestrator.methodcode import Kept
     from orchestrator.runtimes.container.early import EarlyContainer
     from orchestrator.runtimes.protocol import Invocation
 
-def main(argv: list[str] | None = None, handlers: dict[int, Any] | None = None) -> None:
+def main(argv: list[str] | None = None, handlers: dict[int, Any] | None = None, kept: Kept | None = None) -> None:
     """`handlers`: SIGINT's and SIGTERM's before fnrun set any (orchestrator.__main__ noted stops
-    while the launcher loaded); they are restored at the end."""
+    while the launcher loaded); they are restored at the end. `kept`: the dataclass methods'
+    compiled code (orchestrator.methodcode), saved at the end when any was compiled anew."""
     args = sys.argv[1:] if argv is None else argv
     previous = stops.take_over(handlers)
     early: EarlyContainer | None = None
@@ -89,6 +91,8 @@ def main(argv: list[str] | None = None, handlers: dict[int, Any] | None = None) 
         if early is not None:
             early.finish()
         stops.give_back(previous)
+        if kept is not None:
+            kept.save()
     _leave(code)
 
 

@@ -1,7 +1,8 @@
 """`fnrun run`/`fnrun render` with `--server` carried out by the launcher without the CLI framework
 (orchestrator.launch `_served`): the same stdout, stderr, exit code and package as the CLI's path
 for the same command line, and typer, click, rich and orchestrator.cli never imported; what it cannot
-read as the CLI would (--help, a value the CLI refuses) is the CLI's, as before."""
+read as the CLI would (--help, a value the CLI refuses) is the CLI's, as before. And the edit loop's
+client loads only what it uses: import sets, never timings (bench/bench_serve.py times it)."""
 
 from __future__ import annotations
 
@@ -20,20 +21,29 @@ from testing.serving import Server
 
 NO_ENGINE = {"DOCKER_HOST": "unix:///nonexistent/docker.sock", "FNRUN_DEBUG_LAUNCH": "1"}
 LABEL = "fnrun-test/label:v1"
+FRAMEWORK = ("typer", "click", "rich", "orchestrator.cli")
+# What the edit loop's client (run --server over the framing) never loads: the CLI framework,
+# grpcio and protobuf, the docker SDK and the engine's client, difflib (a diff's), the lock's checks
+# (a package with a fnrun.lock's).
+NEVER = (*FRAMEWORK, "grpc", "google.protobuf", "docker", "difflib", "orchestrator.lock.pinning", "orchestrator.runtimes.container.imagestore",
+         "orchestrator.runtimes.container.runtime", "orchestrator.yamlio.linematch")
 # fnrun's own entry (orchestrator.__main__) with the launcher's path without typer turned off, or
-# not: either way, what stayed out of the process is printed last on stderr.
+# not: either way, which of the watched modules it loaded, and how many dataclass methods it
+# compiled rather than took from fnrun's kept code (orchestrator.methodcode), printed last on stderr.
 PROBE = """
-import os, sys
+import dataclasses, os, sys
 from orchestrator import __main__ as entry, launch
 if sys.argv[1] == "cli":
     launch._served = lambda args: None
+watched = sys.argv[2].split(",")
 def leave(code):
-    loaded = sorted({m.split(".")[0] for m in sys.modules if m.split(".")[0] in ("typer", "click", "rich")} | {m for m in sys.modules if m == "orchestrator.cli"})
+    loaded = sorted(n for n in watched if n in sys.modules or any(m.startswith(n + ".") for m in sys.modules))
+    kept = getattr(dataclasses, "exec", None)
     sys.stdout.flush()
-    print("probe: loaded", ",".join(loaded) or "-", file=sys.stderr, flush=True)
+    print("probe: loaded", ",".join(loaded) or "-", "compiled", len(kept.new) if hasattr(kept, "new") else "-", file=sys.stderr, flush=True)
     os._exit(code)
 launch._leave = leave
-sys.argv = ["fnrun", *sys.argv[2:]]
+sys.argv = ["fnrun", *sys.argv[3:]]
 entry.main()
 """
 
@@ -46,14 +56,19 @@ def server(test_images: None) -> Iterator[Server]:  # noqa: F811 - the fixture
     assert running.stop()[0] == 0
 
 
-def probe(way: str, args: list[str], cwd: Path) -> tuple[int, str, list[str], str]:
+def probe(way: str, args: list[str], cwd: Path, watched: tuple[str, ...] = FRAMEWORK, bytecode: Path | None = None) -> tuple[int, str, list[str], str, str]:
     """`fnrun ARGS` by `way` (served: as users run it; cli: the launcher's path without typer off):
-    exit code, stdout, fnrun's own stderr lines, and what of the CLI framework it imported."""
-    proc = subprocess.run([sys.executable, "-c", PROBE, way, *args], capture_output=True, text=True, cwd=cwd, timeout=300,
-                          env={**os.environ, **NO_ENGINE, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))})
+    exit code, stdout, fnrun's own stderr lines, which of `watched` it imported, and how many
+    dataclass methods it compiled. `bytecode`: written there, as an installed fnrun writes it."""
+    env = {**os.environ, **NO_ENGINE, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+    if bytecode is not None:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = str(bytecode)
+    proc = subprocess.run([sys.executable, "-c", PROBE, way, ",".join(watched), *args], capture_output=True, text=True, cwd=cwd, timeout=300, env=env)
     lines = said(proc.stderr)
     assert lines and lines[-1].startswith("probe: loaded "), proc.stderr
-    return proc.returncode, proc.stdout, lines[:-1], lines[-1].removeprefix("probe: loaded ")
+    loaded, _, compiled = lines[-1].removeprefix("probe: loaded ").split(" ")
+    return proc.returncode, proc.stdout, lines[:-1], loaded, compiled
 
 
 def both(tmp_path: Path, files: dict[str, str], args: list[str], in_package: bool = False) -> tuple[tuple, tuple, str]:
@@ -63,7 +78,7 @@ def both(tmp_path: Path, files: dict[str, str], args: list[str], in_package: boo
     for way in ("served", "cli"):
         root = write_package(tmp_path / way / "pkg", files)
         given = [str(root) if arg == "PKG" else arg for arg in args]
-        code, stdout, lines, imported = probe(way, given, root if in_package else REPO)
+        code, stdout, lines, imported, _ = probe(way, given, root if in_package else REPO)
         if way == "served":
             loaded = imported
         stderr = [line.replace(str(root), "PKG") for line in lines]
@@ -130,3 +145,15 @@ def test_what_it_cannot_read_as_the_cli_would_is_the_clis(args: list[str], tmp_p
     assert served == cli
     assert "typer" in loaded.split(",") and "orchestrator.cli" in loaded.split(",")
     assert (served[0] == 0) == ("--help" in args)
+
+
+def test_the_edit_loops_client_loads_only_what_it_uses(server: Server, tmp_path: Path) -> None:
+    """And from its second run on, no dataclass method is compiled again."""
+    for round_ in ("first", "second"):
+        root = write_package(tmp_path / round_, PACKAGE)
+        code, _, lines, loaded, compiled = probe("served", ["run", str(root), "--image", LABEL, "--server", server.address, "--", f"round={round_}"],
+                                                 REPO, NEVER, tmp_path / "bytecode")
+        assert code == 0, lines
+        assert f"round: {round_}" in (root / "app.yaml").read_text()
+        assert loaded == "-", f"the client path loaded {loaded}"
+    assert compiled == "0", "the second run compiled dataclass methods the first kept"

@@ -135,8 +135,13 @@ def given_functions(request: RunRequest, root: Path | None) -> list[FunctionSpec
 
 
 def _governing_lock(images: Images, root: Path | None):
-    """The fnrun.lock the run obeys (orchestrator.lock.pinning), unless --no-lock."""
+    """The fnrun.lock the run obeys (orchestrator.lock.pinning), unless --no-lock. Its checks
+    (image digests, the builtins' code) are loaded only when a lock is there: most runs have none."""
     if not images.lock:
+        return None
+    from ..lock.lockfile import find
+
+    if find(root if root is not None else Path.cwd()) is None:
         return None
     from ..lock.pinning import governing
 

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import DriftError
-from ..yamlio import linematch, text
+from ..yamlio import text
 from .writeback import FileChange, WritePlan
 
 NO_NEWLINE = "\\ No newline at end of file\n"
@@ -49,7 +49,9 @@ def first_changed_line(change: FileChange) -> int | None:
     if change.old is None:
         return None
     offset, old, new = _window(change.old, change.new, 0)
-    for tag, start, _end, _new_start, _new_end in linematch.Matcher(old, new, autojunk=False).get_opcodes():
+    from ..yamlio.linematch import Matcher  # difflib with it: only a run that shows or finds a change
+
+    for tag, start, _end, _new_start, _new_end in Matcher(old, new, autojunk=False).get_opcodes():
         if tag != "equal":
             return min(offset + start + 1, max(offset + len(old), 1))
     return 1
@@ -59,7 +61,9 @@ def _unified(old_bytes: bytes | None, new_bytes: bytes | None, old_name: str, ne
     """The lines of a unified diff, as difflib.unified_diff writes them (no dates)."""
     offset, old, new = _window(old_bytes, new_bytes, context)
     out: list[str] = []
-    for group in linematch.Matcher(old, new).get_grouped_opcodes(context):
+    from ..yamlio.linematch import Matcher
+
+    for group in Matcher(old, new).get_grouped_opcodes(context):
         if not out:
             out += [f"--- {old_name}\n", f"+++ {new_name}\n"]
         out.append(f"@@ -{_range(offset + group[0][1], offset + group[-1][2])} +{_range(offset + group[0][3], offset + group[-1][4])} @@\n")

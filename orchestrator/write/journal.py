@@ -19,9 +19,7 @@ waits for the first to finish its renames (a message says so), then finds its in
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import fcntl
-import hashlib
 import json
 import os
 import sys
@@ -86,6 +84,8 @@ def begin(root: Path, renames: list[tuple[Path, Path]], deletions: list[str]) ->
             "deletions": list(deletions),
         }
     )
+    import hashlib  # here and in _read: a run that writes nothing never hashes a journal
+
     text = f"{body}\n{hashlib.sha256(body.encode()).hexdigest()}\n"
     journal = root / JOURNAL
     temp = root / f"{JOURNAL}.{os.getpid()}{TEMP_SUFFIX}"
@@ -158,6 +158,8 @@ def remove_strays(paths: Iterable[str]) -> None:
 
 
 def _read(journal: Path) -> dict | None:
+    import hashlib
+
     try:
         body, digest = journal.read_text().split("\n")[:2]
         if hashlib.sha256(body.encode()).hexdigest() != digest:
@@ -189,6 +191,8 @@ def _alive(pid: int) -> bool:
 def syncfs(root: Path) -> bool:
     """One syncfs(2) for the filesystem holding root, where Linux offers it: a package of
     thousands of files in as many directories would otherwise cost thousands of fsyncs."""
+    import ctypes  # only a write that lands loads ctypes
+
     try:
         syncfs_call = ctypes.CDLL(None, use_errno=True).syncfs
     except (OSError, AttributeError):

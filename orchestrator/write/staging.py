@@ -14,7 +14,6 @@ import fcntl
 import os
 import threading
 from collections.abc import Iterable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from ..errors import EnvironmentProblem, FnrunError, InputError
@@ -164,6 +163,8 @@ def _flush(files: list[Path], root: Path) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
+
+    from concurrent.futures import ThreadPoolExecutor  # with logging: only where syncfs is missing
 
     with ThreadPoolExecutor(max_workers=min(16, len(files))) as pool:
         list(pool.map(fsync, files))

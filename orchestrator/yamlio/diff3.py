@@ -6,19 +6,29 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
-from difflib import SequenceMatcher
+from typing import TYPE_CHECKING
 
 from .comments import comment_start, comments
+
+if TYPE_CHECKING:
+    from difflib import SequenceMatcher
 
 # Where a merged line came from: the original's text, the new version's, or a comment of the
 # original that a hunk would have dropped and that is kept (`_rehome`).
 _ORIGINAL, _NEW, _RESCUED = 0, 1, 2
 
 
+def _matcher(a: list[str], b: list[str]) -> SequenceMatcher[str]:
+    """difflib's matcher, imported only when a merge needs it (most runs merge nothing)."""
+    from difflib import SequenceMatcher
+
+    return SequenceMatcher(None, a, b, autojunk=False)
+
+
 def _sync_regions(base: list[str], a: list[str], b: list[str]) -> list[tuple[int, int, int, int, int, int]]:
     """Stretches where base, a and b agree (the classic diff3 sync regions)."""
-    am = SequenceMatcher(None, base, a, autojunk=False).get_matching_blocks()
-    bm = SequenceMatcher(None, base, b, autojunk=False).get_matching_blocks()
+    am = _matcher(base, a).get_matching_blocks()
+    bm = _matcher(base, b).get_matching_blocks()
     regions = []
     ia = ib = 0
     while ia < len(am) and ib < len(bm):
@@ -135,7 +145,7 @@ def _refine(base: list[str], original: list[str], new: list[str]) -> list[tuple[
         if len(original) != len(base):
             return [(_NEW, line) for line in new]
     out: list[tuple[int, str]] = []
-    for tag, i1, i2, j1, j2 in SequenceMatcher(None, base, new, autojunk=False).get_opcodes():
+    for tag, i1, i2, j1, j2 in _matcher(base, new).get_opcodes():
         out += [(_ORIGINAL, line) for line in original[i1:i2]] if tag == "equal" else [(_NEW, line) for line in new[j1:j2]]
     return out
 
