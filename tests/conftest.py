@@ -10,10 +10,11 @@ from __future__ import annotations
 import os
 import signal
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
-from testing.engine_guard import REFUSAL, EngineGuard, needs_engine
+from testing.engine_guard import REFUSAL, EngineGuard, deselects_engine, module_needs_engine, needs_engine
 
 # The fixtures tests share, found by name as if defined here (a test never imports a fixture).
 pytest_plugins = ["testing.pipeline_helpers", "testing.catalog", "testing.registry"]
@@ -39,6 +40,24 @@ if os.environ.get("CI") == "true":
 
     settings.register_profile("ci", derandomize=True)
     settings.load_profile("ci")
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """A run that leaves out the engine's tests (`-m "not engine"`) skips the modules all of whose
+    tests need it, unimported: they would all be deselected anyway."""
+    if collection_path.suffix == ".py" and collection_path.name.startswith("test_") and _leaves_out_engine(config) \
+            and module_needs_engine(collection_path):
+        return True
+    return None
+
+
+def _leaves_out_engine(config: pytest.Config) -> bool:
+    if _leaves_out not in config.stash:
+        config.stash[_leaves_out] = bool(config.option.markexpr) and deselects_engine(config.option.markexpr)
+    return config.stash[_leaves_out]
+
+
+_leaves_out = pytest.StashKey[bool]()
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
