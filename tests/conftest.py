@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -27,6 +28,11 @@ if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
 os.environ.setdefault("TESTCONTAINERS_RYUK_DISABLED", "true")
+# The suite starts fnrun (a new interpreter) over a thousand times: where the environment says not
+# to write bytecode (PYTHONDONTWRITEBYTECODE), each start compiles fnrun's modules anew, which
+# doubles its cost. The suite writes it (in __pycache__, ignored by git), and so do its children.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+sys.dont_write_bytecode = False
 # Every test sees its functions really run; the result cache has tests of its own (test_cache.py).
 os.environ["FNRUN_CACHE"] = "0"
 # Every test of a catalog image sees the image itself run; in-process builtins have their own tests
@@ -58,6 +64,14 @@ def _leaves_out_engine(config: pytest.Config) -> bool:
 
 
 _leaves_out = pytest.StashKey[bool]()
+
+
+@pytest.fixture(scope="session")
+def fast_subset(pytestconfig: pytest.Config) -> bool:
+    """Whether this run is the fast subset (`-m "not engine"`) outside CI: a test that repeats a
+    randomly timed round runs fewer rounds there, for feedback in minutes; the whole suite and CI
+    (CI=true, even with `-m "not engine"`) run them all."""
+    return _leaves_out_engine(pytestconfig) and os.environ.get("CI") != "true"
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
