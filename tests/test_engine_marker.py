@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -146,3 +147,23 @@ def test_a_run_that_leaves_out_the_engine_does_not_import_the_engines_modules(tm
     assert "1 passed, 1 deselected" in fast.stdout, fast.stdout
     whole = pytest_run("--collect-only")
     assert whole.returncode == 2 and "RuntimeError: imported" in whole.stdout, whole.stdout
+
+
+@pytest.mark.parametrize("command", [
+    ["docker", "ps"],
+    ["kpt", "fn", "eval", "{package}", "--image", "fnrun/set-labels:v1", "--image-pull-policy", "never", "--", "a=b"],
+], ids=["docker", "kpt"])
+def test_the_guard_sees_a_container_started_through_the_docker_cli(tmp_path: Path, command: list[str]) -> None:
+    """kpt starts a function image through the `docker` CLI, which goes through DOCKER_HOST: an
+    unmarked test that runs kpt over an image (or docker itself) is caught like one using the SDK."""
+    if shutil.which(command[0]) is None:
+        pytest.skip(f"{command[0]} is not installed")
+    (tmp_path / "cm.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n")
+    guard = EngineGuard()
+    try:
+        result = subprocess.run([part.format(package=tmp_path) for part in command], env={**os.environ, "DOCKER_HOST": guard.host},
+                                capture_output=True, text=True, timeout=120)
+        assert result.returncode != 0, result.stdout + result.stderr
+        assert guard.take(), result.stderr
+    finally:
+        guard.close()
