@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
-from testing.engine_guard import REFUSAL, EngineGuard, needs_engine
+from testing.engine_guard import REFUSAL, EngineGuard, deselects_engine, module_needs_engine, needs_engine
 
 # The fixtures tests share, found by name as if defined here (a test never imports a fixture).
 pytest_plugins = ["testing.pipeline_helpers", "testing.catalog", "testing.registry"]
@@ -26,6 +28,11 @@ if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
 os.environ.setdefault("TESTCONTAINERS_RYUK_DISABLED", "true")
+# The suite starts fnrun (a new interpreter) over a thousand times: where the environment says not
+# to write bytecode (PYTHONDONTWRITEBYTECODE), each start compiles fnrun's modules anew, which
+# doubles its cost. The suite writes it (in __pycache__, ignored by git), and so do its children.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+sys.dont_write_bytecode = False
 # Every test sees its functions really run; the result cache has tests of its own (test_cache.py).
 os.environ["FNRUN_CACHE"] = "0"
 # Every test of a catalog image sees the image itself run; in-process builtins have their own tests
@@ -39,6 +46,32 @@ if os.environ.get("CI") == "true":
 
     settings.register_profile("ci", derandomize=True)
     settings.load_profile("ci")
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """A run that leaves out the engine's tests (`-m "not engine"`) skips the modules all of whose
+    tests need it, unimported: they would all be deselected anyway."""
+    if collection_path.suffix == ".py" and collection_path.name.startswith("test_") and _leaves_out_engine(config) \
+            and module_needs_engine(collection_path):
+        return True
+    return None
+
+
+def _leaves_out_engine(config: pytest.Config) -> bool:
+    if _leaves_out not in config.stash:
+        config.stash[_leaves_out] = bool(config.option.markexpr) and deselects_engine(config.option.markexpr)
+    return config.stash[_leaves_out]
+
+
+_leaves_out = pytest.StashKey[bool]()
+
+
+@pytest.fixture(scope="session")
+def fast_subset(pytestconfig: pytest.Config) -> bool:
+    """Whether this run is the fast subset (`-m "not engine"`) outside CI: a test that repeats a
+    randomly timed round runs fewer rounds there, for feedback in minutes; the whole suite and CI
+    (CI=true, even with `-m "not engine"`) run them all."""
+    return _leaves_out_engine(pytestconfig) and os.environ.get("CI") != "true"
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from testing.engine_guard import REFUSAL, EngineGuard, imports_engine, needs_engine
+from testing.engine_guard import REFUSAL, EngineGuard, deselects_engine, imports_engine, module_needs_engine, needs_engine
 
 
 def _ask(path: Path, request_line: str) -> tuple[str, dict]:
@@ -97,3 +98,72 @@ def test_an_unmarked_test_that_calls_the_engine_fails_saying_so(tmp_path: Path) 
     assert "1 failed, 1 passed" in result.stdout, result.stdout
     assert "FAILED test_inner.py::test_unmarked" in result.stdout, result.stdout
     assert f"{REFUSAL}: it called the Docker Engine API (GET /_ping)" in result.stdout, result.stdout
+
+
+@pytest.mark.parametrize(("markexpr", "leaves_out"), [
+    ("not engine", True),
+    ("not engine and not slow", True),
+    ("not (engine or slow)", True),
+    ("slow and not engine", True),
+    ("not engine or slow", False),
+    ("engine", False),
+    ("slow", False),
+    ("not engine(kind=1)", False),
+    ("not (engine", False),
+])
+def test_a_mark_expression_leaves_out_the_engine_when_no_other_marker_brings_it_back(markexpr: str, leaves_out: bool) -> None:
+    assert deselects_engine(markexpr) is leaves_out
+
+
+@pytest.mark.parametrize(("source", "engine"), [
+    ("import pytest\npytestmark = pytest.mark.engine\n", True),
+    ("import pytest\npytestmark = [pytest.mark.skipif(False, reason='x'), pytest.mark.engine]\n", True),
+    ("import pytest\npytestmark = pytest.mark.usefixtures('test_images')\n", True),
+    ("import pytest\npytestmark = pytest.mark.usefixtures('tmp_path')\n", False),
+    ("import pytest\n\n@pytest.mark.engine\ndef test_one():\n    pass\n\ndef test_two():\n    pass\n", False),
+    ("from docker.errors import NotFound\n", True),
+])
+def test_a_module_says_by_itself_whether_all_its_tests_need_the_engine(tmp_path: Path, source: str, engine: bool) -> None:
+    module = tmp_path / "test_z.py"
+    module.write_text(source)
+    assert module_needs_engine(module) is engine
+
+
+def test_a_run_that_leaves_out_the_engine_does_not_import_the_engines_modules(tmp_path: Path) -> None:
+    """`-m "not engine"` leaves a module marked `engine` as a whole unimported (here it would fail
+    to import), and runs the rest; without `-m` the same module is imported, and fails."""
+    (tmp_path / "test_engine_only.py").write_text("import pytest\npytestmark = pytest.mark.engine\nraise RuntimeError('imported')\n")
+    (tmp_path / "test_plain.py").write_text("import pytest\n\n@pytest.mark.engine\ndef test_marked():\n    pass\n\ndef test_plain():\n    pass\n")
+    tests = Path(__file__).resolve().parent
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tests), os.environ.get("PYTHONPATH", "")])}
+
+    def pytest_run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "pytest", "-p", "conftest", "-p", "no:cacheprovider", "-q",
+                               "-o", "markers=engine: needs the engine", *args, str(tmp_path)],
+                              cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+
+    fast = pytest_run("-m", "not engine")
+    assert fast.returncode == 0, fast.stdout + fast.stderr
+    assert "1 passed, 1 deselected" in fast.stdout, fast.stdout
+    whole = pytest_run("--collect-only")
+    assert whole.returncode == 2 and "RuntimeError: imported" in whole.stdout, whole.stdout
+
+
+@pytest.mark.parametrize("command", [
+    ["docker", "ps"],
+    ["kpt", "fn", "eval", "{package}", "--image", "fnrun/set-labels:v1", "--image-pull-policy", "never", "--", "a=b"],
+], ids=["docker", "kpt"])
+def test_the_guard_sees_a_container_started_through_the_docker_cli(tmp_path: Path, command: list[str]) -> None:
+    """kpt starts a function image through the `docker` CLI, which goes through DOCKER_HOST: an
+    unmarked test that runs kpt over an image (or docker itself) is caught like one using the SDK."""
+    if shutil.which(command[0]) is None:
+        pytest.skip(f"{command[0]} is not installed")
+    (tmp_path / "cm.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n")
+    guard = EngineGuard()
+    try:
+        result = subprocess.run([part.format(package=tmp_path) for part in command], env={**os.environ, "DOCKER_HOST": guard.host},
+                                capture_output=True, text=True, timeout=120)
+        assert result.returncode != 0, result.stdout + result.stderr
+        assert guard.take(), result.stderr
+    finally:
+        guard.close()

@@ -10,13 +10,18 @@ Engine API call with an error and remembers it: such a test that reaches for the
 saying so, in the whole suite as in the fast subset `pytest -m "not engine"`, instead of passing
 by luck or being skipped. It sees what goes through DOCKER_HOST: the SDK in the test process,
 every fnrun and kpt the test starts, testcontainers. It cannot see a test that names the engine
-itself (DOCKER_HOST="" in a child's environment) or a client an earlier test left cached."""
+itself (DOCKER_HOST="" in a child's environment) or a client an earlier test left cached.
+
+A run whose `-m` leaves out every test marked `engine` does not even import a module that says by
+itself that all its tests need the engine (`module_needs_engine`): its tests would all be
+deselected, and importing it costs time (and, for some, asks the engine while collecting)."""
 
 from __future__ import annotations
 
 import ast
 import contextlib
 import functools
+import itertools
 import json
 import os
 import signal
@@ -26,6 +31,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
@@ -44,11 +50,18 @@ def needs_engine(path: Path, fixturenames: list[str]) -> bool:
 
 
 @functools.cache
+def _tree(path: Path) -> ast.Module | None:
+    try:
+        return ast.parse(path.read_bytes(), str(path))
+    except (OSError, SyntaxError):
+        return None
+
+
+@functools.cache
 def imports_engine(path: Path) -> bool:
     """Whether the module imports any of ENGINE_IMPORTS (or a submodule), anywhere in it."""
-    try:
-        tree = ast.parse(path.read_bytes(), str(path))
-    except (OSError, SyntaxError):
+    tree = _tree(path)
+    if tree is None:
         return False
     for node in ast.walk(tree):
         names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""] if isinstance(node, ast.ImportFrom) and node.level == 0 else []
@@ -59,6 +72,62 @@ def imports_engine(path: Path) -> bool:
 #: Where this module's top package is found (conftest imports it as `testing.engine_guard`, a test
 #: as `tests.testing.engine_guard`): its server runs as that module, with its package's imports.
 _IMPORT_ROOT = Path(__file__).resolve().parents[__spec__.name.count(".")]
+
+
+@functools.cache
+def module_needs_engine(path: Path) -> bool:
+    """Whether every test of the module needs the engine, by what the module says itself: it
+    imports a client of the engine, or its `pytestmark` gives the marker or an engine fixture
+    (the tests' own fixtures are known only once it is imported)."""
+    if imports_engine(path):
+        return True
+    tree = _tree(path)
+    marks = [node.value for node in tree.body if isinstance(node, ast.Assign)
+             and any(isinstance(t, ast.Name) and t.id == "pytestmark" for t in node.targets)] if tree else []
+    return any(_marks_engine(node) for mark in marks for node in ast.walk(mark))
+
+
+def _marks_engine(node: ast.AST) -> bool:
+    """`pytest.mark.engine`, or `pytest.mark.usefixtures(...)` naming one of ENGINE_FIXTURES."""
+    if isinstance(node, ast.Attribute):
+        return node.attr == "engine" and isinstance(node.value, ast.Attribute) and node.value.attr == "mark"
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "usefixtures"
+            and any(isinstance(arg, ast.Constant) and arg.value in ENGINE_FIXTURES for arg in node.args))
+
+
+class _Unknown(Exception):
+    """A mark expression that asks for a marker's arguments: whether it keeps `engine` is not known."""
+
+
+def _matcher(marked: set[str]) -> Callable[..., bool]:
+    """A test with exactly these markers, as `-m` sees it."""
+    def matches(name: str, /, **kwargs: object) -> bool:
+        if kwargs:
+            raise _Unknown
+        return name in marked
+    return matches
+
+
+def deselects_engine(markexpr: str) -> bool:
+    """Whether `-m markexpr` deselects every test marked `engine`, whatever other markers it has
+    (`not engine`, `not engine and not slow`; not `not engine or slow`)."""
+    from _pytest.mark.expression import Expression  # pytest's own parser, so both read it alike
+
+    try:
+        expression = Expression.compile(markexpr)
+    except SyntaxError:
+        return False  # pytest says what is wrong with it
+    others = sorted(expression.idents() - {"engine"})
+    if "engine" not in expression.idents() or len(others) > 8:
+        return False
+
+    for chosen in itertools.product((False, True), repeat=len(others)):
+        try:
+            if expression.evaluate(_matcher({"engine", *(name for name, on in zip(others, chosen) if on)})):
+                return False
+        except _Unknown:
+            return False
+    return True
 
 
 class EngineGuard:
