@@ -83,7 +83,7 @@ class Container:
 class Resource:
     """A wrapper over one item's round-trip mapping; every edit goes to `data` directly."""
 
-    def __init__(self, data: CommentedMap) -> None:
+    def __init__(self, data: dict) -> None:  # a round-trip mapping read from text, or plain data handed over
         self.data = data
 
     def __repr__(self) -> str:

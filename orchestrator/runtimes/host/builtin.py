@@ -198,8 +198,8 @@ class BuiltinRuntime(Bytes):
         finally:
             if not went_back:
                 lines.release()  # also before a timeout's or the cap's error, as the text way shows them
-        items, results = back if back is not None else (None, [])
-        return ItemsOutput(output.stdout, output.stderr, output.exit_code, output.duration, builtin=True, items=items, results=results)
+        returned, results = back if back is not None else (None, [])
+        return ItemsOutput(output.stdout, output.stderr, output.exit_code, output.duration, builtin=True, items=returned, results=results)
 
 
     def _argv(self, invocation: Invocation) -> list[str]:

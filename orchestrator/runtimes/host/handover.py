@@ -31,7 +31,7 @@ import types
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from orchestrator import annotations, workers
+from orchestrator import annotations as ann, workers
 from orchestrator.errors import FnrunError, FunctionError
 from orchestrator.resource import Resource
 from orchestrator.yamlio import fast, textedit
@@ -262,7 +262,7 @@ def _edit_as_text(changed: list[tuple[Resource, Any]]) -> list[textedit.KnownEdi
         if not isinstance(value, dict) or sent.body is None:
             return None  # no body: written as a function's own text, which only the text way has
         if _ROUND_TRIP_SIGNS.search(sent.body):
-            tried.append((number, sent, annotations.without_stripped(value)))
+            tried.append((number, sent, ann.without_stripped(value)))
     known: list[textedit.KnownEdit | None] = [None] * len(changed)
     weights = [len(sent.body or "") for _, sent, _ in tried]
 
