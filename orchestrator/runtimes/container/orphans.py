@@ -23,6 +23,7 @@ from __future__ import annotations
 import socket
 import threading
 from collections.abc import Callable, Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -80,9 +81,10 @@ def sweep(api: Any, remove: Callable[[str], None]) -> int:
     return removed
 
 
-def sweep_soon(client: Callable[[], Any], remove: Callable[[str], None]) -> None:
-    """The sweep, at most once per process, in the background, with the engine `client()`
-    gives; an engine that does not answer is no reason to fail (the next fnrun sweeps again)."""
+def sweep_soon(client: Callable[[], Any], remove: Callable[[Any, str], None]) -> None:
+    """The sweep, at most once per process, in the background, over a connection of its own
+    (`client()`: the thread outlives no run's connection), removing by `remove(api, id)`; an
+    engine that does not answer is no reason to fail (the next fnrun sweeps again)."""
     global _begun
     with _lock:
         if _begun:
@@ -93,8 +95,13 @@ def sweep_soon(client: Callable[[], Any], remove: Callable[[str], None]) -> None
     live.at_exit(lambda: thread.join(EXIT_WAIT))
 
 
-def _quietly(client: Callable[[], Any], remove: Callable[[str], None]) -> None:
+def _quietly(client: Callable[[], Any], remove: Callable[[Any, str], None]) -> None:
+    api = None
     try:
-        sweep(client(), remove)
+        api = client()
+        sweep(api, partial(remove, api))
     except Exception:  # noqa: BLE001 - the next fnrun sweeps again
         pass
+    finally:
+        if api is not None:
+            api.close()
