@@ -34,16 +34,18 @@ from orchestrator.runtimes.supervise.interrupts import SignalGuard
 from orchestrator.runtimes.supervise.streams import BoundedOutput, FrameDemux, LineSplitter, OutputTooLarge, pump, too_large
 
 
-def api_client() -> docker.APIClient:
+def api_client(announce: bool = False) -> docker.APIClient:
     """A new engine connection (DOCKER_HOST honoured: a podman socket, tcp with TLS
     (DOCKER_TLS_VERIFY, DOCKER_CERT_PATH) and ssh:// work too). A run or a server holds one for
-    its life (`Engine`); a command that only asks the engine a question makes its own."""
+    its life (`Engine`), which says which engine a runtime variable led to (`announce`); a
+    command that only asks the engine a question, or the sweep beside a run, makes its own."""
     choice = engine_choice.chosen()
     try:
         client = _connect(choice.host)
     except (docker.errors.DockerException, requests.exceptions.RequestException) as err:
         raise EnvironmentProblem(f"cannot reach the container engine at {choice.host or 'the default socket'}: {_brief(err)}") from None
-    engine_choice.announce(choice)
+    if announce:
+        engine_choice.announce(choice)
     return client
 
 
@@ -58,7 +60,7 @@ class Engine:
     def api(self) -> docker.APIClient:
         with self._lock:
             if self._client is None:
-                self._client = api_client()
+                self._client = api_client(announce=True)
             return self._client
 
     @property
