@@ -33,6 +33,7 @@ from typing import IO
 
 from functions import forkwire
 from orchestrator.errors import FunctionError
+from orchestrator.runtimes.container import live
 from orchestrator.runtimes.host.zygote import die_with_parent, memory_in_use, serve
 from orchestrator.runtimes.supervise import children
 
@@ -95,16 +96,21 @@ class _Server:
         self.sending = threading.Lock()
 
     def stop(self) -> None:
-        """Kill the server; its children die with it (PR_SET_PDEATHSIG)."""
+        """Kill the server; its children die with it (PR_SET_PDEATHSIG). It is reaped now, or
+        under fnrun's launcher after the package is written (live.wait_later): the kernel's
+        teardown of a fork of fnrun takes a millisecond or two, which a run need not wait for."""
         try:
             os.kill(self.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
+        self.control.close()
+        live.wait_later(self._reap)
+
+    def _reap(self) -> None:
         try:
             os.waitpid(self.pid, 0)
         except ChildProcessError:
             pass
-        self.control.close()
 
 
 class ForkServer:
