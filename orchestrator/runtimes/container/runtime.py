@@ -63,10 +63,6 @@ class Engine:
                 self._client = api_client(announce=True)
             return self._client
 
-    @property
-    def connected(self) -> bool:
-        return self._client is not None
-
     def remove_quietly(self, container_id: str) -> None:
         """`remove_quietly` through this connection (the removal `live` is given)."""
         try:
@@ -76,10 +72,13 @@ class Engine:
         remove_quietly(api, container_id)
 
     def close(self) -> None:
+        """Close the connection once the removals still under way on it are done: now, or under
+        fnrun's launcher after the package is written (live.wait_later, in the order asked, so
+        after the run's removers). A later request on it connects again."""
         with self._lock:
-            client, self._client = self._client, None
+            client = self._client
         if client is not None:
-            client.close()
+            live.wait_later(client.close)
 
 
 def _connect(host: str | None = None) -> docker.APIClient:
