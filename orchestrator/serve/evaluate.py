@@ -78,6 +78,9 @@ class Evaluator:
         self._slots: dict[str, threading.BoundedSemaphore] = {}
         self._waiting: dict[str, int] = {}
         self.pool = WarmPool(per_image=settings.parallel, engine=self.registry.engine) if settings.warm else None
+        # Started here, by the thread that owns the server: the fork server dies with the thread
+        # that started it (PR_SET_PDEATHSIG), and a call's thread may end before other calls do.
+        self.registry.forks.start()
 
     def _container(self, kind: Kind) -> Runtime:
         """A container call: in a warm container of the server's pool where it can be exactly

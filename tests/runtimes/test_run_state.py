@@ -60,6 +60,8 @@ def test_two_runs_in_threads_each_have_their_own_runtimes_and_leave_nothing(tmp_
     seen: dict[str, dict[str, object]] = {}
     failures: list[BaseException] = []
     registries = {team: Registry() for team in ("red", "blue")}
+    ran = {team: threading.Event() for team in registries}
+    checked = threading.Event()  # a fork server lives no longer than the thread that started it: each run's thread waits
 
     def render(team: str) -> None:
         registry = registries[team]
@@ -73,22 +75,33 @@ def test_two_runs_in_threads_each_have_their_own_runtimes_and_leave_nothing(tmp_
                           "container": registry(Kind.CONTAINER)}
         except BaseException as err:  # noqa: BLE001 - carried to the test's thread
             failures.append(err)
+        finally:
+            ran[team].set()
+            checked.wait(120)
 
     threads = [threading.Thread(target=render, args=(team,)) for team in registries]
     for thread in threads:
         thread.start()
-    for thread in threads:
-        thread.join(120)
-    assert not failures, failures
-    red, blue = seen["red"], seen["blue"]
-    assert red["labels"] == [{"team": "red"}] and blue["labels"] == [{"team": "blue"}]
-    assert isinstance(red["fork"], int) and isinstance(blue["fork"], int) and red["fork"] != blue["fork"]
-    for key in ("client", "cache", "container"):
-        assert red[key] is not blue[key], key
-    registries["red"].close()
-    assert not alive(red["fork"]) and alive(blue["fork"])  # one run's end is not the other's
-    registries["blue"].close()
-    assert not alive(blue["fork"])
+    try:
+        for event in ran.values():
+            assert event.wait(120)
+        assert not failures, failures
+        red, blue = seen["red"], seen["blue"]
+        assert red["labels"] == [{"team": "red"}] and blue["labels"] == [{"team": "blue"}]
+        assert isinstance(red["fork"], int) and isinstance(blue["fork"], int) and red["fork"] != blue["fork"]
+        assert alive(red["fork"]) and alive(blue["fork"])
+        for key in ("client", "cache", "container"):
+            assert red[key] is not blue[key], key
+        registries["red"].close()
+        assert not alive(red["fork"]) and alive(blue["fork"])  # one run's end is not the other's
+        registries["blue"].close()
+        assert not alive(blue["fork"])
+    finally:
+        checked.set()
+        for thread in threads:
+            thread.join(120)
+        for registry in registries.values():
+            registry.close()
     assert containers_of(os.getpid()) == []
 
 
