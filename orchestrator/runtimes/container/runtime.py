@@ -61,6 +61,7 @@ class Engine:
         with self._lock:
             if self._client is None:
                 self._client = api_client(announce=True)
+                orphans.sweep_soon(self._client, self.remove_quietly)  # what gone fnruns left, once per process
             return self._client
 
     def remove_quietly(self, container_id: str) -> None:
@@ -406,5 +407,3 @@ def _brief(err: object) -> str:
     line = " ".join(str(text).strip().splitlines()[:1]) or type(err).__name__
     return line if len(line) <= 200 else line[:197] + "..."
 
-
-live.on_register(lambda: orphans.sweep_soon(api_client, remove_quietly))  # what gone fnruns left (container.orphans)
