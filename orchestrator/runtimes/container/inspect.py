@@ -70,7 +70,7 @@ def _unchunked(body: bytes) -> bytes:
         at = end + 2 + size + 2
 
 
-def _through_sdk(image: str, connect: Callable[[], Any] | None) -> dict[str, Any] | None:
+def _through_sdk(image: str, connect: Callable[[], Any] | None = None) -> dict[str, Any] | None:
     try:
         from orchestrator.runtimes.container.runtime import api_client
 
