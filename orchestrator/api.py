@@ -14,7 +14,6 @@ from typing import IO, TYPE_CHECKING
 
 from . import annotations as ann, collector
 from .errors import FnrunError, InputError, Interrupted
-from .kinds import Kind
 from .read import notices
 from .read.package import Package, read_package
 from .requests import (
@@ -44,8 +43,9 @@ if TYPE_CHECKING:
     from .doctor import Finding
     from .render import save
     from .report import RunSummary
-    from .run.options import RuntimeFor
     from .run.pipeline import Events, RunOptions
+    from .runtimes import Registry
+    from .runtimes.container.early import EarlyContainer
     from .select.functions import FunctionSpec
 
 
@@ -98,22 +98,24 @@ def read_stdin() -> str:
 
 
 @collector.paused()
-def run(request: RunRequest, events: Events | None = None, stdout: IO[str] | None = None) -> RunSummary:
+def run(request: RunRequest, events: Events | None = None, stdout: IO[str] | None = None, early: EarlyContainer | None = None) -> RunSummary:
     """`fnrun run`: the functions a package (or stdin) declares, or the one `request.functions`
     names. stdout gets data only: the rendered ResourceList (`--output -`, stdin), the diff
     (`--check`, `--diff`) or the results document; the display (`events`, by default the one for
-    stderr) gets the progress. Raises FnrunError on failure, `Drift` when `--check` finds files
-    that would change."""
+    stderr) gets the progress. `early`: the container fnrun's launcher started for this command
+    line while fnrun loaded, for the run to adopt (or remove). Raises FnrunError on failure,
+    `Drift` when `--check` finds files that would change."""
     validate(request, save=request.functions.save)
-    return _carry_out(request, partial(_run_functions, request), events, stdout)
+    return _carry_out(request, partial(_run_functions, request), events, stdout, early)
 
 
 @collector.paused()
-def render(request: RenderRequest, events: Events | None = None, stdout: IO[str] | None = None) -> RunSummary:
-    """`fnrun render`: a kpt package's Kptfile pipelines, subpackages first; stdout, the display
-    and the errors as for `run`."""
+def render(request: RenderRequest, events: Events | None = None, stdout: IO[str] | None = None,
+           early: EarlyContainer | None = None) -> RunSummary:
+    """`fnrun render`: a kpt package's Kptfile pipelines, subpackages first; stdout, the display,
+    `early` and the errors as for `run`."""
     validate(request)
-    return _carry_out(request, partial(_render, request), events, stdout)
+    return _carry_out(request, partial(_render, request), events, stdout, early)
 
 
 @dataclass
@@ -127,12 +129,16 @@ class _Produced:
     saving: save.SaveRequest | None = None
 
 
-Produce = Callable[["RunOptions", "Path | None", "Events", "RunSummary"], _Produced]
+Produce = Callable[["RunOptions", "Path | None", "Events", "RunSummary", "Registry"], _Produced]
 
 
-def _carry_out(request: Request, produce: Produce, events: Events | None, stdout: IO[str] | None) -> RunSummary:
+def _carry_out(request: Request, produce: Produce, events: Events | None, stdout: IO[str] | None,
+               early: EarlyContainer | None = None) -> RunSummary:
     """What run and render share around their own step: the display, the annotations, the diff,
-    the write, stdout and the results document."""
+    the write, stdout and the results document. The step runs on the run's own runtimes
+    (`Registry`: its engine connection, fork server, result cache and the launcher's `early`
+    container), ended as soon as the step is done, before anything is written; the early
+    container then goes back to the launcher, which removes it unless the run adopted it."""
     from .merge import origin
     from .report import RunSummary, choose, formats
     from .report.base import Recorder
@@ -152,7 +158,9 @@ def _carry_out(request: Request, produce: Produce, events: Events | None, stdout
     error: FnrunError | None = None
     diff_text: str | None = None
     try:
-        produced = produce(pipeline_options(request, root), root, recorder, summary)
+        options = pipeline_options(request, root)
+        with _registry(options, early) as registry:
+            produced = produce(options, root, recorder, summary, registry)
         summary.plan, resources, saving = produced.plan, produced.resources, produced.saving
         if tracker is not None:
             resources = origin.annotate(resources, tracker, output.origin_annotations, output.transformer_annotations)
@@ -205,34 +213,34 @@ def _carry_out(request: Request, produce: Produce, events: Events | None, stdout
     return summary
 
 
-def _run_functions(request: RunRequest, options: RunOptions, root: Path | None, events: Events, summary: RunSummary) -> _Produced:
+def _registry(options: RunOptions, early: EarlyContainer | None) -> Registry:
+    """The run's runtimes: this machine's, or (--server) container functions sent to a function runner."""
+    from .runtimes import Registry
+
+    if options.server is None:
+        return Registry(early)
+    from .runtimes.remote import RemoteRuntime
+
+    return Registry(early, remote=RemoteRuntime(options.server))
+
+
+def _run_functions(request: RunRequest, options: RunOptions, root: Path | None, events: Events, summary: RunSummary,
+                   registry: Registry) -> _Produced:
     """run's own step: the package's functions (or the one given), over stdin or the directory."""
     from .run.pipeline import run_package, run_stream
 
     functions = given_functions(request, root)
     saving = _save_request(request, root)
     if root is None:
-        _, outcome = run_stream(read_stdin(), functions, options, events, runtime_for=runtime_for(options))
+        _, outcome = run_stream(read_stdin(), functions, options, events, registry)
         return _Produced(outcome.resources, None, functions is not None, saving)
-    outcome = run_package(root, functions, options, events, runtime_for(options), write=False, shard=shard_of(request.ci),
+    outcome = run_package(root, functions, options, events, registry, write=False, shard=shard_of(request.ci),
                           meta_resources=functions is not None)
     _kptfile_pipelines_not_run(request, summary)
     plan = None if request.output.to_stdout else outcome.plan
     if request.output.output_dir is not None:
         plan = out_of_place(request.output.output_dir, outcome.resources, outcome.package)
     return _Produced(outcome.resources, plan, functions is not None, saving)
-
-
-def runtime_for(options: RunOptions) -> RuntimeFor:
-    """This machine's runtimes, or (--server) container functions sent to a function runner."""
-    from .runtimes import get_runtime
-
-    if options.server is None:
-        return get_runtime
-    from .runtimes.remote import RemoteRuntime
-
-    remote = RemoteRuntime(options.server)
-    return lambda kind: remote if kind == Kind.CONTAINER else get_runtime(kind)
 
 
 def _save_request(request: RunRequest, root: Path | None) -> save.SaveRequest | None:
@@ -249,7 +257,8 @@ def _save_request(request: RunRequest, root: Path | None) -> save.SaveRequest | 
     return prepare(root, functions.function_type, function, functions.fn_config, functions.arguments, selectors, exclude)
 
 
-def _render(request: RenderRequest, options: RunOptions, root: Path | None, events: Events, summary: RunSummary) -> _Produced:
+def _render(request: RenderRequest, options: RunOptions, root: Path | None, events: Events, summary: RunSummary,
+            registry: Registry) -> _Produced:
     """render's own step, in memory; a failed in-place render still writes the root Kptfile's
     status (and, with kpt.dev/save-on-render-failure, what rendered) before its error is raised."""
     from .render.output import check_output_dir
@@ -262,7 +271,7 @@ def _render(request: RenderRequest, options: RunOptions, root: Path | None, even
         check_output_dir(output.output_dir)
     record = request.record_status and in_place and not request.ci.check
     outcome = render_package(root, RenderOptions(options, request.images.prefix, record, shard_of(request.ci)), events,
-                             runtime_for(options), in_place=in_place)
+                             registry, in_place=in_place)
     if outcome.failure is not None:
         if outcome.plan is not None and not request.ci.check:
             try:

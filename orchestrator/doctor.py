@@ -37,7 +37,7 @@ def diagnose(images: dict[str, list[str]], oci_runtime: str | None = None, mount
 
     host = engine_host()
     try:
-        api = api_client()
+        api = api_client(announce=True)
         version, info = api.version(), api.info()
     except FnrunError as err:
         return [Finding("engine", str(err),

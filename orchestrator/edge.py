@@ -9,22 +9,27 @@ import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import FnrunError, report_interrupt
 
+if TYPE_CHECKING:
+    from .runtimes.container.early import EarlyContainer
 
-def carry_out(command: str, values: Mapping[str, Any], directory: str, arguments: Sequence[str] | None, args: Sequence[str] | None) -> None:
+
+def carry_out(command: str, values: Mapping[str, Any], directory: str, arguments: Sequence[str] | None, args: Sequence[str] | None,
+              early: EarlyContainer | None = None) -> None:
     """`fnrun run` or `fnrun render` with these values (orchestrator.option_schema's names); `args`:
-    the command line after `fnrun`. Raises FnrunError."""
+    the command line after `fnrun`; `early`: the launcher's container for it, handed to the run.
+    Raises FnrunError."""
     from . import api
     from .requests.command_line import render_request, run_request
 
     with _paths_as_typed(directory):
         if command == "run":
-            api.run(run_request(values, directory, arguments, args))
+            api.run(run_request(values, directory, arguments, args), early=early)
         else:
-            api.render(render_request(values, directory, args))
+            api.render(render_request(values, directory, args), early=early)
 
 
 @contextmanager

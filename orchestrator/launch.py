@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None, handlers: dict[int, Any] | None = None, 
         if early is not None:
             with stops.held():
                 early.begin()
-        code = _cli(args) if (served := _served(args)) is None else served
+        code = _cli(args, early) if (served := _served(args)) is None else served
         signum = stops.asked()
         if code == 0 and signum is not None:  # its exception was dropped after the work was done
             code = report_interrupt(Interrupted(signum, late=True))
@@ -104,13 +104,13 @@ def _without_paramiko() -> None:
         sys.modules.setdefault("paramiko", None)  # type: ignore[arg-type]  # None: "cannot be imported"
 
 
-def _cli(args: list[str]) -> int:
+def _cli(args: list[str], early: EarlyContainer | None = None) -> int:
     """The real CLI's exit code (it always ends in SystemExit; an interrupt, or an error while a
     stop was asked, is main's to report as the stop)."""
     try:
         from orchestrator.entry import main as full
 
-        full(args)
+        full(args, early)
         return 0
     except SystemExit as done:
         if done.code is None or isinstance(done.code, int):

@@ -87,3 +87,18 @@ def test_the_scan_sees_each_shape(tmp_path: Path) -> None:
     assert _module_state(sample, tmp_path) == {
         "orchestrator.sample._memo", "orchestrator.sample._flag", "orchestrator.sample._local", "orchestrator.sample.looked_up()",
     }
+
+
+#: What a run owns (runtimes.Registry) and a server lends to each call: none of it may be kept at
+#: module level again, where two runs in one process would share it.
+OWNED_BY_A_RUN = {
+    "orchestrator.runtimes._runtimes", "orchestrator.runtimes._cache", "orchestrator.runtimes.container.runtime._client",
+    "orchestrator.runtimes.host.forked._server", "orchestrator.runtimes.host.builtin._labels",
+    "orchestrator.runtimes.host.builtin._hashes", "orchestrator.runtimes.host.handover._entries",
+    "orchestrator.runtimes.container.early._current",
+}
+
+
+def test_what_a_run_owns_is_not_module_level_state() -> None:
+    assert not found_in_package() & OWNED_BY_A_RUN
+    assert not listed_in_architecture() & OWNED_BY_A_RUN

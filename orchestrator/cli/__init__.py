@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -34,6 +34,9 @@ from . import (  # noqa: F401 - each registers its commands on `app`
 )
 from .app import app
 from .images import register as _register_image_commands
+
+if TYPE_CHECKING:
+    from ..runtimes.container.early import EarlyContainer
 
 _register_image_commands(app)
 
@@ -61,12 +64,13 @@ def kpt_spelling(args: list[str]) -> str | None:
     return f"no command {' '.join(args[: len(args) - len(words) + 1])!r}: kpt's `fn {words[0]}` is `fnrun {own}` here, with kpt's flags: {instead}"
 
 
-def run_app(args: list[str]) -> int:
+def run_app(args: list[str], early: EarlyContainer | None = None) -> int:
     """Run the CLI; the one place where errors become an exit code and a single line on stderr.
 
     The command is invoked directly (not through typer's `main`), because typer's main turns
     Ctrl-C into a silent exit 130 and SIGTERM into the same: a CI log must say it was
-    interrupted, by which signal, and that nothing was written."""
+    interrupted, by which signal, and that nothing was written. `early`: the launcher's container
+    for this command line, handed to `run` or `render` through the context."""
     command = typer.main.get_command(app)
     if COMPLETE_VAR in os.environ:  # the shell asks for completions (the script --show-completion prints)
         command._main_shell_completion({}, "fnrun", COMPLETE_VAR)  # exits
@@ -74,14 +78,14 @@ def run_app(args: list[str]) -> int:
     if hint is not None:
         print(f"fnrun: error: {hint}", file=sys.stderr)
         return EXIT_INPUT
-    return exit_code(lambda: _invoke(command, args))
+    return exit_code(lambda: _invoke(command, args, early))
 
 
-def _invoke(command: Any, args: list[str]) -> object:
+def _invoke(command: Any, args: list[str], early: EarlyContainer | None = None) -> object:
     """The command's result, or the exit code of what only the CLI framework raises (the errors
     everything else raises are orchestrator.edge's to report)."""
     try:
-        with command.make_context("fnrun", list(args), obj={"args": list(args)}) as ctx:
+        with command.make_context("fnrun", list(args), obj={"args": list(args), "early": early}) as ctx:
             return command.invoke(ctx)
     except Exit as err:
         return err.exit_code

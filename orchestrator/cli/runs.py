@@ -70,7 +70,7 @@ def run(
     package's Kptfile pipelines, use `fnrun render`."""
     from ..edge import carry_out
 
-    carry_out("run", values, directory, function_args, (ctx.obj or {}).get("args"))
+    carry_out("run", values, directory, function_args, (ctx.obj or {}).get("args"), (ctx.obj or {}).get("early"))
 
 
 RENDER_EXAMPLES = """Examples:
@@ -95,4 +95,4 @@ def render(
     Kptfile's status (--no-status turns it off)."""
     from ..edge import carry_out
 
-    carry_out("render", values, directory, None, (ctx.obj or {}).get("args"))
+    carry_out("render", values, directory, None, (ctx.obj or {}).get("args"), (ctx.obj or {}).get("early"))

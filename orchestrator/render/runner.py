@@ -19,8 +19,8 @@ from ..report.plain import PlainEvents
 from ..resource import Resource
 from ..run import results
 from ..run.invocations import check_policy
-from ..run.pipeline import Events, FunctionReport, Outcome, RunOptions, RuntimeFor, run_scoped
-from ..runtimes import get_runtime
+from ..run.pipeline import Events, FunctionReport, Outcome, RunOptions, run_scoped
+from ..runtimes import Registry
 from ..select.functions import FunctionSpec
 from ..write import writeback
 from . import kptfile as kf, packages, status as render_status
@@ -114,11 +114,12 @@ def render_package(
     root: Path | str,
     options: RenderOptions = RenderOptions(),
     events: Events | None = None,
-    runtime_for: RuntimeFor = get_runtime,
+    registry: Registry | None = None,
     in_place: bool = True,
 ) -> RenderOutcome:
-    """Render the package in memory; `outcome.plan` is what an in-place render writes (None with
-    `in_place=False`), `outcome.failure` the error a caller raises after writing that plan."""
+    """Render the package in memory on the run's `registry` (None: one of its own, closed at its
+    end); `outcome.plan` is what an in-place render writes (None with `in_place=False`),
+    `outcome.failure` the error a caller raises after writing that plan."""
     root = Path(root)
     package = read_package(root, KPTFILE_NAMES, kustomizations=True)
     _check_krm(package)
@@ -130,7 +131,7 @@ def render_package(
     events.planned([spec for _, spec in planned])
     paths = writeback.checker(root, package)
     try:  # outcome.resources: what rendered so far, kept by save-on-render-failure
-        _run_pipelines(planned, options.run, root, events, runtime_for, outcome, paths)
+        _run_pipelines(planned, options.run, root, events, registry, outcome, paths)
     except FnrunError as err:
         outcome.failure = err
     finally:
@@ -152,7 +153,7 @@ def _run_pipelines(
     options: RunOptions,
     root: Path,
     events: Events,
-    runtime_for: RuntimeFor,
+    registry: Registry | None,
     outcome: RenderOutcome,
     paths: writeback.PathChecker,
 ) -> None:
@@ -200,7 +201,7 @@ def _run_pipelines(
         if ran.failure is not None:
             raise ran.failure
 
-    with session(list(enumerate(spec for _, spec in planned)), options, root, runtime_for, outcome.resources) as active:
+    with session(list(enumerate(spec for _, spec in planned)), options, root, registry, outcome.resources) as active:
         run_units(units, outcome.resources, events, execute, commit, options.jobs)
 
 
@@ -214,7 +215,7 @@ def _run_step(
     if step.when is not None and not holds(step.when, items, step.where):
         active.done(key)
         return StepRun(None, _skipped(spec, step, events))
-    output, report, failure = run_scoped(spec, items, options, root, events, active.runtime_for(key), paths)
+    output, report, failure = run_scoped(spec, items, options, root, events, active.registry, active.runtime_for(key), paths)
     active.done(key)
     if failure is not None:
         return StepRun(step, report, failure)

@@ -88,9 +88,10 @@ def invocation(spec: FunctionSpec, options: RunOptions, root: Path) -> Invocatio
     )
 
 
-def choose_runtime(spec: FunctionSpec, call: Invocation, options: RunOptions, runtime_for: RuntimeFor) -> Runtime:
-    """Where a function runs, as the runtimes' registry decides it from what the user allowed."""
-    return runtimes.choose(spec.kind, call, serving(spec, call, options), runtime_for)
+def choose_runtime(spec: FunctionSpec, call: Invocation, options: RunOptions, registry: runtimes.Registry, runtime_for: RuntimeFor) -> Runtime:
+    """Where a function runs, as the run's registry decides it from what the user allowed
+    (`runtime_for`: the step's ordinary runtimes, maybe its pre-started or warm container)."""
+    return registry.choose(spec.kind, call, serving(spec, call, options), runtime_for)
 
 
 def serving(spec: FunctionSpec, call: Invocation, options: RunOptions) -> runtimes.Serving:

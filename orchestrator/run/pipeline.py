@@ -19,7 +19,7 @@ from ..read.package import Package, read_package
 from ..read.unparsed import read_or_refuse
 from ..report.plain import PlainEvents
 from ..resource import Resource
-from ..runtimes import Invocation, RunOutput, Runtime, get_runtime
+from ..runtimes import Invocation, Registry, RunOutput, Runtime
 from ..select.functions import FunctionSpec, declaration, discover
 from ..write import writeback
 from . import resourcelist, results
@@ -44,7 +44,7 @@ def run_package(
     functions: list[FunctionSpec] | None = None,
     options: RunOptions = RunOptions(),
     events: Events | None = None,
-    runtime_for: RuntimeFor = get_runtime,
+    registry: Registry | None = None,
     write: bool = True,
     shard: tuple[int, int] | None = None,
     meta_resources: bool = False,
@@ -53,7 +53,8 @@ def run_package(
     with `shard` (I, N), only those of shard I's kpt packages (orchestrator.select.shard). With
     `meta_resources`, the package is read as `kpt fn eval` reads it for its --image/--exec
     function: Kptfiles and kustomization files are items too, and YAML that is not KRM is refused
-    (declared functions leave both alone: they are not resources a function was declared for)."""
+    (declared functions leave both alone: they are not resources a function was declared for).
+    `registry`: the run's runtimes (None: the run makes its own, closed at its end)."""
     root = Path(root)
     if meta_resources and functions is not None:  # kpt fn eval's reading: every file it refuses, in one error
         package = read_or_refuse(root, META_FILES, "kpt fn eval", lambda note: _declares(note.data) or scope.receiver(functions, note.path, note.data))
@@ -74,7 +75,7 @@ def run_package(
         notices.unreadable_for(package.notes, receives, root)
     notices.warn(package.notes)
     paths = writeback.checker(root, package)
-    outcome = run_functions(specs, package.resources, options, root, events or PlainEvents(), runtime_for, paths)
+    outcome = run_functions(specs, package.resources, options, root, events or PlainEvents(), registry, paths)
     outcome.package = package
     outcome.plan = writeback.plan(root, outcome.resources, package, paths)
     if write:
@@ -92,7 +93,7 @@ def run_stream(
     functions: list[FunctionSpec] | None = None,
     options: RunOptions = RunOptions(),
     events: Events | None = None,
-    runtime_for: RuntimeFor = get_runtime,
+    registry: Registry | None = None,
     root: Path | None = None,
 ) -> tuple[str, Outcome]:
     """`fnrun run -`: a ResourceList (or stream) in, the rendered ResourceList out."""
@@ -103,7 +104,7 @@ def run_stream(
         specs = [_global(s) for s in specs]
     root = root or Path.cwd()
     check_policy(specs, options, root)
-    outcome = run_functions(specs, items, options, root, events or PlainEvents(), runtime_for)
+    outcome = run_functions(specs, items, options, root, events or PlainEvents(), registry)
     return resourcelist.encode(outcome.resources), outcome
 
 
@@ -117,7 +118,7 @@ def run_functions(
     options: RunOptions,
     root: Path,
     events: Events,
-    runtime_for: RuntimeFor,
+    registry: Registry | None,
     paths: writeback.PathChecker | None = None,
 ) -> Outcome:
     """Every function in order; functions whose scopes do not overlap may run at once, with
@@ -136,7 +137,7 @@ def run_functions(
             raise Cancelled()
         spec = specs[index]
         items, positions = scope.split(spec, current)
-        output, report, failure = run_scoped(spec, items, options, root, shown, active.runtime_for(index), paths)
+        output, report, failure = run_scoped(spec, items, options, root, shown, active.registry, active.runtime_for(index), paths)
         active.done(index)
         if output is None:
             return Executed(current, [], (report, failure))
@@ -151,7 +152,7 @@ def run_functions(
             deferred.append(failure)
 
     try:
-        with session(list(enumerate(specs)), options, root, runtime_for, resources) as active:
+        with session(list(enumerate(specs)), options, root, registry, resources) as active:
             resources = run_units(units, resources, events, execute, commit, options.jobs)
     finally:
         if options.results_dir is not None:
@@ -168,18 +169,20 @@ def run_scoped(
     options: RunOptions,
     root: Path,
     events: Events,
+    registry: Registry,
     runtime_for: RuntimeFor,
     paths: writeback.PathChecker | None = None,
 ) -> tuple[list[Resource] | None, FunctionReport, FunctionError | None]:
-    """Run one function over the items in its scope; its output (None on failure) replaces them;
-    a resource it puts where `paths` refuses fails it (write.landing)."""
+    """Run one function over the items in its scope, on the run's `registry` (`runtime_for`: the
+    step's ordinary runtimes); its output (None on failure) replaces them; a resource it puts
+    where `paths` refuses fails it (write.landing)."""
     with OutputDecoder(spec.name) as decoder:
         report = FunctionReport(spec.name, spec.kind, spec.declared_in)
         events.started(spec)
         started = time.monotonic()
         try:
             call = invocation(spec, options, root)
-            runtime = choose_runtime(spec, call, options, runtime_for)
+            runtime = choose_runtime(spec, call, options, registry, runtime_for)
             handed, sent = scope.as_handed(spec, items, options.package_paths)
             output = _run(runtime, call, handed, sent, lambda line: events.stderr(spec, line), options.handover, decoder.sink(runtime))
         except EnvironmentProblem as err:  # a missing image, the engine: named with the file that asks for it

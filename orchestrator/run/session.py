@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from ..kinds import Kind
 from ..resource import Resource
-from ..runtimes import Runtime, get_runtime
+from ..runtimes import Registry, Runtime
 from ..runtimes.supervise.interrupts import SignalGuard
 from ..select.functions import FunctionSpec
 from .units import begin
@@ -34,8 +34,9 @@ if TYPE_CHECKING:
 
 
 class RunSession:
-    def __init__(self, runtime_for: RuntimeFor, prestarter: Prestarter | None, warm: Warmth | None = None) -> None:
-        self._runtime_for = runtime_for
+    def __init__(self, registry: Registry, prestarter: Prestarter | None, warm: Warmth | None = None) -> None:
+        self.registry = registry
+        self._runtime_for: RuntimeFor = registry
         self.prestarter = prestarter
         self.warm = warm
 
@@ -71,33 +72,35 @@ class RunSession:
 
 @contextmanager
 def session(
-    planned: list[tuple[int, FunctionSpec]], options: RunOptions, root: Path, runtime_for: RuntimeFor, resources: list[Resource]
+    planned: list[tuple[int, FunctionSpec]], options: RunOptions, root: Path, registry: Registry | None, resources: list[Resource]
 ) -> Iterator[RunSession]:
-    """Pre-start `planned` (key, spec) in run order; only with the real container runtime (a
-    library caller's own runtime_for decides for itself) and in the main thread. `resources`
-    are what the first function will see."""
+    """Pre-start `planned` (key, spec) in run order, on the run's `registry` (its engine, its fork
+    server, the launcher's early container; None: one of the session's own, closed at its end);
+    only with this machine's container runtime (not --server's) and in the main thread.
+    `resources` are what the first function will see."""
+    if registry is None:
+        with Registry() as own:
+            with session(planned, options, root, own, resources) as active:
+                yield active
+        return
     begin()
-    if options.builtin:
-        from ..runtimes.host.builtin import forget_images
-
-        forget_images()
     calls = _invocations(planned, options, root)  # once per step: what each container function's call will be
-    in_process = {key: _in_process(spec, calls.get(key), options) for key, spec in planned if spec.kind == Kind.CONTAINER}
-    _start_fork_server([runtime for runtime in in_process.values() if runtime is not None])
+    in_process = {key: _in_process(spec, calls.get(key), options, registry) for key, spec in planned if spec.kind == Kind.CONTAINER}
+    _start_fork_server([runtime for runtime in in_process.values() if runtime is not None], registry)
     containers = [(key, spec) for key, spec in planned if spec.kind == Kind.CONTAINER and in_process[key] is None]
-    if not containers or runtime_for is not get_runtime or threading.current_thread() is not threading.main_thread():
-        yield RunSession(runtime_for, None)
+    if not containers or registry.remote is not None or threading.current_thread() is not threading.main_thread():
+        yield RunSession(registry, None)
         return
     with SignalGuard() as guard:
         prestarter = warm = None
         try:
             with guard.armed():
-                warm = warmth(containers, calls) if options.warm else None
+                warm = warmth(containers, calls, registry) if options.warm else None
                 cold = [(key, spec) for key, spec in containers if warm is None or key not in warm.keys]
-                prestarter = _prestarter(cold, calls, options, planned[0][1], resources) if cold else None
+                prestarter = _prestarter(cold, calls, options, planned[0][1], resources, registry) if cold else None
                 if warm is not None:
-                    _warm_ahead(warm, options, calls, planned[0], resources, prestarter)
-                yield RunSession(runtime_for, prestarter, warm)
+                    _warm_ahead(warm, options, calls, planned[0], resources, prestarter, registry)
+                yield RunSession(registry, prestarter, warm)
         finally:
             with guard.held():
                 if prestarter is not None:
@@ -135,7 +138,7 @@ def _invocations(planned: list[tuple[int, FunctionSpec]], options: RunOptions, r
     return calls
 
 
-def warmth(containers: list[tuple[int, FunctionSpec]], calls: dict[int, Invocation]) -> Warmth | None:
+def warmth(containers: list[tuple[int, FunctionSpec]], calls: dict[int, Invocation], registry: Registry) -> Warmth | None:
     """The steps whose image (with the same sandbox) the run calls more than once; None when none."""
     from ..errors import FnrunError
     from ..runtimes.container.warm.calls import fits
@@ -150,7 +153,7 @@ def warmth(containers: list[tuple[int, FunctionSpec]], calls: dict[int, Invocati
         if call is None:
             continue
         try:
-            found = plan(call)
+            found = plan(call, registry.engine.api)
         except FnrunError:
             continue  # reported when the function's turn comes, as ever
         if isinstance(found, NoWarm):
@@ -166,7 +169,7 @@ def warmth(containers: list[tuple[int, FunctionSpec]], calls: dict[int, Invocati
     from ..runtimes.container.warm.pool import WarmPool
     from ..runtimes.container.warm.spawn import Spawner
 
-    pool = WarmPool(per_image=WARM_PER_IMAGE)
+    pool = WarmPool(per_image=WARM_PER_IMAGE, engine=registry.engine, adopt=registry.adopt)
     units = dict(containers)
     for found_key, steps in shared.items():
         if plans[found_key].zygote and len({units[key].directory for key in steps}) == 1:
@@ -184,7 +187,7 @@ WARM_PER_IMAGE = 2
 
 
 def _warm_ahead(warm: Warmth, options: RunOptions, calls: dict[int, Invocation], first: tuple[int, FunctionSpec],
-                resources: list[Resource], prestarter: Prestarter | None) -> None:
+                resources: list[Resource], prestarter: Prestarter | None, registry: Registry) -> None:
     """Start the warm containers now; with the result cache on, once a call misses it (the first
     step is asked at once, in the background, as for the pre-started ones)."""
     warm.pool.expect(warm.plans, paused=options.cache)
@@ -195,7 +198,7 @@ def _warm_ahead(warm: Warmth, options: RunOptions, calls: dict[int, Invocation],
 
         def probe() -> None:
             try:
-                if _misses_cache(first[1], calls[first[0]], resources, options):
+                if _misses_cache(first[1], calls[first[0]], resources, options, registry):
                     warm.pool.resume()
                     warm.spawner.kick()
                     if prestarter is not None:
@@ -206,35 +209,30 @@ def _warm_ahead(warm: Warmth, options: RunOptions, calls: dict[int, Invocation],
         threading.Thread(target=probe, name="fnrun-warm-probe", daemon=True).start()
 
 
-def _in_process(spec: FunctionSpec, call: Invocation | None, options: RunOptions) -> Runtime | None:
+def _in_process(spec: FunctionSpec, call: Invocation | None, options: RunOptions, registry: Registry) -> Runtime | None:
     """The runtime of a container function that will run as a builtin: nothing to start ahead for
     it (and no docker SDK to import, which costs more than a builtin pipeline's whole run)."""
     if call is None or not (options.builtin or options.builtin_catalog):
         return None
     from ..errors import FnrunError
-    from ..runtimes import in_process
     from .invocations import serving
 
     try:
-        return in_process(spec.kind, call, serving(spec, call, options))
+        return registry.in_process(spec.kind, call, serving(spec, call, options))
     except FnrunError:
         return None  # reported when the function's turn comes, as ever
 
 
-def _start_fork_server(runtimes: list[Runtime]) -> None:
-    """Builtins run in children of the fork server (runtimes.host.zygote): started here, while
-    the run has no other thread yet, as a fork of this process with their modules imported."""
-    if not runtimes:
-        return
+def _start_fork_server(runtimes: list[Runtime], registry: Registry) -> None:
+    """Builtins run in children of the run's fork server (runtimes.host.zygote): started here,
+    while the run has no other thread yet, as a fork of this process with their modules imported."""
     forkable = sorted({r.forks for r in runtimes if r.forks is not None})
     if forkable:
-        from ..runtimes.host import forked
-
-        forked.start(forkable)
+        registry.forks.start(forkable)
 
 
 def _prestarter(containers: list[tuple[int, FunctionSpec]], calls: dict[int, Invocation], options: RunOptions, first: FunctionSpec,
-                resources: list[Resource]) -> Prestarter:
+                resources: list[Resource], registry: Registry) -> Prestarter:
     """With the result cache on, nothing starts until a function misses it; whether the first one
     does is asked at once, in the background (an unchanged re-run then starts no container)."""
     from ..runtimes.container.prestart import Prestarter
@@ -249,28 +247,21 @@ def _prestarter(containers: list[tuple[int, FunctionSpec]], calls: dict[int, Inv
     upcoming = [(key, calls[key]) for key, _ in containers if key in calls]
     probe = None
     if options.cache and upcoming and upcoming[0][0] == 0:
-        probe = partial(_misses_cache, first, upcoming[0][1], resources, options)
-    prestarter = Prestarter(options.jobs, paused=options.cache, in_process=_builtin_answers if options.builtin else None, probe=probe)
+        probe = partial(_misses_cache, first, upcoming[0][1], resources, options, registry)
+    answers = (lambda call: registry.sources.module_for(call) is not None) if options.builtin else None  # no container to start ahead for it
+    prestarter = Prestarter(options.jobs, registry.engine, paused=options.cache, in_process=answers, probe=probe, adopt=registry.adopt)
     prestarter.plan(upcoming)
     return prestarter
 
 
-def _builtin_answers(call: Invocation) -> bool:
-    """A catalog image whose own code runs in-process instead: no container to start ahead for it."""
-    from ..runtimes.host.builtin import builtin_module
-
-    return builtin_module(call) is not None
-
-
-def _misses_cache(spec: FunctionSpec, call: Invocation, resources: list[Resource], options: RunOptions) -> bool:
+def _misses_cache(spec: FunctionSpec, call: Invocation, resources: list[Resource], options: RunOptions, registry: Registry) -> bool:
     """Whether the first function misses the result cache: asked with the very input its run will
     send (a subpackage's step in render sees package-relative paths), else it always misses."""
     from ..merge import scope
-    from ..runtimes import caching
     from . import resourcelist
 
     items, _ = scope.split(spec, resources)
     spec, items = scope.as_handed(spec, items, options.package_paths)
     stdin = resourcelist.encode(items, spec.config).encode("utf-8")
-    return caching(get_runtime(Kind.CONTAINER), options.settings.cache_size).would_run(call, stdin)  # type: ignore[attr-defined]
+    return registry.caching(registry(Kind.CONTAINER), options.settings.cache_size).would_run(call, stdin)
 

@@ -34,8 +34,10 @@ import stat
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from orchestrator.runtimes.protocol import Bytes, Invocation, RunOutput, Runtime, StderrSink, StdoutSink
 from orchestrator.settings import DEFAULT_CACHE_SIZE, switch
@@ -297,11 +299,13 @@ def _tree_digest(directory: Path) -> str:
 
 class CachingRuntime(Bytes):
     """A container runtime with the cache in front: a hit replays the stored stderr and output
-    without starting a container (nor calls `on_stdout`); a successful miss is stored."""
+    without starting a container (nor calls `on_stdout`); a successful miss is stored. `connect`:
+    the run's engine client, where an image must be asked through the SDK."""
 
-    def __init__(self, inner: Runtime, cache: ResultCache) -> None:
+    def __init__(self, inner: Runtime, cache: ResultCache, connect: Callable[[], Any] | None = None) -> None:
         self.inner = inner
         self.cache = cache
+        self.connect = connect
         self.streams_stdout = inner.streams_stdout  # a miss streams as the inner runtime does
 
     def run(self, invocation: Invocation, stdin: bytes, on_stderr: StderrSink | None = None,
@@ -331,17 +335,17 @@ class CachingRuntime(Bytes):
             return None
         if inv.sandbox.network and inv.network is not False:
             return None
-        image_id, labels = _image_identity(inv.image)
+        image_id, labels = _image_identity(inv.image, self.connect)
         if image_id is None or str(labels.get(LABEL_CACHEABLE, "true")).lower() == "false":
             return None
         return self.cache.key(inv, image_id, stdin)
 
 
-def _image_identity(image: str) -> tuple[str | None, dict]:
+def _image_identity(image: str, connect: Callable[[], Any] | None) -> tuple[str | None, dict]:
     """The engine's ID for the image as present locally (never the tag), and its labels."""
     from orchestrator.runtimes.container.inspect import inspect_image
 
-    info = inspect_image(image)
+    info = inspect_image(image, connect)
     if info is None:
         return None, {}
     return info.get("Id"), (info.get("Config") or {}).get("Labels") or {}

@@ -18,7 +18,7 @@ from ..kinds import Kind
 from ..requests import full_image
 from ..run import resourcelist
 from ..run.fastlist import HEADERS
-from ..runtimes import Invocation, Runtime, Sandbox, Serving, choose, get_runtime
+from ..runtimes import Invocation, Registry, Runtime, Sandbox, Serving
 from ..runtimes.protocol import BASE_ENV
 from ..settings import DEFAULT_CACHE_SIZE
 from ..yamlio import fast
@@ -64,21 +64,28 @@ class UnknownFunction(ImageUnavailable):
 class Evaluator:
     """Calls functions for many clients at once, each call on its own: its own container (or its
     own forked builtin), its own input, its own output. Per image at most `parallel` run at once
-    and at most `queue` wait; a call beyond that is refused, never parked without bound."""
+    and at most `queue` wait; a call beyond that is refused, never parked without bound. It owns
+    what outlives a call for the server's life, and lends it to each call: the `registry` (the
+    engine connection, the host fork server, the result cache; by default one of its own) and
+    the warm pool; `close` ends them."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, registry: Registry | None = None) -> None:
         from ..runtimes.container.warm.pool import WarmPool
 
         self.settings = settings
+        self.registry = registry if registry is not None else Registry()
         self._lock = threading.Lock()
         self._slots: dict[str, threading.BoundedSemaphore] = {}
         self._waiting: dict[str, int] = {}
-        self.pool = WarmPool(per_image=settings.parallel) if settings.warm else None
+        self.pool = WarmPool(per_image=settings.parallel, engine=self.registry.engine) if settings.warm else None
+        # Started here, by the thread that owns the server: the fork server dies with the thread
+        # that started it (PR_SET_PDEATHSIG), and a call's thread may end before other calls do.
+        self.registry.forks.start()
 
     def _container(self, kind: Kind) -> Runtime:
         """A container call: in a warm container of the server's pool where it can be exactly
         what a fresh container gives (warm.plan decides), else cold."""
-        cold = get_runtime(kind)
+        cold = self.registry(kind)
         if self.pool is None or kind != Kind.CONTAINER:
             return cold
         from ..runtimes.container.warm.runtime import WarmRuntime
@@ -90,15 +97,19 @@ class Evaluator:
         return self.pool.expire(self.settings.idle_ttl) if self.pool is not None else 0
 
     def close(self) -> None:
-        """Remove every idle warm container (those lent to a call go with it)."""
-        if self.pool is not None:
-            self.pool.close()
+        """Remove every idle warm container (those lent to a call go with it), then end the
+        registry's fork server and engine connection."""
+        try:
+            if self.pool is not None:
+                self.pool.close()
+        finally:
+            self.registry.close()
 
     def evaluate(self, resource_list: bytes, image: str) -> Answer:
         reference = _image(image)
         call = Invocation(name=reference, image=reference, env=dict(BASE_ENV), sandbox=self.settings.sandbox)
         serving = Serving(builtin=True, kpt_catalog=self.settings.builtin_catalog, cache=self.settings.cache, cache_size=self.settings.cache_size)
-        runtime = choose(Kind.CONTAINER, call, serving, self._container)
+        runtime = self.registry.choose(Kind.CONTAINER, call, serving, self._container)
         decoded = _decoded(resource_list, reference) if runtime.items_always or not _list_head(resource_list) else None
         with self._slot(reference):
             try:

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import stops
 from ..errors import EnvironmentProblem, InputError
+from ..runtimes import Registry
 from ..runtimes.remote import EXIT_CODE_KEY, LOG_KEY, RESOURCE_LIST_KEY, frames, read_pem, wire
 from .calls import Calls
 from .evaluate import Evaluator, Settings
@@ -110,48 +111,51 @@ def serve(settings: Settings, listen: Listen, ready: threading.Event | None = No
     messages, services = wire.modules()
     health_servicer, health_messages, health_services = wire.health()
     creds = credentials(listen)
-    _sweep_orphans()
+    registry = Registry()  # the server's for its life: the evaluator owns it from here
+    _sweep_orphans(registry)
     # The pool's threads must not take the stop signals: the main thread waits for them below.
     stops.block()
-    evaluator = Evaluator(settings)
-    calls = Calls(evaluator, _metrics(evaluator, listen.metrics))
-    options = [("grpc.max_receive_message_length", listen.max_request), ("grpc.max_send_message_length", -1), ("grpc.so_reuseport", 0)]
-    workers = max(8, settings.parallel * 4)
-    server = grpc.server(futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="fnrun-call"), options=options)
-    services.add_FunctionEvaluatorServicer_to_server(FunctionEvaluator(calls, messages), server)
-    health = health_servicer.HealthServicer()
-    health_services.add_HealthServicer_to_server(health, server)
+    evaluator = Evaluator(settings, registry)
     try:
-        port = server.add_secure_port(listen.address, creds) if creds is not None else server.add_insecure_port(listen.address)
-    except RuntimeError as err:
-        raise EnvironmentProblem(f"--address {listen.address}: cannot listen there: {err}") from None
-    if port == 0 and not listen.address.startswith("unix:"):
-        raise EnvironmentProblem(f"--address {listen.address}: cannot listen there (in use, or not this machine's)")
-    framed = _framed(listen, creds is not None, calls, workers + settings.queue)  # there by the time gRPC answers
-    server.start()
-    for name in ("", wire.SERVICE):
-        health.set(name, health_messages.HealthCheckResponse.SERVING)
-    print(f"fnrun serve: listening on {listen.address}{' (TLS)' if creds is not None else ''}", file=sys.stderr, flush=True)
-    if ready is not None:
-        ready.set()
-    done = threading.Event()
-    expiry = threading.Thread(target=_expire, args=(evaluator, done), name="fnrun-expire", daemon=True)
-    expiry.start()
-    signum = stops.wait()
-    print(f"fnrun serve: {signal.Signals(signum).name}: draining calls for up to {listen.grace:g}s", file=sys.stderr, flush=True)
-    done.set()
-    health.enter_graceful_shutdown()
-    if framed is not None:
-        framed.stop()
-    end = time.monotonic() + listen.grace + STOP_LIMIT / 2
-    stopped = server.stop(listen.grace)
-    stopped.wait(listen.grace + STOP_LIMIT / 2)
-    if framed is not None:
-        framed.wait(min(listen.grace, end - time.monotonic()))
-    _remove_containers()
-    evaluator.close()
-    print("fnrun serve: stopped", file=sys.stderr, flush=True)
-    return 0
+        calls = Calls(evaluator, _metrics(evaluator, listen.metrics))
+        options = [("grpc.max_receive_message_length", listen.max_request), ("grpc.max_send_message_length", -1), ("grpc.so_reuseport", 0)]
+        workers = max(8, settings.parallel * 4)
+        server = grpc.server(futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="fnrun-call"), options=options)
+        services.add_FunctionEvaluatorServicer_to_server(FunctionEvaluator(calls, messages), server)
+        health = health_servicer.HealthServicer()
+        health_services.add_HealthServicer_to_server(health, server)
+        try:
+            port = server.add_secure_port(listen.address, creds) if creds is not None else server.add_insecure_port(listen.address)
+        except RuntimeError as err:
+            raise EnvironmentProblem(f"--address {listen.address}: cannot listen there: {err}") from None
+        if port == 0 and not listen.address.startswith("unix:"):
+            raise EnvironmentProblem(f"--address {listen.address}: cannot listen there (in use, or not this machine's)")
+        framed = _framed(listen, creds is not None, calls, workers + settings.queue)  # there by the time gRPC answers
+        server.start()
+        for name in ("", wire.SERVICE):
+            health.set(name, health_messages.HealthCheckResponse.SERVING)
+        print(f"fnrun serve: listening on {listen.address}{' (TLS)' if creds is not None else ''}", file=sys.stderr, flush=True)
+        if ready is not None:
+            ready.set()
+        done = threading.Event()
+        expiry = threading.Thread(target=_expire, args=(evaluator, done), name="fnrun-expire", daemon=True)
+        expiry.start()
+        signum = stops.wait()
+        print(f"fnrun serve: {signal.Signals(signum).name}: draining calls for up to {listen.grace:g}s", file=sys.stderr, flush=True)
+        done.set()
+        health.enter_graceful_shutdown()
+        if framed is not None:
+            framed.stop()
+        end = time.monotonic() + listen.grace + STOP_LIMIT / 2
+        stopped = server.stop(listen.grace)
+        stopped.wait(listen.grace + STOP_LIMIT / 2)
+        if framed is not None:
+            framed.wait(min(listen.grace, end - time.monotonic()))
+        _remove_containers()
+        print("fnrun serve: stopped", file=sys.stderr, flush=True)
+        return 0
+    finally:
+        evaluator.close()
 
 
 def _framed(listen: Listen, tls: bool, calls: Calls, connections: int) -> FramedListener | None:
@@ -193,13 +197,12 @@ def _expire(evaluator: Evaluator, done: threading.Event) -> None:
             print(f"fnrun serve: removed {removed} warm container(s) idle for {evaluator.settings.idle_ttl:g}s", file=sys.stderr, flush=True)
 
 
-def _sweep_orphans() -> None:
+def _sweep_orphans(registry: Registry) -> None:
     """What an earlier server killed with SIGKILL left: its containers, by their owner labels."""
     from ..runtimes.container import orphans
-    from ..runtimes.container.runtime import api_client, remove_quietly
 
     try:
-        removed = orphans.sweep(api_client(), remove_quietly)
+        removed = orphans.sweep(registry.engine.api(), registry.engine.remove_quietly)
     except Exception as err:  # noqa: BLE001 - no engine yet is no reason not to serve builtins
         print(f"fnrun serve: warning: {err}; container calls answer UNAVAILABLE until the engine answers", file=sys.stderr, flush=True)
         return

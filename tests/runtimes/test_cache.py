@@ -132,11 +132,12 @@ def test_images_are_inspected_alike_on_the_socket_and_through_the_sdk(monkeypatc
 
 def test_the_pre_start_s_question_is_answered_by_the_entries(tmp_path: Path, test_images: None) -> None:
     """`would_run` (the session's probe of the first function) says a stored run needs no container."""
-    from orchestrator.runtimes import Invocation, RunOutput, get_runtime
+    from orchestrator.runtimes import Invocation, RunOutput
     from orchestrator.runtimes.cache import CachingRuntime
+    from orchestrator.runtimes.container.runtime import ContainerRuntime
 
     cache = ResultCache(tmp_path / "cache")
-    runtime = CachingRuntime(get_runtime("container"), cache)
+    runtime = CachingRuntime(ContainerRuntime(), cache)
     call, stdin = Invocation(name=LABEL, image=LABEL), b"apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\n"
     assert runtime.would_run(call, stdin)
     key = runtime._key(call, stdin)

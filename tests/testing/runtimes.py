@@ -157,11 +157,15 @@ def starlark_subject() -> Subject:
 
 
 def builtin_subject() -> Subject:
-    """fnrun's set-labels code in a fork: it passes items through (labelled), and fails on a label
-    key Kubernetes would refuse."""
+    """fnrun's set-labels code in a fork of a fork server of the test's own (stopped with the
+    process, as a run's ends with its run): it passes items through (labelled), and fails on a
+    label key Kubernetes would refuse."""
     from orchestrator.runtimes.host.builtin import BuiltinRuntime
+    from orchestrator.runtimes.host.forked import ForkServer
+
+    server = ForkServer()
 
     def invocation(behaviour: str, scratch: Path) -> Invocation:
         return Invocation(name=f"builtin set-labels ({behaviour})", image="fnrun/set-labels:v1", sandbox=Sandbox())
 
-    return Subject("builtin", lambda: BuiltinRuntime("functions.set_labels"), invocation, ("passes", "fails"))
+    return Subject("builtin", lambda: BuiltinRuntime("functions.set_labels", server=server), invocation, ("passes", "fails"))

@@ -1,5 +1,6 @@
 """A function container started by fnrun's launcher (orchestrator.launch) while the rest of fnrun
-is still being imported, and its handover to the run.
+is still being imported, and its handover to the run (the launcher passes it down the CLI to the
+run's registry, runtimes.Registry: no global holds it).
 
 Creating and starting a container costs the engine ~0.2 s; importing fnrun (typer, ruamel, the
 docker SDK) costs about as much. Done one after the other they add up; here the container is
@@ -8,7 +9,8 @@ plain HTTP and the standard library only (nothing is imported once the thread ru
 contends with the main thread's imports). The run's pre-start pool (orchestrator.runtimes.container.prestart)
 then asks `adopt` for a container with the create request it would send itself: only an equal
 request adopts it, so the early container is exactly the one the run would have started. A
-container nobody adopted is removed by `finish`, which the launcher reaches on every path.
+container nobody adopted is removed by `finish`, which the launcher reaches on every path, after
+the run has ended and given it back.
 """
 
 from __future__ import annotations
@@ -66,8 +68,6 @@ class EarlyContainer:
         self._thread = threading.Thread(target=self._start, name="fnrun-early", daemon=True)
 
     def begin(self) -> None:
-        global _current
-        _current = self
         self._thread.start()
 
     def _start(self) -> None:
@@ -230,10 +230,3 @@ def _dechunk(data: bytes) -> bytes:
         data = data[size + 2:]
     return bytes(out)
 
-
-_current: EarlyContainer | None = None
-
-
-def adopt(body: dict[str, Any]) -> Adopted | None:
-    """The launcher's container for this create request, if there is one (see EarlyContainer.adopt)."""
-    return _current.adopt(body) if _current is not None else None

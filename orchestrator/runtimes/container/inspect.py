@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import socket
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote
 
@@ -18,12 +19,13 @@ from orchestrator.runtimes.container.remote import unix_socket
 TIMEOUT = 10.0
 
 
-def inspect_image(image: str) -> dict[str, Any] | None:
+def inspect_image(image: str, connect: Callable[[], Any] | None = None) -> dict[str, Any] | None:
     """The engine's description of a local image; None when it has no such image or no engine
-    answers (either way, the image cannot be what ran)."""
+    answers (either way, the image cannot be what ran). `connect`: the engine client of the run
+    asking, for the transports only the SDK speaks (else a connection of its own)."""
     path = unix_socket()
     if path is None:
-        return _through_sdk(image)
+        return _through_sdk(image, connect)
     try:
         status, body = _get(path, f"/images/{quote(image, safe='/:@')}/json")
     except (OSError, ValueError, IndexError):  # no engine there, or not HTTP
@@ -68,10 +70,10 @@ def _unchunked(body: bytes) -> bytes:
         at = end + 2 + size + 2
 
 
-def _through_sdk(image: str) -> dict[str, Any] | None:
+def _through_sdk(image: str, connect: Callable[[], Any] | None = None) -> dict[str, Any] | None:
     try:
         from orchestrator.runtimes.container.runtime import api_client
 
-        return api_client().inspect_image(image)
+        return (connect or api_client)().inspect_image(image)
     except Exception:  # noqa: BLE001 - not found, no engine, a transport error: no such image here
         return None

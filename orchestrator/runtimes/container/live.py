@@ -12,7 +12,6 @@ from contextlib import contextmanager
 _live: dict[str, Callable[[str], None]] = {}  # container ID -> how to remove it quietly
 _lock = threading.Lock()
 _cancelled = threading.Event()
-_hooks: list[Callable[[], None]] = []
 _deferred: list[Callable[[], None]] | None = None  # waits for background removals, left to the launcher
 
 
@@ -100,23 +99,14 @@ def given_back(container_id: str) -> None:
 
 def register(container_id: str, remove: Callable[[str], None]) -> bool:
     """Remember a new container and what removes it without raising; False when the run was
-    cancelled meanwhile (the caller removes it: the sweep of `cancel_all` may not have seen it).
-    Each also calls the `on_register` hooks (the sweep of what gone processes left, once)."""
+    cancelled meanwhile (the caller removes it: the sweep of `cancel_all` may not have seen it)."""
     with _lock:
         _live[container_id] = remove
         wanted = not _cancelled.is_set()
     scope = getattr(_calls, "scope", None)
     if scope is not None:
         wanted = scope.use(container_id, remove) and wanted
-    for hook in _hooks:
-        hook()
     return wanted
-
-
-def on_register(hook: Callable[[], None]) -> None:
-    """Call `hook` whenever a container is registered (the engine's client installs the sweep of
-    orphaned containers, runtimes.container.orphans: this module imports no engine code)."""
-    _hooks.append(hook)
 
 
 def forget(container_id: str) -> None:

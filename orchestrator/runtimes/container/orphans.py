@@ -12,8 +12,8 @@ removed on a guess. The /local staging directories of gone processes' warm conta
 (warm.local) go too. An orphaned warm container nobody sweeps ends itself once idle
 (warm.plan.IDLE_TTL), and the next sweep removes it.
 
-The sweep runs once per process, in a thread of its own, from the process's first container
-(live.register, hooked by the engine's client, runtimes.container.runtime): off the run's path;
+The sweep runs once per process, in a thread of its own, from the first connection a run (or a
+server) makes to the engine (runtimes.container.runtime.Engine), on that connection: off the run's path;
 under fnrun's launcher the exit waits for it (a bounded while), so a short run's sweep is not
 cut off.
 """
@@ -80,21 +80,22 @@ def sweep(api: Any, remove: Callable[[str], None]) -> int:
     return removed
 
 
-def sweep_soon(client: Callable[[], Any], remove: Callable[[str], None]) -> None:
-    """The sweep, at most once per process, in the background, with the engine `client()`
-    gives; an engine that does not answer is no reason to fail (the next fnrun sweeps again)."""
+def sweep_soon(api: Any, remove: Callable[[str], None]) -> None:
+    """The sweep, at most once per process, in the background, through the engine client `api`
+    (a run's), removing by `remove`; an engine that does not answer is no reason to fail (the
+    next fnrun sweeps again)."""
     global _begun
     with _lock:
         if _begun:
             return
         _begun = True
-    thread = threading.Thread(target=_quietly, args=(client, remove), name="fnrun-sweep", daemon=True)
+    thread = threading.Thread(target=_quietly, args=(api, remove), name="fnrun-sweep", daemon=True)
     thread.start()
     live.at_exit(lambda: thread.join(EXIT_WAIT))
 
 
-def _quietly(client: Callable[[], Any], remove: Callable[[str], None]) -> None:
+def _quietly(api: Any, remove: Callable[[str], None]) -> None:
     try:
-        sweep(client(), remove)
+        sweep(api, remove)
     except Exception:  # noqa: BLE001 - the next fnrun sweeps again
         pass

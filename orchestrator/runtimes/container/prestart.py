@@ -29,7 +29,8 @@ from dataclasses import dataclass
 import docker.errors
 import requests.exceptions
 
-from orchestrator.runtimes.container import early, live, runtime as container
+from orchestrator.runtimes.container import live, runtime as container
+from orchestrator.runtimes.container.early import Adopted
 from orchestrator.runtimes.container.settings import LABEL_PRESTARTED
 from orchestrator.runtimes.protocol import Bytes, Invocation, RunOutput, Runtime, StderrSink, StdoutSink
 from orchestrator.runtimes.supervise.interrupts import SignalGuard
@@ -47,7 +48,8 @@ class Remover:
     """Removes containers in `workers` background threads (a removal mostly waits on the engine,
     so two overlap); `close()` returns once all are gone."""
 
-    def __init__(self, workers: int = 1) -> None:
+    def __init__(self, remove: Callable[[str], None], workers: int = 1) -> None:
+        self._remove = remove
         self._queue: queue.Queue[str | None] = queue.Queue()
         self._threads = [threading.Thread(target=self._work, name="fnrun-remover", daemon=True) for _ in range(max(1, workers))]
         for thread in self._threads:
@@ -58,7 +60,7 @@ class Remover:
 
     def _work(self) -> None:
         while (container_id := self._queue.get()) is not None:
-            container.remove_quietly(container_id)
+            self._remove(container_id)
 
     def close(self) -> None:
         """No more containers; returns once all are gone (or, under the launcher, leaves that wait
@@ -73,10 +75,14 @@ class Remover:
 
 
 class Prestarter:
-    """Pre-starts the planned container functions, at most `window` waiting at once."""
+    """Pre-starts the planned container functions on the run's `engine`, at most `window` waiting
+    at once; `adopt` offers the launcher's early container (Registry.adopt)."""
 
-    def __init__(self, jobs: int, window: int | None = None, paused: bool = False, in_process: Callable[[Invocation], bool] | None = None,
-                 probe: Callable[[], bool] | None = None) -> None:
+    def __init__(self, jobs: int, engine: container.Engine, window: int | None = None, paused: bool = False,
+                 in_process: Callable[[Invocation], bool] | None = None, probe: Callable[[], bool] | None = None,
+                 adopt: Callable[[dict], Adopted | None] | None = None) -> None:
+        self.engine = engine
+        self._adopt_early = adopt
         self.window = window or max(2, 2 * jobs)
         self._pool = ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="fnrun-prestart")
         self._lock = threading.Lock()
@@ -85,7 +91,7 @@ class Prestarter:
         self._paused = paused
         self._in_process = in_process  # what runs in-process instead: no container to start for it
         self._closing = threading.Event()
-        self._remover = Remover()
+        self._remover = Remover(engine.remove_quietly)
         if paused and probe is not None:  # e.g. "the first function misses the cache": resume at once
             self._pool.submit(self._probe, probe)
 
@@ -178,11 +184,11 @@ class Prestarter:
         if self._closing.is_set() or not _startable(inv, self._in_process):
             return None
         try:
-            api = container.api_client()
+            api = self.engine.api()
             copies = container.copies_of(inv)
             config = container.container_config(inv, copies)
             config["Labels"] = {**config["Labels"], LABEL_PRESTARTED: "1"}
-            adopted = None if copies else early.adopt(config)
+            adopted = None if copies or self._adopt_early is None else self._adopt_early(config)
             if adopted is not None:
                 return self._adopt(adopted.container_id, adopted.socket)
             container_id = container.create(api, config)
@@ -208,7 +214,7 @@ class Prestarter:
         """The launcher's early container (orchestrator.runtimes.container.early), started from this very
         create request: from here on it is this pool's to remove."""
         ready = Ready(container_id, container.Attached.over(sock))
-        if not live.register(container_id, container.remove_quietly) or self._closing.is_set():
+        if not live.register(container_id, self.engine.remove_quietly) or self._closing.is_set():
             self.release(ready)
             return None
         return ready
@@ -238,7 +244,7 @@ class PrestartedRuntime(Bytes):
         if ready is None:
             return self.ordinary.run(invocation, stdin, on_stderr, on_stdout)
         started = time.monotonic()
-        api = container.api_client()
+        api = self.prestarter.engine.api()
         try:
             with SignalGuard() as guard, guard.armed():
                 try:

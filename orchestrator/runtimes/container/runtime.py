@@ -12,6 +12,7 @@ import os
 import socket
 import threading
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -32,23 +33,53 @@ from orchestrator.runtimes.protocol import Bytes, Invocation, RunOutput, StderrS
 from orchestrator.runtimes.supervise.interrupts import SignalGuard
 from orchestrator.runtimes.supervise.streams import BoundedOutput, FrameDemux, LineSplitter, OutputTooLarge, pump, too_large
 
-_client: docker.APIClient | None = None
-_client_lock = threading.Lock()
+
+def api_client(announce: bool = False) -> docker.APIClient:
+    """A new engine connection (DOCKER_HOST honoured: a podman socket, tcp with TLS
+    (DOCKER_TLS_VERIFY, DOCKER_CERT_PATH) and ssh:// work too). A run or a server holds one for
+    its life (`Engine`), which says which engine a runtime variable led to (`announce`); a
+    command that only asks the engine a question, or the sweep beside a run, makes its own."""
+    choice = engine_choice.chosen()
+    try:
+        client = _connect(choice.host)
+    except (docker.errors.DockerException, requests.exceptions.RequestException) as err:
+        raise EnvironmentProblem(f"cannot reach the container engine at {choice.host or 'the default socket'}: {_brief(err)}") from None
+    if announce:
+        engine_choice.announce(choice)
+    return client
 
 
-def api_client() -> docker.APIClient:
-    """One engine connection per process (DOCKER_HOST honoured: a podman socket, tcp with TLS
-    (DOCKER_TLS_VERIFY, DOCKER_CERT_PATH) and ssh:// work too)."""
-    global _client
-    with _client_lock:
-        if _client is None:
-            choice = engine_choice.chosen()
-            try:
-                _client = _connect(choice.host)
-            except (docker.errors.DockerException, requests.exceptions.RequestException) as err:
-                raise EnvironmentProblem(f"cannot reach the container engine at {choice.host or 'the default socket'}: {_brief(err)}") from None
-            engine_choice.announce(choice)
-        return _client
+class Engine:
+    """The engine connection of one run (or one server, for its life): made at its first use,
+    since a run of builtins only never needs one, and closed by its owner at the end."""
+
+    def __init__(self) -> None:
+        self._client: docker.APIClient | None = None
+        self._lock = threading.Lock()
+
+    def api(self) -> docker.APIClient:
+        with self._lock:
+            if self._client is None:
+                self._client = api_client(announce=True)
+                orphans.sweep_soon(self._client, self.remove_quietly)  # what gone fnruns left, once per process
+            return self._client
+
+    def remove_quietly(self, container_id: str) -> None:
+        """`remove_quietly` through this connection (the removal `live` is given)."""
+        try:
+            api = self.api()
+        except FnrunError:
+            return
+        remove_quietly(api, container_id)
+
+    def close(self) -> None:
+        """Close the connection once the removals still under way on it are done: now, or under
+        fnrun's launcher after the package is written (live.wait_later, in the order asked, so
+        after the run's removers). A later request on it connects again."""
+        with self._lock:
+            client = self._client
+        if client is not None:
+            live.wait_later(client.close)
 
 
 def _connect(host: str | None = None) -> docker.APIClient:
@@ -79,15 +110,19 @@ def _connect(host: str | None = None) -> docker.APIClient:
 
 
 class ContainerRuntime(Bytes):
-    """Runtime for `container:` functions."""
+    """Runtime for `container:` functions, over its owner's `engine` (a run's, a server's; its
+    own when none is given)."""
 
     streams_stdout = True
+
+    def __init__(self, engine: Engine | None = None) -> None:
+        self.engine = engine if engine is not None else Engine()
 
     def run(self, invocation: Invocation, stdin: bytes, on_stderr: StderrSink | None = None,
             on_stdout: StdoutSink | None = None) -> RunOutput:
         if invocation.image is None:
             raise InputError(f"function {invocation.name} has no image")
-        api = api_client()
+        api = self.engine.api()
         copies = copies_of(invocation)
         config = container_config(invocation, copies)
         started = time.monotonic()
@@ -307,7 +342,7 @@ def create(api: docker.APIClient, config: dict[str, Any]) -> str:
     live.refuse_if_cancelled()
     _check_podman_runtime(api, config)
     container_id = api.create_container_from_config(config)["Id"]
-    if not live.register(container_id, remove_quietly):  # created while the run was being cancelled
+    if not live.register(container_id, partial(remove_quietly, api)):  # created while the run was being cancelled
         remove(api, container_id)
         raise KeyboardInterrupt()
     return container_id
@@ -358,10 +393,10 @@ def remove(api: docker.APIClient, container_id: str) -> None:
     live.forget(container_id)
 
 
-def remove_quietly(container_id: str) -> None:
+def remove_quietly(api: docker.APIClient, container_id: str) -> None:
     """Remove while a run is being stopped: an engine error must not hide why it stopped."""
     try:
-        remove(api_client(), container_id)
+        remove(api, container_id)
     except (FnrunError, docker.errors.APIError, requests.exceptions.RequestException):
         pass
 
@@ -372,5 +407,3 @@ def _brief(err: object) -> str:
     line = " ".join(str(text).strip().splitlines()[:1]) or type(err).__name__
     return line if len(line) <= 200 else line[:197] + "..."
 
-
-live.on_register(lambda: orphans.sweep_soon(api_client, remove_quietly))  # what gone fnruns left (container.orphans)

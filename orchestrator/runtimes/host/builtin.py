@@ -18,8 +18,9 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from orchestrator.resource import Resource
 from orchestrator.runtimes.host import catalog_handover, forked, handover
@@ -64,44 +65,44 @@ def source_hash(module: str, functions_dir: Path = FUNCTIONS_DIR) -> str:
     return digest.hexdigest()
 
 
-def builtin_module(invocation: Invocation) -> str | None:
-    """The module to run in-process for this container invocation, or None to start the image."""
-    module = CATALOG.get(invocation.image or "")
-    if module is None or invocation.mounts or invocation.network or invocation.sandbox.image_pull_policy == "always":
-        return None  # what it mounts, reaches or pulls, only the container can say
-    label = _image_label(invocation.image or "")
-    if label is _ABSENT or label == _installed_hash(module):
-        return module
-    return None
+class SourceCheck:
+    """Which catalog images a run may serve by their own code: an image's source-hash label
+    asked of the engine once and a module's hash computed once per run (the prestart check and
+    the step both need them, and a pipeline may name an image more than once). The run's
+    registry holds one; a new run asks again, as an image may have been rebuilt meanwhile.
+    `connect`: the run's engine client, for the transports only the SDK speaks."""
+
+    def __init__(self, connect: Callable[[], Any] | None = None) -> None:
+        self._labels: dict[str, object] = {}
+        self._hashes: dict[str, str] = {}
+        self._connect = connect
+
+    def module_for(self, invocation: Invocation) -> str | None:
+        """The module to run in-process for this container invocation, or None to start the image."""
+        module = CATALOG.get(invocation.image or "")
+        if module is None or invocation.mounts or invocation.network or invocation.sandbox.image_pull_policy == "always":
+            return None  # what it mounts, reaches or pulls, only the container can say
+        label = self._image_label(invocation.image or "")
+        if label is _ABSENT or label == self._installed_hash(module):
+            return module
+        return None
+
+    def _installed_hash(self, module: str) -> str:
+        if module not in self._hashes:
+            self._hashes[module] = source_hash(module)
+        return self._hashes[module]
+
+    def _image_label(self, image: str) -> object:
+        """The source-hash label of the local image; _ABSENT when there is no such image (or no engine)."""
+        if image not in self._labels:
+            from orchestrator.runtimes.container.inspect import inspect_image
+
+            found = inspect_image(image, self._connect)
+            self._labels[image] = _ABSENT if found is None else ((found.get("Config") or {}).get("Labels") or {}).get(SOURCE_HASH_LABEL)
+        return self._labels[image]
 
 
 _ABSENT = object()
-# image -> its label and module -> its source hash, found once per run: the prestart check and
-# the step both need them, and a pipeline may name an image more than once (forget_images at
-# each run's start)
-_labels: dict[str, object] = {}
-_hashes: dict[str, str] = {}
-
-
-def forget_images() -> None:
-    _labels.clear()
-    _hashes.clear()
-
-
-def _installed_hash(module: str) -> str:
-    if module not in _hashes:
-        _hashes[module] = source_hash(module)
-    return _hashes[module]
-
-
-def _image_label(image: str) -> object:
-    """The source-hash label of the local image; _ABSENT when there is no such image (or no engine)."""
-    if image not in _labels:
-        from orchestrator.runtimes.container.inspect import inspect_image
-
-        found = inspect_image(image)
-        _labels[image] = _ABSENT if found is None else ((found.get("Config") or {}).get("Labels") or {}).get(SOURCE_HASH_LABEL)
-    return _labels[image]
 
 
 def _scratch() -> tempfile.TemporaryDirectory[str]:
@@ -130,13 +131,14 @@ class BuiltinRuntime(Bytes):
 
     streams_stdout = True
 
-    def __init__(self, module: str, handover: bool = True, fork: bool = True) -> None:
+    def __init__(self, module: str, handover: bool = True, fork: bool = True, server: forked.ForkServer | None = None) -> None:
         """`handover` (FNRUN_BUILTIN_HANDOVER) lets fnrun's own catalog take the items as data;
-        `fork` (FNRUN_BUILTIN_FORK) lets the module run in a child of the fork server where it
-        can, rather than in a new interpreter of its own."""
+        `fork` (FNRUN_BUILTIN_FORK) lets the module run in a child of `server` (the run's fork
+        server) where it can, rather than in a new interpreter of its own, as it does without one."""
         self.module = module
         self.handover = handover
-        self.forks = module if fork and forked.can_fork(module, FUNCTIONS_DIR) else None  # the protocol's capability
+        self.server = server
+        self.forks = module if fork and server is not None and forked.can_fork(module, FUNCTIONS_DIR) else None  # the protocol's capability
         # kpt's catalog in fnrun's versions: their text way answers JSON, which carries no
         # comments, so the items are handed over wherever they can be (catalog_handover)
         self.kpt_catalog = module.startswith(KPT_CATALOG_PACKAGE)
@@ -155,8 +157,8 @@ class BuiltinRuntime(Bytes):
         new interpreter, confined either way."""
         confine = confinement(invocation.sandbox.memory)
         spawn = None
-        if self.forks is not None:
-            spawn = lambda: forked.spawn(self.module, list(invocation.args), env, cwd, invocation.sandbox.memory, handover=handover,  # noqa: E731
+        if self.forks is not None and self.server is not None:
+            spawn = lambda: self.server.spawn(self.module, list(invocation.args), env, cwd, invocation.sandbox.memory, handover=handover,  # noqa: E731
                                          timeout=invocation.sandbox.timeout, name=invocation.name)
         return run_process(self._argv(invocation), invocation, env, cwd, stdin, on_stderr, confine, spawn, on_stdout)
 
@@ -198,8 +200,8 @@ class BuiltinRuntime(Bytes):
         finally:
             if not went_back:
                 lines.release()  # also before a timeout's or the cap's error, as the text way shows them
-        items, results = back if back is not None else (None, [])
-        return ItemsOutput(output.stdout, output.stderr, output.exit_code, output.duration, builtin=True, items=items, results=results)
+        returned, results = back if back is not None else (None, [])
+        return ItemsOutput(output.stdout, output.stderr, output.exit_code, output.duration, builtin=True, items=returned, results=results)
 
 
     def _argv(self, invocation: Invocation) -> list[str]:

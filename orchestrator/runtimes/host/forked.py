@@ -4,9 +4,10 @@ starting one.
 Starting `python -m functions.x` costs 80–150 ms here (interpreter, site, ruamel); a fork of a
 process that has already imported the function's module and its dependencies costs a few. fnrun
 never forks itself for this while it may have other threads (see the fork server,
-orchestrator.runtimes.host.zygote): `start` forks the server when this process has one thread
+orchestrator.runtimes.host.zygote): `ForkServer.start` forks the server when this process has one thread
 (a run's session calls it before any other thread starts, with the modules the run will need
-imported first), else starts it as a new interpreter; `spawn` asks it for a child. The child is
+imported first), else starts it as a new interpreter; `spawn` asks it for a child, and the run's
+end stops it (its owner, runtimes.Registry, holds one per run or per server). The child is
 confined the same way (orchestrator.runtimes.host.confine), gets only the environment the
 container would, its own pipes, default signal handlers and its own session, then runs the
 module as `__main__` and leaves with os._exit.
@@ -18,7 +19,6 @@ interpreter.
 
 from __future__ import annotations
 
-import atexit
 import importlib
 import importlib.util
 import os
@@ -27,12 +27,13 @@ import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import IO
 
 from functions import forkwire
 from orchestrator.errors import FunctionError
+from orchestrator.runtimes.container import live
 from orchestrator.runtimes.host.zygote import die_with_parent, memory_in_use, serve
 from orchestrator.runtimes.supervise import children
 
@@ -95,86 +96,107 @@ class _Server:
         self.sending = threading.Lock()
 
     def stop(self) -> None:
-        """Kill the server; its children die with it (PR_SET_PDEATHSIG)."""
+        """Kill the server; its children die with it (PR_SET_PDEATHSIG). It is reaped now, or
+        under fnrun's launcher after the package is written (live.wait_later): the kernel's
+        teardown of a fork of fnrun takes a millisecond or two, which a run need not wait for."""
         try:
             os.kill(self.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
+        self.control.close()
+        live.wait_later(self._reap)
+
+    def _reap(self) -> None:
         try:
             os.waitpid(self.pid, 0)
         except ChildProcessError:
             pass
-        self.control.close()
 
 
-_server: _Server | None = None
-_starting = threading.Lock()
+class ForkServer:
+    """The host fork server of one run (or of one `fnrun serve`, for its life): started by
+    `start`, asked for children by `spawn`, ended with every child it has by `stop`, which its
+    owner calls when the run ends (and an interrupted run's stop, through supervise.children)."""
 
+    def __init__(self) -> None:
+        self._server: _Server | None = None
+        self._starting = threading.Lock()
 
-def start(modules: Iterable[str] = ()) -> None:
-    """Have a fork server ready. When this process has no other thread and a small heap, the
-    server is a fork of it with `modules` imported first (so every child starts with them loaded);
-    otherwise a new interpreter (a fork now could inherit a lock another thread holds, or would
-    share a big heap, see FORK_BELOW), which imports a module at its first use."""
-    global _server
-    with _starting:
-        if _server is not None:
-            return
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        process = None
-        modules = list(modules)
-        if _single_threaded() and memory_in_use(1) < FORK_BELOW:
-            for module in modules:
-                importlib.import_module(module)
-            parent = os.getpid()
-            pid = os.fork()
-            if pid == 0:  # pragma: no cover - the server; checked through the children it forks
-                _become_server(theirs, ours, parent)
-        else:
-            env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
-            process = subprocess.Popen(
-                [sys.executable, "-s", "-m", "orchestrator.runtimes.host.zygote", str(theirs.fileno()), str(os.getpid()), *modules],
-                pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, env=env, close_fds=True)
-            pid = process.pid
-        theirs.close()
-        _server = _Server(pid, ours, process)
-    children.register(stop)
+    @property
+    def pid(self) -> int | None:
+        """The server's process id while it runs (for tests and reports)."""
+        server = self._server
+        return server.pid if server is not None else None
 
+    def start(self, modules: Iterable[str] = ()) -> None:
+        """Have the server ready. When this process has no other thread and a small heap, it is
+        a fork of this process with `modules` imported first (so every child starts with them
+        loaded); otherwise a new interpreter (a fork now could inherit a lock another thread
+        holds, or would share a big heap, see FORK_BELOW), which imports a module at its first use."""
+        with self._starting:
+            if self._server is not None:
+                return
+            ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+            process = None
+            modules = list(modules)
+            if _single_threaded() and memory_in_use(1) < FORK_BELOW:
+                for module in modules:
+                    importlib.import_module(module)
+                parent = os.getpid()
+                pid = os.fork()
+                if pid == 0:  # pragma: no cover - the server; checked through the children it forks
+                    _become_server(theirs, ours, parent)
+            else:
+                env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+                process = subprocess.Popen(
+                    [sys.executable, "-s", "-m", "orchestrator.runtimes.host.zygote", str(theirs.fileno()), str(os.getpid()), *modules],
+                    pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, env=env, close_fds=True)
+                pid = process.pid
+            theirs.close()
+            self._server = _Server(pid, ours, process)
+        children.register(self.stop)
 
-def stop() -> None:
-    """End the server and every child it has (an interrupted run; a test that changed what a
-    child must inherit). The next `spawn` starts another."""
-    global _server
-    with _starting:
-        server, _server = _server, None
-    if server is not None:
+    def stop(self) -> None:
+        """End the server and every child it has (the run's end, an interrupted run; a test that
+        changed what a child must inherit). A later `spawn` starts another."""
+        with self._starting:
+            server, self._server = self._server, None
+        children.unregister(self.stop)
+        if server is not None:
+            server.stop()
+
+    def spawn(self, module: str, args: list[str], env: dict[str, str], cwd: str, memory: int, handover: bool = False,
+              timeout: float | None = None, name: str | None = None) -> ForkedProcess:
+        """A child of the server running `module` as `python -m module args` would; with
+        `handover`, its stdin carries the items as JSON for the SDK's runner
+        (orchestrator.runtimes.host.handover). A function's `timeout` (seconds) covers its start
+        too: function `name` timed out when the server has not forked it by then."""
+        try:
+            request = forkwire.encode(forkwire.Call(module, tuple(args), dict(env), cwd, memory, handover, tuple(p for p in sys.path if p)))
+        except forkwire.WireError as err:
+            raise FunctionError(f"function {name or module}: cannot be forked: {err}") from None
+        for attempt in (1, 2):
+            self.start()
+            server = self._server
+            if server is None:
+                continue
+            try:
+                return _ask(server, request, timeout or ANSWER_WITHIN, name or module, bool(timeout), self._discard)
+            except (BrokenPipeError, ConnectionError):  # the server died (stopped by an interrupt, or killed): discarded
+                if attempt == 2:
+                    raise FunctionError(f"function {module}: the fork server is gone") from None
+        raise FunctionError(f"function {module}: no fork server")
+
+    def _discard(self, server: _Server) -> None:
+        """Stop `server` for good: a request cut inside its frame (an interrupt, a server gone)
+        leaves its stream unreadable in frames. The next `spawn` starts another."""
+        with self._starting:
+            if self._server is server:
+                self._server = None
         server.stop()
 
 
-def spawn(module: str, args: list[str], env: dict[str, str], cwd: str, memory: int, handover: bool = False,
-          timeout: float | None = None, name: str | None = None) -> ForkedProcess:
-    """A child of the server running `module` as `python -m module args` would; with `handover`,
-    its stdin carries the items as JSON for the SDK's runner (orchestrator.runtimes.host.handover).
-    A function's `timeout` (seconds) covers its start too: function `name` timed out when the
-    server has not forked it by then."""
-    try:
-        request = forkwire.encode(forkwire.Call(module, tuple(args), dict(env), cwd, memory, handover, tuple(p for p in sys.path if p)))
-    except forkwire.WireError as err:
-        raise FunctionError(f"function {name or module}: cannot be forked: {err}") from None
-    for attempt in (1, 2):
-        start()
-        server = _server
-        if server is None:
-            continue
-        try:
-            return _ask(server, request, timeout or ANSWER_WITHIN, name or module, bool(timeout))
-        except (BrokenPipeError, ConnectionError):  # the server died (stopped by an interrupt, or killed): discarded
-            if attempt == 2:
-                raise FunctionError(f"function {module}: the fork server is gone") from None
-    raise FunctionError(f"function {module}: no fork server")
-
-
-def _ask(server: _Server, request: bytes, within: float, name: str, timed: bool) -> ForkedProcess:
+def _ask(server: _Server, request: bytes, within: float, name: str, timed: bool, discard: Callable[[_Server], None]) -> ForkedProcess:
     pipes = [os.pipe() for _ in range(3)]  # stdin, stdout, stderr: (read end, write end)
     reply, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     ends = [pipes[0][0], pipes[1][1], pipes[2][1], theirs.fileno()]
@@ -183,7 +205,7 @@ def _ask(server: _Server, request: bytes, within: float, name: str, timed: bool)
             try:
                 forkwire.send(server.control, request, ends)
             except BaseException:  # maybe cut inside the frame: no later request could be read
-                _discard(server)
+                discard(server)
                 raise
     except BaseException:
         for fd in (pipes[0][1], pipes[1][0], pipes[2][0]):
@@ -211,16 +233,6 @@ def _ask(server: _Server, request: bytes, within: float, name: str, timed: bool)
     return ForkedProcess(answer[1], os.fdopen(pipes[0][1], "wb", 0), os.fdopen(pipes[1][0], "rb", 0), os.fdopen(pipes[2][0], "rb", 0), reply)
 
 
-def _discard(server: _Server) -> None:
-    """Stop `server` for good: a request cut inside its frame (an interrupt, a server gone) leaves
-    its stream unreadable in frames. The next `spawn` starts another."""
-    global _server
-    with _starting:
-        if _server is server:
-            _server = None
-    server.stop()
-
-
 def _single_threaded() -> bool:
     """No other thread in this process, counted by the kernel (a Go runtime's threads included)."""
     try:
@@ -245,5 +257,3 @@ def _become_server(control: socket.socket, other_end: socket.socket, parent: int
     finally:
         os._exit(1)
 
-
-atexit.register(stop)

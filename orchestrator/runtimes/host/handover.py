@@ -8,7 +8,7 @@ the SAME function over SDK wrappers of that data, and the child hands back only 
 JSON too (C codecs both ways):
 `{"items": [0, [1, {...}], ...], "results": [...]}`, an item's input position where its value is
 the same as it went in, else its position and new value. Which function and config class a
-module runs is learnt once per process from its own main block (`entry_of`).
+module runs is learnt once per fork server from its own main block (`entry_of`).
 
 fnrun then keeps the item it sent when the value is the same, and for a changed one the sent item
 with the new value (`Resource.replaced`): its text is the base the write-back edits line by line,
@@ -31,7 +31,7 @@ import types
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from orchestrator import annotations, workers
+from orchestrator import annotations as ann, workers
 from orchestrator.errors import FnrunError, FunctionError
 from orchestrator.resource import Resource
 from orchestrator.yamlio import fast, textedit
@@ -71,7 +71,6 @@ def is_plain(value: Any) -> bool:
 
 #: A module's function, config class and file, as its main block passes them to sdk.main.
 Entry = tuple[Callable[..., Any], "type | None", str]
-_entries: dict[str, Entry | None] = {}
 
 
 class _Named(Exception):
@@ -89,18 +88,13 @@ class _Namer:
 
 
 def entry_of(module: str) -> Entry | None:
-    """The function and config class `module`'s main block runs, found once per process by
-    running that block here with a transport that stops before reading: only the module's
-    definitions run, as they did when it was imported, and its function never. A fork then calls
-    the function directly instead of running the module again, which costs a fork ~1 ms of
-    copied pages. None when the block does not stop that way (the fork runs the module). Called
-    by the fork server, which has one thread: no fork inherits the namer as its transport."""
-    if module not in _entries:
-        _entries[module] = _name(module)
-    return _entries[module]
-
-
-def _name(module: str) -> Entry | None:
+    """The function and config class `module`'s main block runs, found by running that block
+    here with a transport that stops before reading: only the module's definitions run, as they
+    did when it was imported, and its function never. A fork then calls the function directly
+    instead of running the module again, which costs a fork ~1 ms of copied pages. None when the
+    block does not stop that way (the fork runs the module). Called by the fork server, once per
+    module (it keeps the answer), and it has one thread: no fork inherits the namer as its
+    transport."""
     from functions.sdk import runner
 
     runner.transport, runner.entry = _Namer(), None
@@ -262,7 +256,7 @@ def _edit_as_text(changed: list[tuple[Resource, Any]]) -> list[textedit.KnownEdi
         if not isinstance(value, dict) or sent.body is None:
             return None  # no body: written as a function's own text, which only the text way has
         if _ROUND_TRIP_SIGNS.search(sent.body):
-            tried.append((number, sent, annotations.without_stripped(value)))
+            tried.append((number, sent, ann.without_stripped(value)))
     known: list[textedit.KnownEdit | None] = [None] * len(changed)
     weights = [len(sent.body or "") for _, sent, _ in tried]
 

@@ -70,6 +70,7 @@ def serve(control: socket.socket, parent: int, modules: list[str] | None = None)
     signal.set_wakeup_fd(wake_write)
     replies: dict[int, socket.socket] = {}  # child pid -> its reply socket
     running: set[int] = set()  # children not yet reaped (may be signalled)
+    entries: dict[str, Entry | None] = {}  # module -> its handover entry (handover.entry_of), found once per server
     poller = select.poll()
     poller.register(control, select.POLLIN)
     poller.register(wake_read, select.POLLIN)
@@ -79,7 +80,7 @@ def serve(control: socket.socket, parent: int, modules: list[str] | None = None)
         while True:
             for fd, _ in poller.poll():
                 if fd == control.fileno():
-                    if not _take(control, poller, replies, running, parent):
+                    if not _take(control, poller, replies, running, parent, entries):
                         return
                 elif fd == wake_read:
                     os.read(wake_read, 512)
@@ -92,7 +93,8 @@ def serve(control: socket.socket, parent: int, modules: list[str] | None = None)
         os._exit(0)
 
 
-def _take(control: socket.socket, poller: select.poll, replies: dict[int, socket.socket], running: set[int], parent: int) -> bool:
+def _take(control: socket.socket, poller: select.poll, replies: dict[int, socket.socket], running: set[int], parent: int,
+          entries: dict[str, Entry | None]) -> bool:
     """One request: fork its child; False when fnrun closed the control socket."""
     try:
         got = forkwire.receive(control, _CHILD_FDS)
@@ -109,7 +111,7 @@ def _take(control: socket.socket, poller: select.poll, replies: dict[int, socket
         return True
     reply = socket.socket(fileno=fds[3])
     try:
-        entry = _prepare(request)
+        entry = _prepare(request, entries)
     except Exception:  # noqa: BLE001 - the module cannot be imported: its child says why, as `python -m` would
         entry = None
     server = os.getpid()  # taken here: a child asking getppid() after the server died would get 1
@@ -128,9 +130,9 @@ def _take(control: socket.socket, poller: select.poll, replies: dict[int, socket
     return True
 
 
-def _prepare(request: forkwire.Call) -> Entry | None:
+def _prepare(request: forkwire.Call, entries: dict[str, Entry | None]) -> Entry | None:
     """Import the module once in the server (every later child inherits it) and, for a handover,
-    find the function its main block runs."""
+    find the function its main block runs (once: `entries`)."""
     for entry in request.path:
         if entry not in sys.path:
             sys.path.insert(0, entry)
@@ -141,9 +143,12 @@ def _prepare(request: forkwire.Call) -> Entry | None:
         return None
     from orchestrator.runtimes.host import handover
 
+    if request.module in entries:
+        return entries[request.module]
     loaded = sys.modules.pop(request.module, None)  # its main block runs as `python -m` runs it
     try:
-        return handover.entry_of(request.module)
+        entries[request.module] = handover.entry_of(request.module)
+        return entries[request.module]
     finally:
         if loaded is not None:
             sys.modules[request.module] = loaded

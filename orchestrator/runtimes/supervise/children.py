@@ -18,6 +18,13 @@ def register(stop: Callable[[], None]) -> None:
             _stoppers.append(stop)
 
 
+def unregister(stop: Callable[[], None]) -> None:
+    """`stop`'s children are gone for good (their owner ended them): nothing more to stop."""
+    with _lock:
+        if stop in _stoppers:
+            _stoppers.remove(stop)
+
+
 def stop_all() -> None:
     with _lock:
         stoppers = list(_stoppers)

@@ -48,6 +48,7 @@ def test_podman_finds_its_own_socket(tmp_path: Path, runtime_dir: Path, variable
     assert result.code == 0, result
     assert load(root / "web.yaml")["metadata"]["labels"] == {"tier": "web"}
     assert f"{variable}=podman: using podman's socket {runtime_dir}/podman/podman.sock" in result.stderr
+    assert result.stderr.count("using podman's socket") == 1  # said by the run's connection, once
 
 
 def test_docker_is_the_default(tmp_path: Path) -> None:
@@ -63,6 +64,7 @@ def test_docker_host_wins_and_the_run_says_so(tmp_path: Path) -> None:
     result = fnrun("run", str(root), "-i", "fnrun-test/label:v1", "--", "tier=web", env={"DOCKER_HOST": host, "KRM_FN_RUNTIME": "podman"})
     assert result.code == 0, result
     assert f"DOCKER_HOST={host} wins over KRM_FN_RUNTIME=podman" in result.stderr
+    assert result.stderr.count("wins over") == 1
 
 
 @pytest.mark.parametrize(("value", "needle"), [("nerdctl", "KRM_FN_RUNTIME=nerdctl"), ("rkt", "KRM_FN_RUNTIME='rkt'")])

@@ -80,7 +80,7 @@ def test_a_prestarted_container_runs_the_function_and_unclaimed_ones_are_removed
 
     live.begin()
     call = Invocation(name=LABEL, image=LABEL, sandbox=Sandbox(image_pull_policy="never"))
-    prestarter = Prestarter(jobs=2)
+    prestarter = Prestarter(jobs=2, engine=container.Engine())
     try:
         prestarter.plan([(0, call), (1, call), (2, call)])
         mine_prestarted = {"label": [f"{LABEL_PID}={os.getpid()}", f"{LABEL_PRESTARTED}=1"]}

@@ -14,7 +14,8 @@ import docker.errors
 import pytest
 
 from orchestrator.errors import EnvironmentProblem
-from orchestrator.runtimes import Invocation, Sandbox, get_runtime
+from orchestrator.runtimes import Invocation, Sandbox
+from orchestrator.runtimes.container.runtime import ContainerRuntime
 from testing.registry import push
 from testing.runtime_fixtures import api, build_image, containers_of, require_base_image
 
@@ -37,7 +38,7 @@ def no_container_left_behind() -> Iterator[None]:
 
 def run(image: str, policy: str, stdin: bytes = b"kind: List\n"):
     invocation = Invocation(name=image, image=image, sandbox=Sandbox(image_pull_policy=policy))
-    return get_runtime("container").run(invocation, stdin)
+    return ContainerRuntime().run(invocation, stdin)
 
 
 def remove_image(tag: str) -> None:

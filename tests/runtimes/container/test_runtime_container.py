@@ -16,7 +16,8 @@ import pytest
 import yaml
 
 from orchestrator.errors import FnrunError, FunctionError, InputError
-from orchestrator.runtimes import Invocation, Mount, Sandbox, get_runtime
+from orchestrator.runtimes import Invocation, Mount, Sandbox
+from orchestrator.runtimes.container.runtime import ContainerRuntime
 from testing.runtime_fixtures import (
     IDENTITY,
     PROBE,
@@ -42,7 +43,7 @@ def no_container_left_behind():
 def run(image: str, args: tuple[str, ...], stdin: bytes = b"", on_stderr=None, **fields):
     sandbox = fields.pop("sandbox", Sandbox(image_pull_policy="never"))
     invocation = Invocation(name=fields.pop("name", "test-fn"), image=image, args=args, sandbox=sandbox, **fields)
-    return get_runtime("container").run(invocation, stdin, on_stderr)
+    return ContainerRuntime().run(invocation, stdin, on_stderr)
 
 
 def probe(image: str, **fields) -> dict:
@@ -173,12 +174,13 @@ def test_signal_handlers_are_restored(image: str) -> None:
 INTERRUPTED_CHILD = textwrap.dedent(
     """
     import sys
-    from orchestrator.runtimes import Invocation, Sandbox, get_runtime
+    from orchestrator.runtimes import Invocation, Sandbox
+    from orchestrator.runtimes.container.runtime import ContainerRuntime
     invocation = Invocation(name="sleepy", image=sys.argv[1], sandbox=Sandbox(image_pull_policy="never"))
     def relay(line):
         print(line, flush=True)
     try:
-        get_runtime("container").run(invocation, b"", relay)
+        ContainerRuntime().run(invocation, b"", relay)
     except KeyboardInterrupt as err:
         print("interrupted", type(err).__name__, flush=True)
         sys.exit(130)

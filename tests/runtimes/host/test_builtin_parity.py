@@ -230,13 +230,14 @@ def test_a_handed_over_change_to_an_item_without_a_path_is_kept(catalog_images: 
     from orchestrator.report.plain import PlainEvents
     from orchestrator.run import resourcelist
     from orchestrator.run.pipeline import RunOptions, run_functions
-    from orchestrator.runtimes import get_runtime
+    from orchestrator.runtimes import Registry
     from orchestrator.select.functions import adhoc
 
     monkeypatch.setenv("FNRUN_BUILTIN", "1")
     items = resourcelist.decode(ONE, "stdin").items
     spec = adhoc(None, "fnrun/set-namespace:v1", arguments=("namespace=zzz",))
-    outcome = run_functions([spec], items, RunOptions(builtin=True, handover=True), tmp_path, PlainEvents(_io.StringIO()), get_runtime)
+    with Registry() as registry:
+        outcome = run_functions([spec], items, RunOptions(builtin=True, handover=True), tmp_path, PlainEvents(_io.StringIO()), registry)
     assert outcome.reports[0].builtin
     (item,) = outcome.resources
     assert item.data["metadata"]["namespace"] == "zzz"

@@ -52,11 +52,14 @@ if __name__ == "__main__":
 '''
 
 
+SERVER = forked.ForkServer()  # this module's, as a run's registry holds one
+
+
 @pytest.fixture(autouse=True)
 def fresh_server() -> Iterator[None]:
-    forked.stop()
+    SERVER.stop()
     yield
-    forked.stop()
+    SERVER.stop()
 
 
 @pytest.fixture
@@ -72,14 +75,14 @@ def run(module: str, *args: str, stdin: bytes = b"", timeout: float = 30, cwd: s
     invocation = Invocation(name=f"builtin {module}", args=tuple(args), sandbox=Sandbox(timeout=timeout))
     env = {"PATH": os.defpath, "ONLY_THIS": "1"}
     lines: list[str] = []
-    spawn = lambda: forked.spawn(module, list(args), env, cwd, 256 << 20)  # noqa: E731
+    spawn = lambda: SERVER.spawn(module, list(args), env, cwd, 256 << 20)  # noqa: E731
     output = run_process([], invocation, env, cwd, stdin, lines.append, spawn=spawn)
     return output, lines
 
 
 def no_zombies() -> bool:
     """No child is left: this process has only the server, and the server none."""
-    return all(pid == forked._server.pid for pid in descendants(os.getpid())) if forked._server else not descendants(os.getpid())
+    return all(pid == SERVER._server.pid for pid in descendants(os.getpid())) if SERVER._server else not descendants(os.getpid())
 
 
 def test_stdin_stdout_stderr_and_arguments(probe: str) -> None:
@@ -157,7 +160,7 @@ def handover(items: list, config: dict | None, lines: list[str] | None = None, a
     invocation = Invocation(name="fnrun/set-labels:v1", image="fnrun/set-labels:v1",
                             sandbox=Sandbox(**{"timeout": 30.0, "memory": 256 << 20, **sandbox}))  # type: ignore[arg-type]
     lines = [] if lines is None else lines
-    return BuiltinRuntime("functions.set_labels", handover=allowed).run_items(invocation, items, config, lines.append), lines
+    return BuiltinRuntime("functions.set_labels", handover=allowed, server=SERVER).run_items(invocation, items, config, lines.append), lines
 
 
 def patch_apply(monkeypatch: pytest.MonkeyPatch, fault: object) -> None:
@@ -165,9 +168,9 @@ def patch_apply(monkeypatch: pytest.MonkeyPatch, fault: object) -> None:
 
     monkeypatch.setattr(runner, "apply", fault)
     monkeypatch.setattr(forked, "FORK_BELOW", 1 << 62)  # however big earlier tests left this heap
-    forked.stop()
-    forked.start()  # a server forked now, which the fault is in
-    assert forked._server is not None and forked._server.process is None, "the server was not forked: the fault cannot reach it"
+    SERVER.stop()
+    SERVER.start()  # a server forked now, which the fault is in
+    assert SERVER._server is not None and SERVER._server.process is None, "the server was not forked: the fault cannot reach it"
 
 
 def test_handover_gives_the_values_the_text_way_gives() -> None:
@@ -178,7 +181,7 @@ def test_handover_gives_the_values_the_text_way_gives() -> None:
     output, lines = handover(items, config)
     assert output is not None and output.exit_code == 0 and lines == []
     back, results = output.items, output.results
-    text_way = BuiltinRuntime("functions.set_labels").run(
+    text_way = BuiltinRuntime("functions.set_labels", server=SERVER).run(
         Invocation(name="fnrun/set-labels:v1"), resourcelist.encode(items, config).encode())
     assert not isinstance(text_way, ItemsOutput)  # the text way hands back bytes only
     assert [r.data for r in back] == [r.data for r in resourcelist.decode(text_way.stdout.decode(), "out").items]
@@ -429,12 +432,12 @@ def test_a_config_typed_with_module_names_loads_in_the_fork(tmp_path: Path) -> N
     config = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "fn"}, "data": {"severity": "warning"}}
     assert entry_of("functions.require_resource_limits") is not None
     lines: list[str] = []
-    output = BuiltinRuntime("functions.require_resource_limits").run_items(
+    output = BuiltinRuntime("functions.require_resource_limits", server=SERVER).run_items(
         Invocation(name="fnrun/require-resource-limits:v1"), items, config, lines.append)
     assert output is not None and (output.exit_code, lines) == (0, [])
     assert [r["severity"] for r in output.results] == ["warning", "warning"]
     config["data"] = {"severity": "fatal"}
-    output = BuiltinRuntime("functions.require_resource_limits").run_items(
+    output = BuiltinRuntime("functions.require_resource_limits", server=SERVER).run_items(
         Invocation(name="fnrun/require-resource-limits:v1"), items, config, lines.append)
     assert output is not None and output.exit_code == 1
     assert lines == ["require-resource-limits: config field 'severity': expected one of error, warning, got 'fatal'"]
@@ -460,7 +463,7 @@ def _children_of_server(within: float = 30.0) -> list[int]:
 
     deadline = time.monotonic() + within
     while time.monotonic() < deadline:
-        server = forked._server
+        server = SERVER._server
         found = descendants(server.pid) if server is not None else []
         if found:
             return found
@@ -482,7 +485,7 @@ def test_stopping_the_children_ends_a_hung_builtin_another_thread_waits_on(probe
         except BaseException as err:  # noqa: BLE001 - carried to the test's thread
             outcome.append(err)
 
-    forked.start()
+    SERVER.start()
     worker = threading.Thread(target=attempt, daemon=True)
     worker.start()
     assert _children_of_server(), "the builtin never started"
@@ -506,7 +509,7 @@ def test_a_killed_fnrun_leaves_no_builtin_running(probe: str, tmp_path: Path) ->
         import sys
         sys.path.insert(0, {str(tmp_path)!r})
         from orchestrator.runtimes.host import forked
-        child = forked.spawn({probe!r}, ["hang"], {{}}, "/", 256 << 20)
+        child = forked.ForkServer().spawn({probe!r}, ["hang"], {{}}, "/", 256 << 20)
         print(child.pid, flush=True)
         child.wait()
     """))
@@ -533,8 +536,8 @@ def _alive(pid: int) -> bool:
 def test_a_new_interpreter_serves_when_fnrun_must_not_fork(probe: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Other threads running, or a big heap: the server is a new interpreter, and serves the same."""
     monkeypatch.setattr(forked, "FORK_BELOW", 0)
-    forked.start()
-    server = forked._server
+    SERVER.start()
+    server = SERVER._server
     assert server is not None and server.process is not None  # started by exec, not forked
     output, lines = run(probe, "echo", "a=b", stdin=b"kind: ConfigMap\n")
     assert (output.exit_code, output.stdout, lines) == (0, b"KIND: CONFIGMAP\n", ["args ['a=b']"])

@@ -29,26 +29,25 @@ def test_a_child_killed_at_once_is_killed_and_reaped(tmp_path: Path, monkeypatch
         os.read(0, 1)
     """))
     monkeypatch.syspath_prepend(str(tmp_path))
-    forked.stop()
+    server = forked.ForkServer()
     invocation = Invocation(name="probe", sandbox=Sandbox(timeout=0.001))
     outcome: list[BaseException | None] = []
 
     def attempt() -> None:
         try:
-            spawn = lambda: forked.spawn(name, [], {}, str(tmp_path), 256 << 20)  # noqa: E731
+            spawn = lambda: server.spawn(name, [], {}, str(tmp_path), 256 << 20)  # noqa: E731
             run_process(["probe"], invocation, {}, str(tmp_path), b"x" * (1 << 20), spawn=spawn)
             outcome.append(None)
         except BaseException as err:  # noqa: BLE001 - carried to the test's thread
             outcome.append(err)
 
     try:
-        forked.start()
+        server.start()
         worker = threading.Thread(target=attempt, daemon=True)  # a regression hangs here, not the suite
         worker.start()
         worker.join(30)
         assert not worker.is_alive(), "the run waited on a child that was never killed"
         assert isinstance(outcome[0], FunctionError) and "probe timed out after 0.001s" in str(outcome[0])
-        server = forked._server
-        assert server is not None and descendants(server.pid) == []  # killed and reaped
+        assert server.pid is not None and descendants(server.pid) == []  # killed and reaped
     finally:
-        forked.stop()
+        server.stop()

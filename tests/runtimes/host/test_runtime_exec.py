@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from orchestrator.errors import FunctionError, InputError
-from orchestrator.runtimes import Invocation, Sandbox, get_runtime
+from orchestrator.runtimes import Invocation, Sandbox
+from orchestrator.runtimes.host.exec import ExecRuntime
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -27,7 +28,7 @@ def script(directory: Path, name: str, body: str) -> Path:
 
 def run(path: Path | str, stdin: bytes = b"", on_stderr=None, **fields):
     invocation = Invocation(name=str(path), exec_path=Path(path), **fields)
-    return get_runtime("exec").run(invocation, stdin, on_stderr)
+    return ExecRuntime().run(invocation, stdin, on_stderr)
 
 
 def alive(pid: int) -> bool:
@@ -114,11 +115,12 @@ INTERRUPTED_CHILD = textwrap.dedent(
     """
     import sys
     from pathlib import Path
-    from orchestrator.runtimes import Invocation, get_runtime
+    from orchestrator.runtimes import Invocation
+    from orchestrator.runtimes.host.exec import ExecRuntime
     def relay(line):
         print(line, flush=True)
     try:
-        get_runtime("exec").run(Invocation(name="sleepy", exec_path=Path(sys.argv[1])), b"", relay)
+        ExecRuntime().run(Invocation(name="sleepy", exec_path=Path(sys.argv[1])), b"", relay)
     except KeyboardInterrupt as err:
         print("interrupted", type(err).__name__, flush=True)
         sys.exit(130)

@@ -26,6 +26,7 @@ import platform
 import shutil
 import threading
 import weakref
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -53,14 +54,15 @@ def host_arch() -> str:
     return prebuilt.arch_of(machine) or machine.lower()
 
 
-def helper_dir(arch: str | None = None) -> tuple[Path | None, str]:
+def helper_dir(arch: str | None = None, connect: Callable[[], Any] | None = None) -> tuple[Path | None, str]:
     """(the directory holding the helper binary for an engine of `arch`, "") or (None, why there
-    is none). `arch` defaults to the engine fnrun talks to (engine_arch)."""
+    is none). `arch` defaults to the engine fnrun talks to (engine_arch: through `connect`, the
+    run's engine client, if given)."""
     given = _given()
     if given is not None:
         return given
     if arch is None:
-        arch, why = engine_arch()
+        arch, why = engine_arch(connect)
         if arch is None:
             return None, why
     with _lock:
@@ -90,7 +92,7 @@ def _given() -> tuple[Path | None, str] | None:
     return path.parent, ""
 
 
-def engine_arch() -> tuple[str | None, str]:
+def engine_arch(connect: Callable[[], Any] | None = None) -> tuple[str | None, str]:
     """(the architecture of the engine fnrun talks to, "") or (None, why it is not known)."""
     from orchestrator.errors import EnvironmentProblem
     from orchestrator.runtimes.container.remote import engine_host, is_remote
@@ -104,7 +106,7 @@ def engine_arch() -> tuple[str | None, str]:
     from orchestrator.runtimes.container.runtime import api_client
 
     try:
-        return asked(api_client())
+        return asked((connect or api_client)())
     except EnvironmentProblem as err:
         return None, str(err)
 

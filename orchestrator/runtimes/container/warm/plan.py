@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -83,8 +84,9 @@ class Planned:
         return self.plan if inv == self.invocation else None
 
 
-def plan(inv: Invocation) -> Plan | NoWarm:
-    """The plan for `inv`, or why it goes cold."""
+def plan(inv: Invocation, connect: Callable[[], Any] | None = None) -> Plan | NoWarm:
+    """The plan for `inv`, or why it goes cold; `connect`: the run's engine client, where the
+    image or the engine's architecture must be asked through the SDK."""
     from orchestrator.runtimes.container.upload import copies_of
 
     sandbox = inv.sandbox
@@ -96,7 +98,7 @@ def plan(inv: Invocation) -> Plan | NoWarm:
         return NoWarm("image pull policy always")
     if any(not m.read_only for m in inv.mounts):
         return NoWarm("a writable mount")
-    config = _image_config(inv.image)
+    config = _image_config(inv.image, connect)
     if config is None:
         return NoWarm("the image is not present")
     if config.get("Volumes"):
@@ -105,7 +107,7 @@ def plan(inv: Invocation) -> Plan | NoWarm:
     argv = tuple(config.get("Entrypoint") or []) + tuple(args)
     if not argv:
         return NoWarm("the image has no entrypoint or command")
-    home, why = helper_dir()
+    home, why = helper_dir(connect=connect)
     if home is None:
         return NoWarm(why)
     base = replace(inv, name=inv.image, env={}, args=(), local_dir=None, mounts=(*inv.mounts, Mount(home, TARGET)), mount_root=None)
@@ -154,8 +156,8 @@ def _zygote(config: dict[str, Any], argv: tuple[str, ...]) -> tuple[str, ...]:
     return (argv[0], "-m", server, argv[2])
 
 
-def _image_config(image: str) -> dict[str, Any] | None:
-    found = inspect_image(image)
+def _image_config(image: str, connect: Callable[[], Any] | None) -> dict[str, Any] | None:
+    found = inspect_image(image, connect)
     if found is None:
         return None
     config = found.get("Config") or {}

@@ -16,7 +16,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from orchestrator.runtimes.container import early, live, runtime as container
+from orchestrator.runtimes.container import live, runtime as container
+from orchestrator.runtimes.container.early import Adopted
 from orchestrator.runtimes.container.prestart import Remover
 from orchestrator.runtimes.container.warm.channel import Channel
 from orchestrator.runtimes.container.warm.local import make_staging, remove as remove_staging
@@ -38,10 +39,15 @@ class Warm:
 
 class WarmPool:
     """At most `per_image` containers per key (or what `limit` set for it); a call waits for one
-    to come back rather than start another beyond that (a start costs more CPU than most calls)."""
+    to come back rather than start another beyond that (a start costs more CPU than most calls).
+    Its containers live on its owner's `engine` (a run's, a server's: its own when none is
+    given); `adopt` offers the launcher's early container (Registry.adopt)."""
 
-    def __init__(self, per_image: int = 1) -> None:
+    def __init__(self, per_image: int = 1, engine: container.Engine | None = None,
+                 adopt: Callable[[dict], Adopted | None] | None = None) -> None:
         self.per_image = max(1, per_image)
+        self.engine = engine if engine is not None else container.Engine()
+        self._adopt_early = adopt
         self._idle: dict[str, list[Warm]] = {}
         self._count: dict[str, int] = {}
         self._cond = threading.Condition()
@@ -53,7 +59,7 @@ class WarmPool:
         self._wanting: dict[str, int] = {}  # calls whose turn has come, holding no container yet (Turn)
         self._needed: dict[str, int] = {}  # by key, how many calls may still come (trim), where known
         self._limits: dict[str, int] = {}  # by key, fewer containers than per_image (limit)
-        self._remover = Remover(workers=self.per_image)
+        self._remover = Remover(self.engine.remove_quietly, workers=self.per_image)
         self._ahead = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fnrun-warm")
         self.started = 0  # containers started, for tests and reports
         self.served = 0  # calls that ran in a warm container (not cold)
@@ -183,7 +189,7 @@ class WarmPool:
         adopted = self._adopt(plan)
         if adopted is not None:
             return adopted
-        api = container.api_client()
+        api = self.engine.api()
         staging = None
         try:
             if plan.local == "bind":
@@ -213,11 +219,11 @@ class WarmPool:
     def _adopt(self, plan: Plan) -> Warm | None:
         """The container fnrun's launcher started for this very plan while fnrun was loading
         (runtimes.container.early), if there is one: from here on it is this pool's."""
-        adopted = early.adopt(plan.body)
+        adopted = self._adopt_early(plan.body) if self._adopt_early is not None else None
         if adopted is None:
             return None
         warm = Warm(adopted.container_id, plan.key, Channel(container.Attached.over(adopted.socket)), staging=adopted.staging)
-        if not live.register(adopted.container_id, container.remove_quietly):  # the run is being cancelled
+        if not live.register(adopted.container_id, self.engine.remove_quietly):  # the run is being cancelled
             self._drop_slot(plan.key)
             self._remove(warm.container_id, warm.staging, warm.channel, now=True)
             return None
@@ -228,7 +234,7 @@ class WarmPool:
         if channel is not None:
             channel.close()  # the helper's stdin ends: it kills what runs and exits
         if now:
-            container.remove_quietly(container_id)
+            self.engine.remove_quietly(container_id)
         else:
             self._remover.put(container_id)
         if staging is not None:

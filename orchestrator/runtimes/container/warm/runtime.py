@@ -64,7 +64,7 @@ class WarmRuntime(Bytes):
         same directory, whose size was checked then)."""
         if self.planned is not None and self.planned.for_call(invocation) is not None:
             return self.planned.plan if self.planned.fits else None
-        found = plan(invocation)
+        found = plan(invocation, self.pool.engine.api)
         return None if isinstance(found, NoWarm) or not fits(invocation.local_dir) else found
 
     def _attempt(self, found: Plan, invocation: Invocation, stdin: bytes, on_stderr: StderrSink | None,
@@ -72,7 +72,7 @@ class WarmRuntime(Bytes):
         """One try in a warm container (the call's own process started ahead, if given); None when
         the function did not run (no container could be had, or it was gone or unfit): the
         container, if any, is discarded, and `turn` wants another before that."""
-        api = container.api_client()
+        api = self.pool.engine.api()
         with SignalGuard() as guard:
             warm: Warm | None
             if ahead is not None:
@@ -87,7 +87,7 @@ class WarmRuntime(Bytes):
                 self.spawner.kick()  # a slot this call left may hold the next call's process meanwhile
             done: tuple[bytes, str, int] | None = None
             try:
-                live.lent(warm.container_id, container.remove_quietly)  # a server's call cancelled: it goes
+                live.lent(warm.container_id, self.pool.engine.remove_quietly)  # a server's call cancelled: it goes
                 with guard.armed():
                     if ahead is not None:
                         done = finish(ahead, stdin, on_stderr, on_stdout)

@@ -18,7 +18,6 @@ import threading
 import docker.errors
 import requests.exceptions
 
-from orchestrator.runtimes.container import runtime as container
 from orchestrator.runtimes.container.warm.calls import NotClean, Started, begin
 from orchestrator.runtimes.container.warm.plan import Planned
 from orchestrator.runtimes.container.warm.pool import Turn, WarmPool
@@ -83,7 +82,7 @@ class Spawner:
             if warm is None:
                 return
             try:
-                started = begin(container.api_client(), warm, plan, invocation)
+                started = begin(self.pool.engine.api(), warm, plan, invocation)
             except (NotClean, docker.errors.APIError, requests.exceptions.RequestException, OSError):
                 self.pool.discard(warm)  # the call's own turn gets another container, or runs cold
                 return
