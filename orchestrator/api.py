@@ -306,11 +306,11 @@ def for_cluster(resources: list) -> list:
 def _kptfile_pipelines_not_run(request: RunRequest, summary: RunSummary) -> None:
     """`fnrun run` over a kpt package whose functions are all in Kptfile pipelines runs nothing;
     a CI gate must not pass for that. Refused, pointing to `fnrun render`."""
+    if summary.reports or request.functions.image or request.functions.exec_path or request.ci.shard:
+        return
     from .read.package import package_files, read_path
     from .render.kptfile import pipeline_step_count
 
-    if summary.reports or request.functions.image or request.functions.exec_path or request.ci.shard:
-        return
     root = Path(request.directory)
     kptfiles = [rel for rel in package_files(root, ("Kptfile",)) if rel.rpartition("/")[2] == "Kptfile"]
     steps = pipeline_step_count([r for rel in kptfiles for r in read_path(root, rel)[1]])

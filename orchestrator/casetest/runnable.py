@@ -14,8 +14,8 @@ import yaml
 from ..errors import FnrunError
 from ..render.images import DEFAULT_PREFIX, resolve
 from ..runtimes.container.inspect import inspect_image
-from ..runtimes.host.builtin import CATALOG
 from ..runtimes.host.kpt_catalog import catalog_name
+from ..runtimes.host.sources import CATALOG
 from ..settings import Settings
 from .config import EVAL, EXPECTED, CaseConfig
 

@@ -17,7 +17,7 @@ import docker
 import docker.errors
 
 from orchestrator.imagebuild.dockerfile import context_files, copy_sources, from_images, wanted
-from orchestrator.runtimes.host.builtin import CATALOG, SOURCE_HASH_LABEL, source_hash
+from orchestrator.runtimes.host.sources import CATALOG, SOURCE_HASH_LABEL, source_hash
 
 HASH_LABEL = "org.fnrun.build-hash"
 SCOPE_LABEL = "org.fnrun.build-scope"  # which build made an image, so its prune leaves others' alone

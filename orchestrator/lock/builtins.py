@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 
-from ..runtimes.host.builtin import CATALOG, FUNCTIONS_DIR, SOURCE_HASH_LABEL, source_hash
+from ..runtimes.host.sources import CATALOG, FUNCTIONS_DIR, SOURCE_HASH_LABEL, source_hash
 
 
 def code_digest(module: str) -> str:

@@ -21,7 +21,6 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +31,8 @@ from ..select.functions import FunctionSpec
 from ..settings import at_least_one
 
 if TYPE_CHECKING:
+    from concurrent.futures import Future, ThreadPoolExecutor
+
     from ..merge.origin import Changes
 
 #: Seconds an interrupted run waits for its workers once their children are ended.
@@ -164,6 +165,8 @@ class _Parallel:
         self.committed = 0
 
     def run(self, resources: list[Resource]) -> list[Resource]:
+        from concurrent.futures import ThreadPoolExecutor  # here: a run of one unit at a time (most) needs no pool
+
         pool = ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="fnrun-unit")
         try:
             while self.committed < len(self.units):
@@ -204,18 +207,20 @@ class _Parallel:
 
     def _next(self, resources: list[Resource]) -> list[Resource]:
         """Commit the next unit when it is done (or run it here, if it must run in this thread)."""
+        from concurrent import futures
+
         index = self.committed
         future = self.futures.get(index)
         if future is None:
             if self.units[index].threadable:  # waiting for a free worker
-                wait(self._running(), timeout=0.1, return_when=FIRST_COMPLETED)
+                futures.wait(self._running(), timeout=0.1, return_when=futures.FIRST_COMPLETED)
                 return resources
             done = self.execute(index, resources, self.events, self.cancel)
         elif not future.done():
             buffer, snapshot = self.started[index]
             if not buffer.live and self._still_valid(index, snapshot, resources):  # next, and committed as is
                 buffer.go_live(self.events)
-            wait(self._running(), timeout=0.1, return_when=FIRST_COMPLETED)
+            futures.wait(self._running(), timeout=0.1, return_when=futures.FIRST_COMPLETED)
             return resources
         else:
             del self.futures[index], self.started[index]
@@ -243,11 +248,13 @@ class _Parallel:
         """Every worker ends before this returns: containers removed and other children ended,
         their streams then close. A worker still busy after STOP_WITHIN seconds (blocked where
         no child of ours can free it) is left to end on its own: a stop must not hang."""
+        from concurrent import futures
+
         self.cancel.set()
         running = self._running()
         if running:
             cancel_containers()
-            wait(running, timeout=STOP_WITHIN)
+            futures.wait(running, timeout=STOP_WITHIN)
             still = bool(self._running())
             pool.shutdown(wait=not still, cancel_futures=True)
             if not still:

@@ -34,8 +34,8 @@ if TYPE_CHECKING:
     from orchestrator.runtimes.cache import CachingRuntime, ResultCache
     from orchestrator.runtimes.container.early import Adopted, EarlyContainer
     from orchestrator.runtimes.container.runtime import Engine
-    from orchestrator.runtimes.host.builtin import SourceCheck
     from orchestrator.runtimes.host.forked import ForkServer
+    from orchestrator.runtimes.host.sources import SourceCheck
 
 __all__ = ["Invocation", "ItemsOutput", "Mount", "Registry", "RunOutput", "Runtime", "Sandbox", "Serving", "StderrSink", "KINDS", "Kind",
            "catalog_module"]
@@ -60,7 +60,7 @@ class Serving:
 def catalog_module(image: str | None, kpt_catalog: bool = True) -> str | None:
     """The builtin module that implements `image`: fnrun's own catalog image's, or (when kpt's
     catalog may be served by fnrun's versions) one of kpt's catalog functions; None for others."""
-    from orchestrator.runtimes.host.builtin import CATALOG
+    from orchestrator.runtimes.host.sources import CATALOG
 
     if image in CATALOG:
         return CATALOG[image]
@@ -154,9 +154,9 @@ class Registry:
             return self(kind)
         if kind != Kind.CONTAINER:
             return None
-        from orchestrator.runtimes.host.builtin import BuiltinRuntime
-
         def builtin(module: str) -> Runtime:
+            from orchestrator.runtimes.host.builtin import BuiltinRuntime  # only where one serves
+
             return BuiltinRuntime(module, handover=serving.handover, fork=serving.fork, server=self.forks)
 
         if serving.locked:
@@ -225,6 +225,6 @@ def _new_fork_server() -> ForkServer:
 
 
 def _new_source_check(connect: Callable[[], Any]) -> SourceCheck:
-    from orchestrator.runtimes.host.builtin import SourceCheck
+    from orchestrator.runtimes.host.sources import SourceCheck
 
     return SourceCheck(connect)

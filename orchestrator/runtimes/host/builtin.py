@@ -5,7 +5,7 @@ function names one of fnrun's catalog images (`fnrun/<name>:v1`, whose ENTRYPOIN
 `python3 -m functions.<module>`), the module runs in a child of the fork server
 (orchestrator.runtimes.host.zygote) instead, but only where that cannot change the result: the
 image is not present locally, or the source hash it was built with (label SOURCE_HASH_LABEL,
-set by scripts/build_images.py through source_hash below) equals the installed code's. The child goes through the exec runtime's runner:
+set by scripts/build_images.py through sources.source_hash) equals the installed code's. The child goes through the exec runtime's runner:
 same stdin/stdout protocol, --max-output cap, timeout and process-group kill; it gets only the
 environment the container would get, an empty temporary working directory, no /local, and the
 confinement of orchestrator.runtimes.host.confine (memory limit, no network, read-only file system).
@@ -15,94 +15,19 @@ Catalog functions in HANDOVER take the items as fnrun holds them (`run_items`, t
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sys
-from collections.abc import Callable
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from orchestrator.resource import Resource
 from orchestrator.runtimes.host import catalog_handover, forked, handover
 from orchestrator.runtimes.host.confine import confinement
 from orchestrator.runtimes.host.exec import run_process
+from orchestrator.runtimes.host.sources import FUNCTIONS_DIR
 from orchestrator.runtimes.protocol import Bytes, Invocation, ItemsOutput, RunOutput, StderrSink, StdoutSink
 
 if TYPE_CHECKING:
     import tempfile
-
-SOURCE_HASH_LABEL = "dev.fnrun.source-hash"
-# The functions package this fnrun has; the child imports it from there too (PYTHONPATH), so the
-# code hashed is the code run.
-FUNCTIONS_DIR = Path(__file__).resolve().parents[3] / "functions"  # orchestrator/runtimes/host/ -> the repository
-
-# image -> module run by its ENTRYPOINT (tests/runtimes/host/test_builtin.py checks this against Dockerfiles/)
-CATALOG: dict[str, str] = {
-    f"fnrun/{name}:v1": f"functions.{name.replace('-', '_')}"
-    for name in (
-        "set-labels",
-        "set-namespace",
-        "require-resource-limits",
-        "tshirt-size",
-        "inject-sidecar",
-        "check-service-selectors",
-    )
-}
-
-
-def source_files(module: str, functions_dir: Path = FUNCTIONS_DIR) -> list[Path]:
-    """What a catalog function's behaviour depends on: its module, the functions package and the SDK."""
-    name = module.split(".", 1)[1]
-    return [functions_dir / "__init__.py", *sorted((functions_dir / "sdk").glob("*.py")), functions_dir / f"{name}.py"]
-
-
-def source_hash(module: str, functions_dir: Path = FUNCTIONS_DIR) -> str:
-    """One hash shared by the image label and the builtin decision."""
-    digest = hashlib.sha256()
-    for path in source_files(module, functions_dir):
-        digest.update(path.relative_to(functions_dir).as_posix().encode() + b"\0")
-        digest.update(path.read_bytes() + b"\0")
-    return digest.hexdigest()
-
-
-class SourceCheck:
-    """Which catalog images a run may serve by their own code: an image's source-hash label
-    asked of the engine once and a module's hash computed once per run (the prestart check and
-    the step both need them, and a pipeline may name an image more than once). The run's
-    registry holds one; a new run asks again, as an image may have been rebuilt meanwhile.
-    `connect`: the run's engine client, for the transports only the SDK speaks."""
-
-    def __init__(self, connect: Callable[[], Any] | None = None) -> None:
-        self._labels: dict[str, object] = {}
-        self._hashes: dict[str, str] = {}
-        self._connect = connect
-
-    def module_for(self, invocation: Invocation) -> str | None:
-        """The module to run in-process for this container invocation, or None to start the image."""
-        module = CATALOG.get(invocation.image or "")
-        if module is None or invocation.mounts or invocation.network or invocation.sandbox.image_pull_policy == "always":
-            return None  # what it mounts, reaches or pulls, only the container can say
-        label = self._image_label(invocation.image or "")
-        if label is _ABSENT or label == self._installed_hash(module):
-            return module
-        return None
-
-    def _installed_hash(self, module: str) -> str:
-        if module not in self._hashes:
-            self._hashes[module] = source_hash(module)
-        return self._hashes[module]
-
-    def _image_label(self, image: str) -> object:
-        """The source-hash label of the local image; _ABSENT when there is no such image (or no engine)."""
-        if image not in self._labels:
-            from orchestrator.runtimes.container.inspect import inspect_image
-
-            found = inspect_image(image, self._connect)
-            self._labels[image] = _ABSENT if found is None else ((found.get("Config") or {}).get("Labels") or {}).get(SOURCE_HASH_LABEL)
-        return self._labels[image]
-
-
-_ABSENT = object()
 
 
 def _scratch() -> tempfile.TemporaryDirectory[str]:

@@ -15,7 +15,6 @@ import os
 from pathlib import Path
 
 from orchestrator.errors import InputError
-from orchestrator.runtimes.host.builtin import BuiltinRuntime
 from orchestrator.runtimes.protocol import Bytes, Invocation, RunOutput, StderrSink, StdoutSink
 
 ENV_VAR = "FNRUN_BUILTIN_CATALOG"
@@ -73,6 +72,8 @@ class StarlarkFileRuntime(Bytes):
 
         source, name = _script(invocation.exec_path, invocation.mount_root)
         call = replace(invocation, args=("--source", source, "--name", name))
+        from orchestrator.runtimes.host.builtin import BuiltinRuntime  # here: naming a catalog image loads none of it
+
         return BuiltinRuntime(STARLARK_MODULE).run(call, stdin, on_stderr, on_stdout)
 
 

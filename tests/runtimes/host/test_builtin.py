@@ -15,7 +15,7 @@ from pathlib import Path
 import docker
 import pytest
 
-from orchestrator.runtimes.host.builtin import CATALOG as BUILTIN_CATALOG, SOURCE_HASH_LABEL, source_hash
+from orchestrator.runtimes.host.sources import CATALOG as BUILTIN_CATALOG, SOURCE_HASH_LABEL, source_hash
 from testing.catalog import CATALOG, EXEC_CASES, VALIDATORS, Edit, copy_sample, image
 from testing.pipeline_helpers import REPO, Result, assert_one_line_error, fnrun, load, snapshot
 

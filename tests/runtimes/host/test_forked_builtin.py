@@ -19,8 +19,8 @@ import pytest
 from orchestrator import procstat
 from orchestrator.errors import FunctionError
 from orchestrator.runtimes.host import forked
-from orchestrator.runtimes.host.builtin import FUNCTIONS_DIR
 from orchestrator.runtimes.host.exec import run_process
+from orchestrator.runtimes.host.sources import FUNCTIONS_DIR
 from orchestrator.runtimes.protocol import Invocation, ItemsOutput, Sandbox
 from testing.stress import descendants
 

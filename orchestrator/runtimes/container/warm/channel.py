@@ -15,6 +15,7 @@ import struct
 import time
 from collections.abc import Callable
 
+from functions import forkwire
 from orchestrator.errors import FunctionError
 from orchestrator.runtimes.container.runtime import Attached, timed_out
 from orchestrator.runtimes.protocol import Invocation, StderrSink, StdoutSink
@@ -30,7 +31,6 @@ from orchestrator.runtimes.supervise.streams import (
 
 _HEAD = struct.Struct(">cL")
 PIECE = 65536  # stdin goes in frames of at most this (the helper holds one at a time)
-MAX_START = 1 << 20  # the helper's limit for one call's arguments and environment
 SEND_TIMEOUT = 30.0
 
 
@@ -45,12 +45,12 @@ def frames(kind: bytes, data: bytes) -> bytes:
 
 
 def start_frame(argv: tuple[str, ...], env: dict[str, str], zygote: tuple[str, ...] = ()) -> bytes:
-    strings = [*argv, *(f"{key}={value}" for key, value in env.items()), *zygote]
-    if any("\0" in text for text in strings):
-        raise NotClean("an argument or environment value holds a NUL byte")
-    payload = struct.pack(">LLL", len(argv), len(env), len(zygote)) + b"".join(text.encode("utf-8", "surrogateescape") + b"\0" for text in strings)
-    if len(payload) > MAX_START:
-        raise NotClean("the call's arguments and environment are too large for a warm call")
+    """The `S` frame: a fork-server request body (functions/forkwire.py) whose third group is the
+    image fork server's command; the helper cuts that off and relays the rest to that server."""
+    try:
+        payload = forkwire.pack(argv, env, zygote)
+    except forkwire.WireError as err:
+        raise NotClean(f"a warm call cannot carry this call: {err}") from None
     return _HEAD.pack(b"S", len(payload)) + payload
 
 
