@@ -6,6 +6,7 @@ memory (the child's ru_maxrss, read with os.wait4) far below what the input woul
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -31,36 +32,56 @@ class Finished:
     pid: int
 
 
+# Reaps fnrun itself and reports its own peak: a child forked from this (large) test process keeps
+# the test process's pages as its peak across exec, so fnrun is started from a small interpreter.
+_REAPER = """
+import os, subprocess, sys
+out = int(sys.argv[1])
+child = subprocess.Popen(sys.argv[2:])
+os.write(out, f"{child.pid}\\n".encode())
+_, status, usage = os.wait4(child.pid, 0)
+os.write(out, f"{usage.ru_maxrss}\\n".encode())
+code = os.waitstatus_to_exitcode(status)
+sys.exit(code if code >= 0 else 128 - code)
+"""
+
+
 def fnrun_with_peak(*args: str, timeout: float = 120) -> Finished:
-    """The real CLI as a child, reaped by os.wait4 so its peak RSS (ru_maxrss) can be read."""
+    """The real CLI as a child of a small reaper, which reads its peak RSS (ru_maxrss) by os.wait4."""
     import selectors
 
+    report_read, report_write = os.pipe()
     process = subprocess.Popen(
-        [sys.executable, "-m", "orchestrator", *args],
+        [sys.executable, "-c", _REAPER, str(report_write), sys.executable, "-m", "orchestrator", *args],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, cwd=REPO,
+        pass_fds=(report_write,), start_new_session=True,
     )
+    os.close(report_write)
     assert process.stdout and process.stderr
-    chunks: dict[int, list[bytes]] = {process.stdout.fileno(): [], process.stderr.fileno(): []}
-    with selectors.DefaultSelector() as selector:
-        for fd in chunks:
-            selector.register(fd, selectors.EVENT_READ)
-        open_fds = set(chunks)
-        while open_fds:
-            events = selector.select(timeout)
-            if not events:
-                process.kill()
-                raise TimeoutError(f"fnrun {' '.join(args)} did not finish in {timeout}s")
-            for key, _ in events:
-                data = os.read(key.fd, 1 << 16)
-                if data:
-                    chunks[key.fd].append(data)
-                else:
-                    selector.unregister(key.fd)
-                    open_fds.discard(key.fd)
-    _, status, usage = os.wait4(process.pid, 0)
-    process.returncode = os.waitstatus_to_exitcode(status)
+    chunks: dict[int, list[bytes]] = {process.stdout.fileno(): [], process.stderr.fileno(): [], report_read: []}
+    try:
+        with selectors.DefaultSelector() as selector:
+            for fd in chunks:
+                selector.register(fd, selectors.EVENT_READ)
+            open_fds = set(chunks)
+            while open_fds:
+                events = selector.select(timeout)
+                if not events:
+                    os.killpg(process.pid, signal.SIGKILL)
+                    raise TimeoutError(f"fnrun {' '.join(args)} did not finish in {timeout}s")
+                for key, _ in events:
+                    data = os.read(key.fd, 1 << 16)
+                    if data:
+                        chunks[key.fd].append(data)
+                    else:
+                        selector.unregister(key.fd)
+                        open_fds.discard(key.fd)
+    finally:
+        os.close(report_read)
+    process.returncode = process.wait()
     text = {fd: b"".join(parts).decode() for fd, parts in chunks.items()}
-    return Finished(process.returncode, text[process.stdout.fileno()], text[process.stderr.fileno()], usage.ru_maxrss, process.pid)
+    pid, peak_kb = (int(line) for line in text[report_read].split())
+    return Finished(process.returncode, text[process.stdout.fileno()], text[process.stderr.fileno()], peak_kb, pid)
 
 
 def assert_failed_cleanly(result: Finished, code: int, *needles: str) -> None:

@@ -166,6 +166,7 @@ def test_the_launcher_reads_the_values_the_cli_hands_its_command(args: list[str]
         return  # the CLI's to read (and maybe refuse)
     values = read_here[1]
     assert code == 0 and len(seen) == 1, (args, code)
-    command, cli_values, directory, function_args, whole = seen[0]
+    command, cli_values, directory, function_args, whole, early = seen[0]
+    assert early is None  # no launcher started a container for this command line
     assert (command, directory, list(function_args or ()), whole) == (args[0], *arguments, args)
     assert {name: list(v) if isinstance(v, tuple) else v for name, v in cli_values.items()} == values
