@@ -31,7 +31,7 @@ from orchestrator.runtimes.protocol import Invocation, ItemsOutput, Mount, RunOu
 from orchestrator.settings import DEFAULT_CACHE_SIZE
 
 if TYPE_CHECKING:
-    from orchestrator.runtimes.cache import CachingRuntime, ResultCache
+    from orchestrator.runtimes.cache import CachingRuntime
     from orchestrator.runtimes.container.early import Adopted, EarlyContainer
     from orchestrator.runtimes.container.runtime import Engine
     from orchestrator.runtimes.host.forked import ForkServer
@@ -87,8 +87,7 @@ class Registry:
         self.early = early
         self.remote = remote
         self._runtimes: dict[Kind, Runtime] = {}
-        self._cache: ResultCache | None = None
-        self._parts: dict[str, Any] = {}  # the engine, the fork server, the source check (`_part`)
+        self._parts: dict[str, Any] = {}  # the engine, the fork server, the source check, the result cache (`_part`)
         self._lock = threading.RLock()
 
     def __call__(self, kind: Kind) -> Runtime:
@@ -154,6 +153,7 @@ class Registry:
             return self(kind)
         if kind != Kind.CONTAINER:
             return None
+
         def builtin(module: str) -> Runtime:
             from orchestrator.runtimes.host.builtin import BuiltinRuntime  # only where one serves
 
@@ -186,10 +186,7 @@ class Registry:
         caller's: FNRUN_CACHE_SIZE, read at the edge)."""
         from orchestrator.runtimes.cache import CachingRuntime, ResultCache
 
-        with self._lock:
-            if self._cache is None:
-                self._cache = ResultCache(bound=bound)
-            cache = self._cache
+        cache = self._part("cache", lambda: ResultCache(bound=bound))
         return CachingRuntime(runtime, cache, self._connect)
 
     def close(self) -> None:
