@@ -7,20 +7,15 @@ from, the label the unlocked builtin decision reads too)."""
 
 from __future__ import annotations
 
-import hashlib
-
-from ..runtimes.host.sources import CATALOG, FUNCTIONS_DIR, SOURCE_HASH_LABEL, source_hash
+from ..runtimes.host.sources import CATALOG, FUNCTIONS_DIR, SOURCE_HASH_LABEL, files_hash, source_hash
 
 
 def code_digest(module: str) -> str:
     """sha256 of the code a builtin module runs (the same hash fnrun's catalog images are labelled with)."""
     if module in CATALOG.values():
         return "sha256:" + source_hash(module)
-    digest = hashlib.sha256()
     files = [FUNCTIONS_DIR / "__init__.py", *sorted((FUNCTIONS_DIR / "sdk").glob("*.py")), *sorted((FUNCTIONS_DIR / "kpt_catalog").glob("*.py"))]
-    for path in files:
-        digest.update(path.relative_to(FUNCTIONS_DIR).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
-    return "sha256:" + digest.hexdigest()
+    return "sha256:" + files_hash(files)
 
 
 def built_from_this_code(image: str, labels: dict | None) -> str | None:

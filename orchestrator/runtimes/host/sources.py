@@ -41,8 +41,13 @@ def source_files(module: str, functions_dir: Path = FUNCTIONS_DIR) -> list[Path]
 
 def source_hash(module: str, functions_dir: Path = FUNCTIONS_DIR) -> str:
     """One hash shared by the image label and the builtin decision."""
+    return files_hash(source_files(module, functions_dir), functions_dir)
+
+
+def files_hash(files: list[Path], functions_dir: Path = FUNCTIONS_DIR) -> str:
+    """sha256 over each file's path under `functions_dir` and its bytes, in the order given."""
     digest = hashlib.sha256()
-    for path in source_files(module, functions_dir):
+    for path in files:
         digest.update(path.relative_to(functions_dir).as_posix().encode() + b"\0")
         digest.update(path.read_bytes() + b"\0")
     return digest.hexdigest()
