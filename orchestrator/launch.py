@@ -56,6 +56,9 @@ if TYPE_CHECKING:
     from orchestrator.runtimes.container.early import EarlyContainer
     from orchestrator.runtimes.protocol import Invocation
 
+SETTLE_WITHIN = 5.0  # seconds a create a stop left under way may take before fnrun exits without it
+
+
 def main(argv: list[str] | None = None, handlers: dict[int, Any] | None = None, kept: Kept | None = None) -> None:
     """`handlers`: SIGINT's and SIGTERM's before fnrun set any (orchestrator.__main__ noted stops
     while the launcher loaded); they are restored at the end. `kept`: the dataclass methods'
@@ -88,6 +91,7 @@ def main(argv: list[str] | None = None, handlers: dict[int, Any] | None = None, 
     finally:
         stops.ignore()  # what follows must complete
         live.finish_waits()
+        live.settle(within=SETTLE_WITHIN)
         if early is not None:
             early.finish()
         stops.give_back(previous)

@@ -94,12 +94,15 @@ def session(
     with SignalGuard() as guard:
         prestarter = warm = None
         try:
-            with guard.armed():
+            with guard.armed():  # asks the engine about images; starts nothing
                 warm = warmth(containers, calls, registry) if options.warm else None
-                cold = [(key, spec) for key, spec in containers if warm is None or key not in warm.keys]
-                prestarter = _prestarter(cold, calls, options, planned[0][1], resources, registry) if cold else None
-                if warm is not None:
-                    _warm_ahead(warm, options, calls, planned[0], resources, prestarter, registry)
+            # Held: what starts containers in the background is the session's, to close below,
+            # before a stop may cut in (one cut inside _prestarter lost it, and what it started).
+            cold = [(key, spec) for key, spec in containers if warm is None or key not in warm.keys]
+            prestarter = _prestarter(cold, calls, options, planned[0][1], resources, registry) if cold else None
+            if warm is not None:
+                _warm_ahead(warm, options, calls, planned[0], resources, prestarter, registry)
+            with guard.armed():
                 yield RunSession(registry, prestarter, warm)
         finally:
             with guard.held():

@@ -18,7 +18,9 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from orchestrator import procstat
@@ -133,20 +135,20 @@ class Outcome:
     left: list[str] = field(default_factory=list)  # processes and containers it left behind
 
 
-def render(tree_dir: Path, jobs: int, watchdog: float, mark: str, signal_after: float | None = None) -> Outcome:
-    """`fnrun render --allow-exec --jobs N` over `tree_dir`, killed at `watchdog` seconds; with
-    `signal_after`, SIGTERM that many seconds after the start. Then what it left behind."""
+def render(tree_dir: Path, jobs: int, watchdog: float, mark: str, signal_after: float | None = None,
+           stop: Callable[[subprocess.Popen[str]], bool] | None = None, env: dict[str, str] | None = None) -> Outcome:
+    """`fnrun render --allow-exec --jobs N` over `tree_dir` (with `env` over the usual switches),
+    killed at `watchdog` seconds; with `signal_after`, SIGTERM that many seconds after the start;
+    with `stop`, whatever it does to the process (True: it signalled it). Then what it left behind."""
     command = [sys.executable, "-m", "orchestrator", "render", str(tree_dir), "--allow-exec", "--jobs", str(jobs)]
-    env = {**os.environ, "FNRUN_CACHE": "0", "FNRUN_BUILTIN": "1", MARK: mark, "GITHUB_ACTIONS": ""}  # builtins in-process
-    started = time.monotonic()
-    signalled = False
-    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+    switches = {"FNRUN_CACHE": "0", "FNRUN_BUILTIN": "1", MARK: mark, "GITHUB_ACTIONS": "", **(env or {})}  # builtins in-process
     if signal_after is not None:
-        try:
-            proc.wait(timeout=signal_after)
-        except subprocess.TimeoutExpired:
-            proc.send_signal(signal.SIGTERM)
-            started, signalled = time.monotonic(), True  # from here on, the time is how long it took to stop
+        stop = partial(_sigterm_after, signal_after)
+    started = time.monotonic()
+    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env={**os.environ, **switches})
+    signalled = stop is not None and stop(proc)
+    if signalled:
+        started = time.monotonic()  # from here on, the time is how long it took to stop
     try:
         _, stderr = proc.communicate(timeout=watchdog)
         code: int | None = proc.returncode
@@ -156,6 +158,15 @@ def render(tree_dir: Path, jobs: int, watchdog: float, mark: str, signal_after: 
         code = None
     seconds = time.monotonic() - started
     return Outcome(code, seconds, signalled, stderr, left_behind(proc.pid, f"{MARK}={mark}"))
+
+
+def _sigterm_after(delay: float, proc: subprocess.Popen[str]) -> bool:
+    try:
+        proc.wait(timeout=delay)
+        return False
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGTERM)
+        return True
 
 
 def left_behind(pid: int, marker: str, settle: float = 15.0) -> list[str]:

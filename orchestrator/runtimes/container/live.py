@@ -13,6 +13,8 @@ _live: dict[str, Callable[[str], None]] = {}  # container ID -> how to remove it
 _lock = threading.Lock()
 _cancelled = threading.Event()
 _deferred: list[Callable[[], None]] | None = None  # waits for background removals, left to the launcher
+_creating = 0  # create requests under way (creating)
+_quiet = threading.Condition(_lock)  # told when the last of those is done
 
 
 def begin() -> None:
@@ -113,6 +115,30 @@ def forget(container_id: str) -> None:
     with _lock:
         _live.pop(container_id, None)
     given_back(container_id)
+
+
+@contextmanager
+def creating() -> Iterator[None]:
+    """A create request under way, and the removal of what it made if the run is being stopped
+    (see `settle`)."""
+    global _creating
+    with _lock:
+        _creating += 1
+    try:
+        yield
+    finally:
+        with _lock:
+            _creating -= 1
+            _quiet.notify_all()
+
+
+def settle(within: float) -> None:
+    """The process is about to end (fnrun's launcher, after every wait): remove what is still live,
+    which only a run that lost track of a container leaves, and give creates still under way in
+    threads the stop left behind `within` seconds to return and remove what they made."""
+    cancel_all()
+    with _quiet:
+        _quiet.wait_for(lambda: _creating == 0, timeout=within)
 
 
 def cancel_all() -> None:

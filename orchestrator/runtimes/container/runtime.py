@@ -22,6 +22,7 @@ import requests.exceptions
 from docker.constants import DEFAULT_DOCKER_API_VERSION, DEFAULT_TIMEOUT_SECONDS, MINIMUM_DOCKER_API_VERSION
 from docker.utils import kwargs_from_env, parse_repository_tag, version_lt
 
+from orchestrator import stops
 from orchestrator.errors import EnvironmentProblem, FnrunError, FunctionError, ImageUnavailable, InputError
 from orchestrator.runtimes.container import engine_choice, live, orphans
 from orchestrator.runtimes.container.hijack import duplex
@@ -338,13 +339,24 @@ def timed_out(inv: Invocation) -> FunctionError:
 
 
 def create(api: docker.APIClient, config: dict[str, Any]) -> str:
-    """Create a container and remember it until it is removed (orchestrator.runtimes.container.live)."""
-    live.refuse_if_cancelled()
+    """Create a container and remember it until it is removed (orchestrator.runtimes.container.live).
+    A stop waits while the engine is asked: cut short, the container would exist with an id nobody
+    read. Creates still under way are counted, so that the launcher waits for them at its end."""
     _check_podman_runtime(api, config)
-    container_id = api.create_container_from_config(config)["Id"]
-    if not live.register(container_id, partial(remove_quietly, api)):  # created while the run was being cancelled
-        remove(api, container_id)
-        raise KeyboardInterrupt()
+    with live.creating():
+        live.refuse_if_cancelled()  # counted first: the launcher's `settle` either waits for it or has refused it
+        container_id = None
+        try:
+            with stops.held():  # a stop that came meanwhile raises on leaving it, id in hand
+                container_id = api.create_container_from_config(config)["Id"]
+                wanted = live.register(container_id, partial(remove_quietly, api))
+            if not wanted:  # created while the run was being cancelled
+                raise KeyboardInterrupt()
+        except BaseException:
+            if container_id is not None:
+                with stops.held():
+                    remove_quietly(api, container_id)
+            raise
     return container_id
 
 
