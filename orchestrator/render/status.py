@@ -54,4 +54,5 @@ def _item(result: dict) -> dict:
     stays in --results-dir, so the Kptfile keeps passing kpt's schema (render.schema)."""
     from .schema import RESULT_ITEM, pruned
 
-    return pruned(result, RESULT_ITEM)  # type: ignore[return-value]
+    item = pruned(result, RESULT_ITEM)
+    return item if isinstance(item, dict) else result  # a dict pruned as a map is a dict

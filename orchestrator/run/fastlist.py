@@ -115,9 +115,10 @@ class FastDecoder:
             return [parse_item(block, source) for block in blocks[start:end]]
 
         for part in workers.fork_map(share, [len(block) for block in blocks], self.share_among):
-            if any(item is None for item in part):
+            read = [item for item in part if item is not None]
+            if len(read) < len(part):
                 raise NotFast
-            self.items.extend(part)  # type: ignore[arg-type]
+            self.items.extend(read)
         if self.on_item is not None:
             for item in self.items:
                 self.on_item(item)

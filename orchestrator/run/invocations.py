@@ -97,8 +97,9 @@ def choose_runtime(spec: FunctionSpec, call: Invocation, options: RunOptions, re
 def serving(spec: FunctionSpec, call: Invocation, options: RunOptions) -> runtimes.Serving:
     """What the user lets serve a function other than its image; under a lock, only what the lock
     allows for it (the lock decides, the registry obeys)."""
-    locked = options.lock is not None and spec.kind == Kind.CONTAINER
-    allows = options.lock.builtin_for(spec, call, options.builtin, options.sandbox.image_pull_policy) if locked else None  # type: ignore[union-attr]
+    lock = options.lock if spec.kind == Kind.CONTAINER else None
+    locked = lock is not None
+    allows = lock.builtin_for(spec, call, options.builtin, options.sandbox.image_pull_policy) if lock is not None else None
     switches = options.settings
     return runtimes.Serving(options.builtin, options.builtin_catalog, options.cache, locked, allows,
                             cache_size=switches.cache_size, handover=switches.builtin_handover, fork=switches.builtin_fork)

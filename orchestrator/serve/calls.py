@@ -38,10 +38,11 @@ class Calls:
             try:
                 answer = self.evaluator.evaluate(resource_list, image)
             except (FnrunError, KeyboardInterrupt) as err:
-                if not scope.cancelled and isinstance(err, KeyboardInterrupt):
+                if scope.cancelled:
+                    return self.refuse(image, started, size, "CANCELLED", CANCELLED)
+                if isinstance(err, KeyboardInterrupt):
                     raise
-                return self.refuse(image, started, size, "CANCELLED" if scope.cancelled else status_of(err),  # type: ignore[arg-type]
-                                   CANCELLED if scope.cancelled else str(err))
+                return self.refuse(image, started, size, status_of(err), str(err))
             if scope.cancelled:  # its container went under it: whatever it answered is not the function's
                 return self.refuse(image, started, size, "CANCELLED", CANCELLED)
         outcome = "ok" if answer.exit_code == 0 else "failed"

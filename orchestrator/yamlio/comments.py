@@ -38,7 +38,8 @@ def comment_start(line: str) -> int | None:
     single = double = True
     position = 0
     while True:
-        position = _SKIP[single, double].match(line, position).end()  # type: ignore[union-attr]
+        skipped = _SKIP[single, double].match(line, position)  # it matches, if only the empty text
+        position = skipped.end() if skipped is not None else position
         if position == len(line):
             return None
         mark = line[position]

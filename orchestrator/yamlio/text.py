@@ -247,7 +247,8 @@ def indent_item(text: str) -> str:
     """A document as a block sequence item of a ResourceList. Its head comments stand above the
     dash, unindented: ruamel-based functions drop a comment written after `- `, but keep these
     (unless one of them is indented: then the whole document goes below the dash)."""
-    head = _HEAD_RUN.match(text).end()  # type: ignore[union-attr]
+    run = _HEAD_RUN.match(text)  # every part of it optional: it matches, if only the empty text
+    head = run.end() if run is not None else 0
     if head == len(text) or _INDENTED.search(text, 0, head):
         head = 0
     out = text[:head] + "- " + _LINE_START.sub("\n  ", text[head:])
