@@ -93,6 +93,10 @@ _CORE = [
 _MAP = "tag:yaml.org,2002:map"
 _SEQ = "tag:yaml.org,2002:seq"
 _plain_tags: dict[str, str] = {}  # plain scalar text -> its core-schema tag
+# Bounds for that memo in a process that reads for long (a server, a test suite): short texts
+# only (names, numbers, booleans repeat; a long text is a string and seldom seen twice).
+_MEMO_TEXT = 64
+_MEMO_ENTRIES = 100_000
 
 
 class StrictLoader(_Base):  # type: ignore[misc, valid-type]
@@ -111,7 +115,7 @@ class StrictLoader(_Base):  # type: ignore[misc, valid-type]
             tag = _plain_tags.get(value)
             if tag is None:
                 tag = super().resolve(kind, value, implicit)
-                if len(_plain_tags) < 100_000:
+                if len(value) <= _MEMO_TEXT and len(_plain_tags) < _MEMO_ENTRIES:
                     _plain_tags[value] = tag
             return tag
         return _SEQ if kind is SequenceNode else _MAP
