@@ -68,7 +68,10 @@ def run_package(
 
         specs = run_share(specs, root, [r.path for r in package.resources if r.path], *shard)
     check_policy(specs, options, root)
-    receives = lambda note: _declares(note.data) or scope.receiver(specs, note.path, note.data)  # noqa: E731
+
+    def receives(note: notices.Note) -> str | None:
+        return _declares(note.data) or scope.receiver(specs, note.path, note.data)
+
     if meta_resources:  # as kpt fn eval: YAML that is not KRM is refused, with the unreadable, in one error
         notices.refuse(notices.refused_as_not_krm(package.notes, "kpt fn eval") + notices.unreadable(package.notes, receives), root)
     else:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import sys
+from functools import partial
 from typing import TYPE_CHECKING
 
 from orchestrator.resource import Resource
@@ -83,8 +84,8 @@ class BuiltinRuntime(Bytes):
         confine = confinement(invocation.sandbox.memory)
         spawn = None
         if self.forks is not None and self.server is not None:
-            spawn = lambda: self.server.spawn(self.module, list(invocation.args), env, cwd, invocation.sandbox.memory, handover=handover,  # noqa: E731
-                                         timeout=invocation.sandbox.timeout, name=invocation.name)
+            spawn = partial(self.server.spawn, self.module, list(invocation.args), env, cwd, invocation.sandbox.memory, handover=handover,
+                            timeout=invocation.sandbox.timeout, name=invocation.name)
         return run_process(self._argv(invocation), invocation, env, cwd, stdin, on_stderr, confine, spawn, on_stdout)
 
     def run_items(self, invocation: Invocation, items: list[Resource], function_config: dict | None,
