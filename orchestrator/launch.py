@@ -286,12 +286,12 @@ def _may_run_in_process(image: str, given: dict[str, Any]) -> bool:
 def _cache_may_hit(given: dict[str, Any]) -> bool:
     """A cache hit starts no container, so a container starts early only when none can hit: the
     cache is off, or it holds no entry at all."""
-    from orchestrator.runtimes.cache import cache_dir
+    from orchestrator.settings import cache_dir
 
     if _asked(given, "no_cache"):
         return False
     try:
-        with os.scandir(cache_dir() / "v1") as shards:
+        with os.scandir(cache_dir(os.environ) / "v1") as shards:
             for shard in shards:
                 with os.scandir(shard.path) as entries:
                     if any(not entry.name.startswith(".") for entry in entries):

@@ -101,4 +101,5 @@ def serving(spec: FunctionSpec, call: Invocation, options: RunOptions) -> runtim
     allows = options.lock.builtin_for(spec, call, options.builtin, options.sandbox.image_pull_policy) if locked else None  # type: ignore[union-attr]
     switches = options.settings
     return runtimes.Serving(options.builtin, options.builtin_catalog, options.cache, locked, allows,
-                            cache_size=switches.cache_size, handover=switches.builtin_handover, fork=switches.builtin_fork)
+                            cache_size=switches.cache_size, cache_dir=switches.cache_dir, handover=switches.builtin_handover, fork=switches.builtin_fork,
+                            workers=switches.workers)

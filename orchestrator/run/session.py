@@ -262,6 +262,6 @@ def _misses_cache(spec: FunctionSpec, call: Invocation, resources: list[Resource
 
     items, _ = scope.split(spec, resources)
     spec, items = scope.as_handed(spec, items, options.package_paths)
-    stdin = resourcelist.encode(items, spec.config).encode("utf-8")
-    return registry.caching(registry(Kind.CONTAINER), options.settings.cache_size).would_run(call, stdin)
+    stdin = resourcelist.encode(items, spec.config, options.settings.workers).encode("utf-8")
+    return registry.caching(registry(Kind.CONTAINER), options.settings.cache_dir, options.settings.cache_size).would_run(call, stdin)
 

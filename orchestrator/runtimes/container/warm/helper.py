@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator import prebuilt
+from orchestrator.settings import fnrun_home
 
 SOURCE = prebuilt.HELPER_SOURCE
 NAME = prebuilt.HELPER_NAME
@@ -43,9 +44,9 @@ _asked: weakref.WeakKeyDictionary[Any, tuple[str | None, str]] = weakref.WeakKey
 
 
 def helper_home() -> Path:
-    """$XDG_CACHE_HOME/fnrun, else ~/.cache/fnrun: the user's, whatever FNRUN_CACHE_DIR says (a
-    result cache per CI job or test must not cost a compiler run each)."""
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "fnrun"
+    """The user's fnrun directory (settings.fnrun_home), whatever FNRUN_CACHE_DIR says (a result
+    cache per CI job or test must not cost a compiler run each)."""
+    return fnrun_home(os.environ)
 
 
 def host_arch() -> str:
@@ -58,7 +59,7 @@ def helper_dir(arch: str | None = None, connect: Callable[[], Any] | None = None
     """(the directory holding the helper binary for an engine of `arch`, "") or (None, why there
     is none). `arch` defaults to the engine fnrun talks to (engine_arch: through `connect`, the
     run's engine client, if given)."""
-    given = _given()
+    given = user_helper()
     if given is not None:
         return given
     if arch is None:
@@ -75,13 +76,13 @@ def ready() -> bool:
     """Whether the helper is there without building it or asking the engine: the launcher starts
     a warm container early only then, and only on a local engine, so this machine's architecture
     is the engine's (a compiler run is the run's own business, reported as such)."""
-    given = _given()
+    given = user_helper()
     if given is not None:
         return given[0] is not None
     return any(os.access(path, os.X_OK) for path in _places(host_arch()))
 
 
-def _given() -> tuple[Path | None, str] | None:
+def user_helper() -> tuple[Path | None, str] | None:
     """FNRUN_WARM_HELPER's answer, as helper_dir gives it; None when it names no binary."""
     given = os.environ.get(ENV_HELPER, "").strip()
     if not given:
