@@ -146,8 +146,9 @@ def _helper_arch() -> str:
     a run does not ask a local one) reports another architecture; else ""."""
     from orchestrator.runtimes.container.runtime import api_client
     from orchestrator.runtimes.container.warm import helper
+    from orchestrator.settings import Settings
 
-    if helper.user_helper() is not None:  # FNRUN_WARM_HELPER names the helper: its architecture is the user's choice
+    if helper.user_helper(Settings.from_environ().helper) is not None:  # a helper the user named: its architecture is theirs to choose
         return ""
     chosen, _ = helper.engine_arch()
     reported, _ = helper.asked(api_client())

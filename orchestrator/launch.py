@@ -223,10 +223,12 @@ def _warm_container(path: str, call: Invocation) -> EarlyContainer | None:
     from orchestrator.runtimes.container.warm import helper
     from orchestrator.runtimes.container.warm.local import make_staging
     from orchestrator.runtimes.container.warm.plan import NoWarm, container_body, plan, staging_owner
+    from orchestrator.settings import helper_place
 
-    if not helper.ready():
+    place = helper_place(os.environ)  # where the run will look for the helper: the early container must mount the same one
+    if not helper.ready(place):
         return None
-    found = plan(call)
+    found = plan(call, place=place)
     if isinstance(found, NoWarm) or found.copies or found.local == "upload":
         return None
     staging = make_staging(staging_owner()) if found.local == "bind" else None

@@ -27,6 +27,7 @@ BUILTIN = "FNRUN_BUILTIN"
 WARM = "FNRUN_WARM"
 WORKERS = "FNRUN_WORKERS"
 BUILTIN_CATALOG = "FNRUN_BUILTIN_CATALOG"
+WARM_HELPER = "FNRUN_WARM_HELPER"
 #: The result cache's bound when FNRUN_CACHE_SIZE is not set.
 DEFAULT_CACHE_SIZE = 512 * 1024 * 1024
 
@@ -86,6 +87,22 @@ def cache_dir(environ: Mapping[str, str]) -> Path:
     return Path(explicit) if explicit else fnrun_home(environ)
 
 
+@dataclass(frozen=True)
+class HelperPlace:
+    """Where the warm-call helper is had (runtimes.container.warm.helper): the binary
+    FNRUN_WARM_HELPER names, else the one shipped, else one built under `home` (with zig, or
+    with the C compiler CC names)."""
+
+    given: str = ""  # FNRUN_WARM_HELPER as written ("": none named)
+    home: Path = field(default_factory=lambda: fnrun_home({}))
+    compiler: str = "cc"  # CC
+
+
+def helper_place(environ: Mapping[str, str]) -> HelperPlace:
+    """The HelperPlace `environ` asks for; the launcher's and every run's (Settings.helper)."""
+    return HelperPlace(environ.get(WARM_HELPER, "").strip(), fnrun_home(environ), environ.get("CC", "cc"))
+
+
 def default_cache_dir() -> Path:
     """The cache directory of a user who set no variable (the library's default)."""
     return cache_dir({})
@@ -105,6 +122,7 @@ class Settings:
     workers: int | None = None  # FNRUN_WORKERS: processes a big package is parsed, encoded and written with (None: by the cores)
     builtin_catalog: bool = False  # FNRUN_BUILTIN_CATALOG: kpt's catalog functions in-process (as --builtin-catalog when on)
     cache_dir: Path = field(default_factory=default_cache_dir)  # FNRUN_CACHE_DIR, else XDG_CACHE_HOME's fnrun/
+    helper: HelperPlace = HelperPlace()  # FNRUN_WARM_HELPER, XDG_CACHE_HOME, CC: where the warm-call helper is had
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -121,4 +139,5 @@ class Settings:
             workers=chosen_workers(env),
             builtin_catalog=switch(env.get(BUILTIN_CATALOG), False),
             cache_dir=cache_dir(env),
+            helper=helper_place(env),
         )

@@ -38,8 +38,6 @@ ALLOWED = {
 }
 #: Still read below the edge, to be handed down; each entry says what holds it there.
 PENDING = {
-    "runtimes/container/warm/helper.py": "FNRUN_WARM_HELPER and XDG_CACHE_HOME (settings.fnrun_home): the launcher and the "
-                                         "warm pool ask for the helper without a run's settings",
     "runtimes/container/early.py": "FNRUN_DEBUG_LAUNCH (with its own spelling of on): the launcher reads it with `switch`, "
                                    "and could hand it to the early container it starts",
 }

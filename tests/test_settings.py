@@ -12,7 +12,7 @@ from hypothesis import given, strategies as st
 
 from orchestrator import workers
 from orchestrator.errors import InputError
-from orchestrator.settings import DEFAULT_CACHE_SIZE, OFF, Settings, cache_dir, chosen_workers, switch
+from orchestrator.settings import DEFAULT_CACHE_SIZE, OFF, HelperPlace, Settings, cache_dir, chosen_workers, helper_place, switch
 from tests.testing.pipeline_helpers import assert_one_line_error, fnrun
 
 PACKAGE = Path(__file__).resolve().parents[1] / "orchestrator"
@@ -20,6 +20,7 @@ VARIABLES = {
     "cache": "FNRUN_CACHE", "cache_size": "FNRUN_CACHE_SIZE", "builtin": "FNRUN_BUILTIN",
     "builtin_handover": "FNRUN_BUILTIN_HANDOVER", "builtin_fork": "FNRUN_BUILTIN_FORK", "jobs": "FNRUN_JOBS", "warm": "FNRUN_WARM",
     "workers": "FNRUN_WORKERS", "builtin_catalog": "FNRUN_BUILTIN_CATALOG", "cache_dir": "FNRUN_CACHE_DIR",
+    "helper": "FNRUN_WARM_HELPER",
 }
 #: Where a variable may still be named: the settings; the launcher, which decides before any
 #: run's settings exist.
@@ -46,9 +47,10 @@ def test_each_variable_sets_its_field() -> None:
     assert set(VARIABLES) == {f.name for f in fields(Settings)}
     read = Settings.from_environ({"FNRUN_CACHE": "off", "FNRUN_CACHE_SIZE": "2G", "FNRUN_BUILTIN": "0", "FNRUN_BUILTIN_HANDOVER": "no",
                                   "FNRUN_BUILTIN_FORK": "false", "FNRUN_JOBS": " 3 ", "FNRUN_WARM": "0", "FNRUN_WORKERS": "2",
-                                  "FNRUN_BUILTIN_CATALOG": "yes", "FNRUN_CACHE_DIR": "/c"})
+                                  "FNRUN_BUILTIN_CATALOG": "yes", "FNRUN_CACHE_DIR": "/c", "FNRUN_WARM_HELPER": " /h/fnrun-warm ",
+                                  "XDG_CACHE_HOME": "/x", "CC": "clang"})
     assert read == Settings(cache=False, cache_size=2 << 30, builtin=False, builtin_handover=False, builtin_fork=False, jobs=3, warm=False,
-                            workers=2, builtin_catalog=True, cache_dir=Path("/c"))
+                            workers=2, builtin_catalog=True, cache_dir=Path("/c"), helper=HelperPlace("/h/fnrun-warm", Path("/x/fnrun"), "clang"))
 
 
 @given(st.one_of(st.none(), st.text(alphabet=" \t"), st.text()))
@@ -65,6 +67,7 @@ def test_the_cache_and_the_helper_share_one_home() -> None:
     assert Settings().cache_dir == cache_dir({}) == home
     assert cache_dir({"XDG_CACHE_HOME": "/x"}) == Path("/x/fnrun")
     assert cache_dir({"XDG_CACHE_HOME": "/x", "FNRUN_CACHE_DIR": "/c"}) == Path("/c")
+    assert Settings().helper.home == home and helper_place({"XDG_CACHE_HOME": "/x", "FNRUN_CACHE_DIR": "/c"}).home == Path("/x/fnrun")
 
 
 @pytest.mark.parametrize(("variable", "value"), [("FNRUN_CACHE_SIZE", "lots"), ("FNRUN_JOBS", "many"), ("FNRUN_JOBS", "0"), ("FNRUN_JOBS", "-2"),

@@ -33,7 +33,7 @@ def serve_command(*, address: str, insecure: bool, tls_cert: Path | None, tls_ke
     settings = Settings(sandbox=sandbox, builtin_catalog=builtin_catalog or switches.builtin_catalog,
                         cache=cache, parallel=parallel, queue=queue,
                         warm=warm and switches.warm, idle_ttl=idle_ttl, cache_size=switches.cache_size, cache_dir=switches.cache_dir,
-                        workers=switches.workers)
+                        workers=switches.workers, helper=switches.helper)
     listen = Listen(address=address, insecure=insecure, tls_cert=tls_cert, tls_key=tls_key, client_ca=client_ca,
                     max_request=request_limit, grace=grace,
                     metrics=check_address(metrics, "--metrics") if metrics is not None else None)

@@ -21,7 +21,7 @@ from ..run import resourcelist
 from ..run.fastlist import HEADERS
 from ..runtimes import Invocation, Registry, Runtime, Sandbox, Serving
 from ..runtimes.protocol import BASE_ENV
-from ..settings import DEFAULT_CACHE_SIZE, default_cache_dir
+from ..settings import DEFAULT_CACHE_SIZE, HelperPlace, default_cache_dir
 from ..yamlio import fast
 
 _HEADS = tuple(sorted(head.encode() for head in HEADERS))  # `apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n`, each version
@@ -37,6 +37,7 @@ class Settings:
     cache_size: int = DEFAULT_CACHE_SIZE  # the result cache's bound (FNRUN_CACHE_SIZE)
     cache_dir: Path = field(default_factory=default_cache_dir)  # where it is (FNRUN_CACHE_DIR)
     workers: int | None = None  # processes a big list is decoded and encoded with (FNRUN_WORKERS; None: by the cores)
+    helper: HelperPlace = HelperPlace()  # where the warm-call helper is had (FNRUN_WARM_HELPER, XDG_CACHE_HOME, CC)
     parallel: int = 4  # containers of one image running at once
     queue: int = 64  # calls of one image waiting for one of those
     warm: bool = True  # calls in warm containers kept across requests (FNRUN_WARM=0: every call cold)
@@ -93,7 +94,7 @@ class Evaluator:
             return cold
         from ..runtimes.container.warm.runtime import WarmRuntime
 
-        return WarmRuntime(self.pool, cold)
+        return WarmRuntime(self.pool, cold, place=self.settings.helper)
 
     def expire(self) -> int:
         """Remove warm containers idle for the TTL; how many went."""
