@@ -86,6 +86,21 @@ def test_the_command_line_refuses_a_bad_value_before_it_runs_anything(variable: 
     assert (tmp_path / "cm.yaml").read_bytes() == before
 
 
+@pytest.mark.parametrize("command", [("source",), ("sink",), ("list",), ("merge", "SRC"), ("lock", "--check")])
+def test_a_command_that_runs_no_function_refuses_a_bad_worker_count_at_its_edge(command: tuple[str, ...], tmp_path: Path) -> None:
+    """`fnrun source`, `sink`, `list`, `merge` and `lock` read packages (on every core when big):
+    FNRUN_WORKERS is parsed where each starts and handed down, so a bad one is refused as `run`
+    refuses it, whatever the package's size, and the package is untouched."""
+    (tmp_path / "cm.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n")
+    (tmp_path / "SRC").mkdir()
+    before = (tmp_path / "cm.yaml").read_bytes()
+    args = [str(tmp_path / "SRC") if word == "SRC" else word for word in command[1:]]
+    stdin = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n" if command[0] == "sink" else None
+    result = fnrun(command[0], *args, str(tmp_path), stdin=stdin, cwd=tmp_path, env={"FNRUN_WORKERS": "all"})
+    assert_one_line_error(result, "FNRUN_WORKERS", code=2)
+    assert (tmp_path / "cm.yaml").read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["SRC", "cm.yaml"]
+
+
 @given(st.one_of(st.text(), st.integers(-3, 10**6).map(str)), st.text(alphabet=" \t"))
 def test_a_worker_count_is_read_as_a_job_count_is(text: str, pad: str) -> None:
     """FNRUN_WORKERS and FNRUN_JOBS are both a whole number of at least 1: one parser says what
