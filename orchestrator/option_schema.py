@@ -36,7 +36,7 @@ class Option:
     metavar: str | None = None
     many: bool = False  # repeatable: a list of values
     envvar: str | None = None  # the CLI reads a value option from it when the option is not given
-    # A switch's environment variable, which the library reads (the runtimes' enabled_by_environment):
+    # A switch's environment variable, which orchestrator.settings reads (not the CLI, not typer):
     # the option counts as given when the variable reads `given_when` (FNRUN_CACHE=0 is --no-cache).
     switch_env: str | None = None
     given_when: bool = False
