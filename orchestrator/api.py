@@ -50,20 +50,22 @@ if TYPE_CHECKING:
 
 
 @collector.paused()
-def source(root: Path | str) -> str:
-    """The package as a config.kubernetes.io/v1 ResourceList, comments and origin annotations included."""
-    return "".join(source_chunks(root))
+def source(root: Path | str, workers: int | None = None) -> str:
+    """The package as a config.kubernetes.io/v1 ResourceList, comments and origin annotations
+    included. `workers` here and below: FNRUN_WORKERS as the caller's edge read it (None: the
+    cores decide how many processes share a big package's work)."""
+    return "".join(source_chunks(root, workers=workers))
 
 
 @collector.paused()
-def write_source(root: Path | str, out: IO[str], fn_config: Path | str | None = None) -> None:
+def write_source(root: Path | str, out: IO[str], fn_config: Path | str | None = None, workers: int | None = None) -> None:
     """`source` written to `out` while the package is read (what `fnrun source` does); with
     `fn_config`, that file's resource as the list's functionConfig."""
-    pipes.write_source(root, out, fn_config=Path(fn_config) if fn_config is not None else None)
+    pipes.write_source(root, out, fn_config=Path(fn_config) if fn_config is not None else None, workers=workers)
 
 
 @collector.paused()
-def sink(root: Path | str, content: str | IO[bytes], source_name: str = "stdin") -> WritePlan:
+def sink(root: Path | str, content: str | IO[bytes], source_name: str = "stdin", workers: int | None = None) -> WritePlan:
     """Write a ResourceList, List or plain stream (text, or a binary stream read as it arrives)
     into root, created when missing.
 
@@ -73,7 +75,7 @@ def sink(root: Path | str, content: str | IO[bytes], source_name: str = "stdin")
     without any document is refused rather than taken as "delete everything": an empty list says
     `items: []`."""
     root = Path(root)
-    original = read_package(root) if root.exists() else None
+    original = read_package(root, workers=workers) if root.exists() else None
     if original is not None:
         notices.warn(note for note in original.notes if note.problem)  # the others are not the input's business
     chunks = [content] if isinstance(content, str) else read_chunks(content, source_name)
@@ -192,7 +194,7 @@ def _carry_out(request: Request, produce: Produce, events: Events | None, stdout
 
             if produced.kptfiles_last:  # kpt's render and fn eval print Kptfiles last
                 resources = render_output.kptfiles_last(resources)
-            out.write(render_output.unwrapped(resources) if output.unwrap else resourcelist.encode(resources))
+            out.write(render_output.unwrapped(resources) if output.unwrap else resourcelist.encode(resources, workers=options.settings.workers))
         if ci.check and summary.plan is not None and summary.plan.changes:
             raise diff.Drift(diff.drift_message(request.directory, summary.plan, summary.command, ci.rerun))
     except FnrunError as err:
@@ -239,7 +241,7 @@ def _run_functions(request: RunRequest, options: RunOptions, root: Path | None, 
     _kptfile_pipelines_not_run(request, summary)
     plan = None if request.output.to_stdout else outcome.plan
     if request.output.output_dir is not None:
-        plan = out_of_place(request.output.output_dir, outcome.resources, outcome.package)
+        plan = out_of_place(request.output.output_dir, outcome.resources, outcome.package, options.settings.workers)
     return _Produced(outcome.resources, plan, functions is not None, saving)
 
 
@@ -280,17 +282,17 @@ def _render(request: RenderRequest, options: RunOptions, root: Path | None, even
                 print(f"fnrun: warning: the failed render's status was not written: {err}", file=sys.stderr)
         raise outcome.failure
     if output.output_dir is not None:
-        outcome.plan = out_of_place(output.output_dir, outcome.resources, outcome.package)
+        outcome.plan = out_of_place(output.output_dir, outcome.resources, outcome.package, options.settings.workers)
     return _Produced(outcome.resources, outcome.plan, kptfiles_last=True)
 
 
-def out_of_place(target: Path, resources: list, source: Package | None) -> WritePlan:
+def out_of_place(target: Path, resources: list, source: Package | None, workers: int | None = None) -> WritePlan:
     """`-o DIR` for run and render alike: the rendered package planned into DIR, the source untouched;
     a file the source's read may land in DIR as it would in place (write.landing)."""
     from .render.output import check_output_dir
 
     check_output_dir(target)
-    return writeback.plan(target, resources, check=writeback.PathChecker(target, source.files if source is not None else ()))
+    return writeback.plan(target, resources, check=writeback.PathChecker(target, source.files if source is not None else ()), workers=workers)
 
 
 def for_cluster(resources: list) -> list:
@@ -345,19 +347,19 @@ def explain(request: RunRequest, selector: str, events: Events | None = None) ->
 
 
 @collector.paused()
-def merge(sources: list[Path | str], destination: Path | str) -> WritePlan:
+def merge(sources: list[Path | str], destination: Path | str, workers: int | None = None) -> WritePlan:
     """`fnrun merge`: two-way merge source packages onto a destination package, in place."""
     from .merge.packages import merge as merge_packages
 
-    return merge_packages(sources, destination)
+    return merge_packages(sources, destination, workers)
 
 
 @collector.paused()
-def merge3(ancestor: Path | str, updated: Path | str, destination: Path | str) -> WritePlan:
+def merge3(ancestor: Path | str, updated: Path | str, destination: Path | str, workers: int | None = None) -> WritePlan:
     """`fnrun merge3`: apply the ancestor→updated changes to the destination, keeping its edits."""
     from .merge.packages import merge3 as merge3_packages
 
-    return merge3_packages(ancestor, updated, destination)
+    return merge3_packages(ancestor, updated, destination, workers)
 
 
 __all__ = [
@@ -367,35 +369,34 @@ __all__ = [
 
 
 @collector.paused()
-def list_functions(root: Path | str, global_scope: bool = False) -> list[FunctionSpec]:
+def list_functions(root: Path | str, global_scope: bool = False, workers: int | None = None) -> list[FunctionSpec]:
     """The package's declared functions in the order `fnrun run` would run them."""
     from dataclasses import replace
 
     from .select.functions import discover
 
-    specs = discover(read_package(root).resources)
+    specs = discover(read_package(root, workers=workers).resources)
     return [replace(s, global_scope=True) for s in specs] if global_scope else specs
 
 
 @collector.paused()
-def list_pipeline(root: Path | str, image_prefix: str | None = None) -> list[tuple[str, FunctionSpec]]:
+def list_pipeline(root: Path | str, image_prefix: str | None = None, workers: int | None = None) -> list[tuple[str, FunctionSpec]]:
     """A kpt package's Kptfile steps in the order `fnrun render` runs them, each with where it is declared."""
     from .render.runner import KPTFILE_NAMES, pipeline_steps
 
-    return [(step.where, spec) for step, spec in pipeline_steps(read_package(root, KPTFILE_NAMES).resources, image_prefix)]
+    return [(step.where, spec) for step, spec in pipeline_steps(read_package(root, KPTFILE_NAMES, workers=workers).resources, image_prefix)]
 
 
 def doctor(root: Path | str | None = None, oci_runtime: str | None = None, mount_mode: str = "auto",
-           image_prefix: str | None = None, builtin_catalog: bool = False) -> list[Finding]:
+           image_prefix: str | None = None, builtin_catalog: bool = False, workers: int | None = None) -> list[Finding]:
     """What the engine offers and what will not hold there (`fnrun doctor`); when a package is
     given, every image a run or render of it would start (orchestrator.select.inventory), and how:
-    `builtin_catalog` (or FNRUN_BUILTIN_CATALOG=1, as for run and render) serves kpt's catalog."""
+    `builtin_catalog` serves kpt's catalog (the CLI passes FNRUN_BUILTIN_CATALOG's too, as for run and render)."""
     from .doctor import diagnose
     from .lock.inventory import inventory
-    from .runtimes.host import kpt_catalog
 
-    images = inventory([Path(root)], image_prefix, relative_to=Path(root)) if root is not None else {}
+    images = inventory([Path(root)], image_prefix, relative_to=Path(root), workers=workers) if root is not None else {}
     from .requests import check_mode
 
     return diagnose(images, oci_runtime, check_mode(mount_mode), Path(root) if root is not None else None,
-                    builtin_catalog or kpt_catalog.enabled_by_environment())
+                    builtin_catalog)

@@ -7,7 +7,6 @@ sandbox (orchestrator.sandbox_probe): exit 0 only when it really ran.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -147,8 +146,9 @@ def _helper_arch() -> str:
     a run does not ask a local one) reports another architecture; else ""."""
     from orchestrator.runtimes.container.runtime import api_client
     from orchestrator.runtimes.container.warm import helper
+    from orchestrator.settings import Settings
 
-    if os.environ.get(helper.ENV_HELPER, "").strip():
+    if helper.user_helper(Settings.from_environ().helper) is not None:  # a helper the user named: its architecture is theirs to choose
         return ""
     chosen, _ = helper.engine_arch()
     reported, _ = helper.asked(api_client())
@@ -181,7 +181,7 @@ def image_findings(images: dict[str, list[str]], package: Path | None = None, bu
 def _image(image: str, files: list[str], lock, builtin_catalog: bool, engine: bool) -> Finding:
     from orchestrator.runtimes import catalog_module
     from orchestrator.runtimes.container.imagestore import identity
-    from orchestrator.runtimes.host.kpt_catalog import ENV_VAR
+    from orchestrator.settings import BUILTIN_CATALOG
 
     declared = f"declared in {files[0]}" + (f" and {len(files) - 1} more" if len(files) > 1 else "")
     if lock is not None:
@@ -198,7 +198,7 @@ def _image(image: str, files: list[str], lock, builtin_catalog: bool, engine: bo
     pull = f"`docker pull {image}` (fnrun pulls it on the first run under --image-pull-policy ifNotPresent)"
     if kpt_builtin:
         return Finding("image", f"{image} is not present ({declared}); fnrun can run this kpt catalog function in-process",
-                       f"pass --builtin-catalog to run and render (or set {ENV_VAR}=1), or {pull}")
+                       f"pass --builtin-catalog to run and render (or set {BUILTIN_CATALOG}=1), or {pull}")
     return Finding("image", f"{image} is not present ({declared})", pull)
 
 

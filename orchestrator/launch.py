@@ -227,10 +227,12 @@ def _warm_container(path: str, call: Invocation) -> EarlyContainer | None:
     from orchestrator.runtimes.container.warm import helper
     from orchestrator.runtimes.container.warm.local import make_staging
     from orchestrator.runtimes.container.warm.plan import NoWarm, container_body, plan, staging_owner
+    from orchestrator.settings import helper_place
 
-    if not helper.ready():
+    place = helper_place(os.environ)  # where the run will look for the helper: the early container must mount the same one
+    if not helper.ready(place):
         return None
-    found = plan(call)
+    found = plan(call, place=place)
     if isinstance(found, NoWarm) or found.copies or found.local == "upload":
         return None
     staging = make_staging(staging_owner()) if found.local == "bind" else None
@@ -290,12 +292,12 @@ def _may_run_in_process(image: str, given: dict[str, Any]) -> bool:
 def _cache_may_hit(given: dict[str, Any]) -> bool:
     """A cache hit starts no container, so a container starts early only when none can hit: the
     cache is off, or it holds no entry at all."""
-    from orchestrator.runtimes.cache import cache_dir
+    from orchestrator.settings import cache_dir
 
     if _asked(given, "no_cache"):
         return False
     try:
-        with os.scandir(cache_dir() / "v1") as shards:
+        with os.scandir(cache_dir(os.environ) / "v1") as shards:
             for shard in shards:
                 with os.scandir(shard.path) as entries:
                     if any(not entry.name.startswith(".") for entry in entries):

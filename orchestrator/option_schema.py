@@ -36,7 +36,7 @@ class Option:
     metavar: str | None = None
     many: bool = False  # repeatable: a list of values
     envvar: str | None = None  # the CLI reads a value option from it when the option is not given
-    # A switch's environment variable, which the library reads (the runtimes' enabled_by_environment):
+    # A switch's environment variable, which orchestrator.settings reads (not the CLI, not typer):
     # the option counts as given when the variable reads `given_when` (FNRUN_CACHE=0 is --no-cache).
     switch_env: str | None = None
     given_when: bool = False
@@ -104,7 +104,7 @@ RUN_OPTIONS: tuple[Option, ...] = (
            help='Run this executable instead ("./fn arg1 arg2", a bare name from PATH; needs --allow-exec).'),
     _value("fn_config", "--fn-config", kind=Path, metavar="FILE", early=False, panel=FUNCTIONS,
            help="File holding the functionConfig for --image/--exec."),
-    _value("image_prefix", "--image-prefix", metavar="PREFIX", container=True, early=False, panel=FUNCTIONS,
+    _value("image_prefix", "--image-prefix", envvar="KPT_IMAGE_PREFIX", metavar="PREFIX", container=True, early=False, panel=FUNCTIONS,
            help="Registry for short image names (default $KPT_IMAGE_PREFIX, else kpt's catalog)."),
     _switch("save", "--save", "-s", early=False, panel=FUNCTIONS, help="Also add the --image/--exec function to the Kptfile pipeline (kpt fn eval --save)."),
     _value("function_type", "--type", "-t", default="mutator", metavar="TYPE", early=False, panel=FUNCTIONS,
@@ -162,7 +162,7 @@ RUN_OPTIONS: tuple[Option, ...] = (
             help="Always start fnrun's catalog images as containers (FNRUN_BUILTIN=0)."),
     _switch("no_warm", "--no-warm", switch_env=settings.WARM, panel=ENGINE,
             help="Start a container per call even for an image called more than once (FNRUN_WARM=0)."),
-    _switch("builtin_catalog", "--builtin-catalog", switch_env="FNRUN_BUILTIN_CATALOG", given_when=True, early=False, panel=ENGINE,
+    _switch("builtin_catalog", "--builtin-catalog", switch_env=settings.BUILTIN_CATALOG, given_when=True, early=False, panel=ENGINE,
             help="Run kpt's catalog functions in-process (FNRUN_BUILTIN_CATALOG=1)."),
     _value("server", "--server", envvar="FNRUN_SERVER", metavar="ADDR", early=False, panel=ENGINE,  # the calls go to a function runner: nothing starts here
            help="Container calls go to fnrun serve (FNRUN_SERVER)."),

@@ -70,7 +70,8 @@ def warm_probe(oci_runtime: str | None, mount_mode: str) -> tuple[bool, str]:
     from orchestrator.runtimes.container.warm.runtime import WarmRuntime
     from orchestrator.settings import Settings
 
-    if not Settings.from_environ().warm:
+    switches = Settings.from_environ()
+    if not switches.warm:
         return True, "off (FNRUN_WARM=0): every call starts a container of its own"
     try:
         image = probe_image(api_client())
@@ -84,11 +85,11 @@ def warm_probe(oci_runtime: str | None, mount_mode: str) -> tuple[bool, str]:
             for directory in (first, second):
                 os.chmod(directory, 0o755)  # as a package's directory is: bind-mounted, not copied in
             calls = [Invocation(name=image, image=image, local_dir=Path(d), sandbox=sandbox) for d in (first, second)]
-            planned = plan(calls[0])
+            planned = plan(calls[0], place=switches.helper)
             if isinstance(planned, NoWarm):
                 return False, f"warm calls cannot be used: {planned.reason}"
             for call in calls:
-                output = WarmRuntime(pool, ContainerRuntime()).run(call, PROBE_INPUT)
+                output = WarmRuntime(pool, ContainerRuntime(), place=switches.helper).run(call, PROBE_INPUT)
                 if output.exit_code != 0 or output.stdout != PROBE_INPUT:
                     return False, f"a warm call answered with exit code {output.exit_code} and other bytes than it was given"
                 took.append(output.duration)

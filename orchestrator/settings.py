@@ -2,17 +2,19 @@
 at the edge, as flags are) and handed down in the run's options: nothing below reads them.
 
 `Settings.from_environ` refuses a bad value with one line naming its variable (InputError, exit
-2). FNRUN_WORKERS is parsed with them, so a command refuses it where it starts; `workers.count`
-reads it again through `chosen_workers`, as it counts workers outside any run too (`fnrun source`,
-`sink`, the library's readers and writers). The launcher, which must not import anything heavy, reads its few variables with `switch`.
-The variables that belong to an option (FNRUN_RUNTIME, FNRUN_MOUNTS, FNRUN_SERVER,
-FNRUN_BUILTIN_CATALOG) are the option schema's; docs/reference/environment.md lists them all."""
+2). Every command's edge reads them (a run's in its options; `fnrun source`, `sink`, `lock` and the
+rest hand FNRUN_WORKERS down to the readers and writers they call); the library's callers that
+pass nothing get a user's who set none. The launcher, which must not import anything heavy, reads
+its few variables with `switch` and `cache_dir`. The variables that belong to an option
+(FNRUN_RUNTIME, FNRUN_MOUNTS, FNRUN_SERVER, KPT_IMAGE_PREFIX) are the option schema's;
+docs/reference/environment.md lists them all."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 
 from .errors import InputError
 
@@ -24,6 +26,8 @@ CACHE = "FNRUN_CACHE"
 BUILTIN = "FNRUN_BUILTIN"
 WARM = "FNRUN_WARM"
 WORKERS = "FNRUN_WORKERS"
+BUILTIN_CATALOG = "FNRUN_BUILTIN_CATALOG"
+WARM_HELPER = "FNRUN_WARM_HELPER"
 #: The result cache's bound when FNRUN_CACHE_SIZE is not set.
 DEFAULT_CACHE_SIZE = 512 * 1024 * 1024
 
@@ -52,9 +56,11 @@ def _count(environ: Mapping[str, str], variable: str) -> int | None:
     return at_least_one(text, variable) if text else None
 
 
-def chosen_workers(environ: Mapping[str, str]) -> int | None:
-    """The processes FNRUN_WORKERS asks big jobs to be shared among (None: unset, the cores decide)."""
-    return _count(environ, WORKERS)
+def chosen_workers(environ: Mapping[str, str] | None = None) -> int | None:
+    """The processes FNRUN_WORKERS asks big jobs to be shared among (None: unset, the cores
+    decide), from `environ` or the process's: what the edge of a command that runs no function
+    (`fnrun source`, `sink`, `list`, `merge`, `lock`) hands down to the readers and writers."""
+    return _count(os.environ if environ is None else environ, WORKERS)
 
 
 def _size(environ: Mapping[str, str], variable: str, default: int) -> int:
@@ -69,6 +75,39 @@ def _size(environ: Mapping[str, str], variable: str, default: int) -> int:
         raise InputError(f"{variable}={text!r}: use a size such as 512M or 2G") from None
 
 
+def fnrun_home(environ: Mapping[str, str]) -> Path:
+    """$XDG_CACHE_HOME/fnrun, else ~/.cache/fnrun: the user's own files (a warm helper built here)."""
+    return Path(environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "fnrun"
+
+
+def cache_dir(environ: Mapping[str, str]) -> Path:
+    """The result cache's directory: $FNRUN_CACHE_DIR, else `fnrun_home` (a cache per CI job or
+    test moves only the cache, never the helper a compiler run built)."""
+    explicit = environ.get("FNRUN_CACHE_DIR")
+    return Path(explicit) if explicit else fnrun_home(environ)
+
+
+@dataclass(frozen=True)
+class HelperPlace:
+    """Where the warm-call helper is had (runtimes.container.warm.helper): the binary
+    FNRUN_WARM_HELPER names, else the one shipped, else one built under `home` (with zig, or
+    with the C compiler CC names)."""
+
+    given: str = ""  # FNRUN_WARM_HELPER as written ("": none named)
+    home: Path = field(default_factory=lambda: fnrun_home({}))
+    compiler: str = "cc"  # CC
+
+
+def helper_place(environ: Mapping[str, str]) -> HelperPlace:
+    """The HelperPlace `environ` asks for; the launcher's and every run's (Settings.helper)."""
+    return HelperPlace(environ.get(WARM_HELPER, "").strip(), fnrun_home(environ), environ.get("CC", "cc"))
+
+
+def default_cache_dir() -> Path:
+    """The cache directory of a user who set no variable (the library's default)."""
+    return cache_dir({})
+
+
 @dataclass(frozen=True)
 class Settings:
     """The switches as a run takes them; the defaults are a user's who set none."""
@@ -81,6 +120,9 @@ class Settings:
     jobs: int | None = None  # FNRUN_JOBS: work at once when --jobs is not given (None: min(4, CPUs))
     warm: bool = True  # FNRUN_WARM: warm containers (as --no-warm when off)
     workers: int | None = None  # FNRUN_WORKERS: processes a big package is parsed, encoded and written with (None: by the cores)
+    builtin_catalog: bool = False  # FNRUN_BUILTIN_CATALOG: kpt's catalog functions in-process (as --builtin-catalog when on)
+    cache_dir: Path = field(default_factory=default_cache_dir)  # FNRUN_CACHE_DIR, else XDG_CACHE_HOME's fnrun/
+    helper: HelperPlace = HelperPlace()  # FNRUN_WARM_HELPER, XDG_CACHE_HOME, CC: where the warm-call helper is had
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -95,4 +137,7 @@ class Settings:
             jobs=_count(env, "FNRUN_JOBS"),
             warm=switch(env.get(WARM), True),
             workers=chosen_workers(env),
+            builtin_catalog=switch(env.get(BUILTIN_CATALOG), False),
+            cache_dir=cache_dir(env),
+            helper=helper_place(env),
         )

@@ -27,7 +27,6 @@ from typing import TypeVar
 
 from . import procstat
 from .errors import FnrunError
-from .settings import chosen_workers
 
 MAX_WORKERS = 4
 #: Below this many bytes of YAML to parse (~1,500 resources), one process is faster than forking.
@@ -42,13 +41,10 @@ STUCK_AFTER = 2.0
 _children: set[int] = set()  # every worker child alive, for stop_all
 
 
-def count(weight: int, threshold: int) -> int:
+def count(weight: int, threshold: int, chosen: int | None) -> int:
     """How many processes to share `weight` units of work among: 1 below `threshold`, when fork
-    does not exist or the machine has one core; FNRUN_WORKERS overrides (1 keeps everything
-    in-process, e.g. to profile). Read here, parsed as the settings parse it: reading a package,
-    encoding and decoding lists and the write-back count workers wherever they are called from
-    (`fnrun source`, `sink`, the library), not only in a run whose options could carry it."""
-    chosen = chosen_workers(os.environ)
+    does not exist or the machine has one core; `chosen` overrides (FNRUN_WORKERS, read at the
+    edge and handed down by each caller: 1 keeps everything in-process, e.g. to profile)."""
     if chosen is not None:
         return chosen
     if weight < threshold:

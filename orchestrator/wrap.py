@@ -50,6 +50,7 @@ from . import annotations as ann, envvars
 from .errors import FnrunError, FunctionError, InputError
 from .resource import Resource
 from .run import resourcelist
+from .settings import chosen_workers
 from .yamlio import fast
 
 USAGE = (
@@ -72,7 +73,7 @@ def main(args: list[str]) -> int:
         if cmd is None:
             print(USAGE)
             return 0
-        output = wrap(sys.stdin.buffer.read(), cmd, xargs=command == "xargs")
+        output = wrap(sys.stdin.buffer.read(), cmd, xargs=command == "xargs", workers=chosen_workers())
     except FnrunError as err:
         print(f"fnrun {command}: error: {err}", file=sys.stderr)
         return err.exit_code
@@ -95,16 +96,17 @@ def parse_args(args: list[str]) -> list[str] | None:
     return args
 
 
-def wrap(stdin: bytes, cmd: list[str], xargs: bool = False, env: Mapping[str, str] | None = None) -> str:
-    """The whole command as a function: the ResourceList in, the merged ResourceList out."""
-    decoded = resourcelist.decode(fast.decode(stdin, "stdin"), "stdin")
+def wrap(stdin: bytes, cmd: list[str], xargs: bool = False, env: Mapping[str, str] | None = None, workers: int | None = None) -> str:
+    """The whole command as a function: the ResourceList in, the merged ResourceList out
+    (`workers`: FNRUN_WORKERS as `main` read it, for big lists)."""
+    decoded = resourcelist.decode(fast.decode(stdin, "stdin"), "stdin", workers)
     config = decoded.function_config
     environment = command_environment(config, os.environ if env is None else env)
     argv = [*cmd, *envvars.flags(config), *envvars.positional(config)] if xargs else list(cmd)
     stdout = run_command(argv, stdin, environment)
-    produced = parse_output(stdout, cmd[0])
+    produced = parse_output(stdout, cmd[0], workers)
     items = merge_onto(decoded.items, produced.items, cmd[0])
-    return encode(items, config, produced.results)
+    return encode(items, config, produced.results, workers)
 
 
 def command_environment(config: dict | None, inherited: Mapping[str, str]) -> dict[str, str]:
@@ -169,11 +171,11 @@ def _forwarding_signals() -> Iterator[Callable[[subprocess.Popen], None]]:
             signal.signal(number, handler)
 
 
-def parse_output(stdout: bytes, name: str) -> resourcelist.Decoded:
+def parse_output(stdout: bytes, name: str, workers: int | None = None) -> resourcelist.Decoded:
     """CMD's stdout as resources; anything else is a one-line error naming the line."""
     source = f"stdout of {name}"
     try:
-        return resourcelist.decode(fast.decode(stdout, source), source)
+        return resourcelist.decode(fast.decode(stdout, source), source, workers)
     except InputError as err:
         raise FunctionError(str(err)) from None
 
@@ -203,9 +205,9 @@ def merge_onto(items: list[Resource], produced: list[Resource], name: str) -> li
     return result
 
 
-def encode(items: list[Resource], config: dict | None, results: list) -> str:
+def encode(items: list[Resource], config: dict | None, results: list, workers: int | None = None) -> str:
     """The ResourceList fnrun prints: resourcelist's encoding, plus CMD's results."""
-    out = resourcelist.encode(items, config)
+    out = resourcelist.encode(items, config, workers)
     if results:
         out += "results:\n" + "".join("  " + line if line.strip() else line for line in fast.dump(results).splitlines(keepends=True))
     return out

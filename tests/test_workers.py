@@ -36,31 +36,28 @@ def labelled(resources: list[Resource]) -> list[Resource]:
     return out
 
 
-def plan_with(workers: str, package_dir: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, bytes | None]:
-    monkeypatch.setenv("FNRUN_WORKERS", workers)
-    package = read_package(package_dir)
-    plan = writeback.plan(package_dir, labelled(package.resources), package)
+def plan_with(count: int, package_dir: Path) -> dict[str, bytes | None]:
+    package = read_package(package_dir, workers=count)
+    plan = writeback.plan(package_dir, labelled(package.resources), package, workers=count)
     return {change.path: change.new for change in plan.changes}
 
 
 def test_workers_write_the_same_bytes_as_one_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     generate(tmp_path, 120, 5)
-    serial = plan_with("1", tmp_path, monkeypatch)
-    forked = plan_with("3", tmp_path, monkeypatch)
+    serial = plan_with(1, tmp_path)
+    forked = plan_with(3, tmp_path)
     assert len(serial) == 120
     assert forked == serial
     assert list(forked) == list(serial)  # the plan's order too
 
 
 def test_big_jobs_fork_by_default_and_small_ones_do_not(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("FNRUN_WORKERS", raising=False)
-    assert workers.count(10, workers.MIN_BYTES_TO_SHARE) == 1
+    monkeypatch.setenv("FNRUN_WORKERS", "2")  # read at the edge only: the count is what its caller hands down
+    assert workers.count(10, workers.MIN_BYTES_TO_SHARE, None) == 1
     cores = min(workers.MAX_WORKERS, len(os.sched_getaffinity(0)))
-    assert workers.count(workers.MIN_BYTES_TO_SHARE, workers.MIN_BYTES_TO_SHARE) == cores
-    monkeypatch.setenv("FNRUN_WORKERS", "1")
-    assert workers.count(10**9, 1) == 1
-    monkeypatch.setenv("FNRUN_WORKERS", "3")
-    assert workers.count(10, 10**9) == 3
+    assert workers.count(workers.MIN_BYTES_TO_SHARE, workers.MIN_BYTES_TO_SHARE, None) == cores
+    assert workers.count(10**9, 1, 1) == 1
+    assert workers.count(10, 10**9, 3) == 3
 
 
 def test_shares_cover_every_unit_once_in_order() -> None:
@@ -152,10 +149,8 @@ def snapshot(resources: list[Resource]) -> list[tuple[dict, str, str | None]]:
 def test_workers_read_the_same_package_as_one_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     generate(tmp_path, 60, 5)
     (tmp_path / "odd.yaml").write_text("# only a comment\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\r\n")
-    monkeypatch.setenv("FNRUN_WORKERS", "1")
-    serial = read_package(tmp_path)
-    monkeypatch.setenv("FNRUN_WORKERS", "3")
-    forked = read_package(tmp_path)
+    serial = read_package(tmp_path, workers=1)
+    forked = read_package(tmp_path, workers=3)
     assert snapshot(forked.resources) == snapshot(serial.resources) and len(serial.resources) == 301
     assert forked.files == serial.files and list(forked.files) == list(serial.files)
 
@@ -166,10 +161,9 @@ def test_the_first_bad_file_is_named_whichever_worker_reads_it(tmp_path: Path, m
     for rel in (files[25], files[35]):
         (tmp_path / rel).write_text("apiVersion: v1\nkind: [unclosed\n")
     errors = []
-    for count in ("1", "3"):
-        monkeypatch.setenv("FNRUN_WORKERS", count)
+    for count in (1, 3):
         with pytest.raises(InputError) as caught:
-            read_package(tmp_path)
+            read_package(tmp_path, workers=count)
         errors.append(str(caught.value))
     assert errors[0] == errors[1] and errors[0].startswith(files[25] + ":")
 
@@ -179,18 +173,15 @@ def test_workers_decode_a_big_output_as_one_process(tmp_path: Path, monkeypatch:
     package = read_package(tmp_path)
     content = resourcelist.encode(package.resources, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "fc"}})
     monkeypatch.setattr(workers, "MIN_BYTES_TO_SHARE", 1)
-    monkeypatch.setenv("FNRUN_WORKERS", "1")
-    serial = resourcelist.decode(content, "output")
-    monkeypatch.setenv("FNRUN_WORKERS", "2")
-    forked = resourcelist.decode(content, "output")
+    serial = resourcelist.decode(content, "output", workers=1)
+    forked = resourcelist.decode(content, "output", workers=2)
     assert snapshot(forked.items) == snapshot(serial.items) and len(serial.items) == 200
     assert forked.function_config == serial.function_config and forked.results == serial.results
     broken = content.replace("kind: Service", "kind: [Service", 1)  # not fnrun's layout any more: the general path says where
     with pytest.raises(InputError) as caught:
-        resourcelist.decode(broken, "output")
-    monkeypatch.setenv("FNRUN_WORKERS", "1")
+        resourcelist.decode(broken, "output", workers=2)
     with pytest.raises(InputError) as again:
-        resourcelist.decode(broken, "output")
+        resourcelist.decode(broken, "output", workers=1)
     assert str(caught.value) == str(again.value)
 
 

@@ -28,6 +28,8 @@ class RunOptions:
     allow_exec: bool = False  # kpt fn eval runs --exec without it; fnrun asks for it
     image_pull_policy: str | None = None  # overrides the cases' own
     extra: tuple[str, ...] = ()  # any other fnrun flags, as given
+    builtin: bool = True  # fnrun's own catalog images served in-process (FNRUN_BUILTIN, read at the edge)
+    engine: str = "docker"  # the engine kpt's KRM_FN_RUNTIME names, read at the edge: a case may ask for another
 
     def flags(self) -> list[str]:
         return (["--builtin-catalog"] if self.builtin_catalog else []) + list(self.extra)

@@ -6,7 +6,6 @@ expects a failure runs with a missing image only when the failure it expects is 
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import yaml
@@ -16,7 +15,7 @@ from ..render.images import DEFAULT_PREFIX, resolve
 from ..runtimes.container.inspect import inspect_image
 from ..runtimes.host.kpt_catalog import catalog_name
 from ..runtimes.host.sources import CATALOG
-from ..settings import Settings
+from .commands import RunOptions
 from .config import EVAL, EXPECTED, CaseConfig
 
 # words in an expected stderr saying the failure a case is about is a missing image
@@ -25,13 +24,12 @@ _OTHER_TOOLS = ("docker", "podman", "kustomize", "helm", "$KRM_FN_RUNTIME", "${K
 _KPT_STANDINS = ("render", "eval", "source", "sink")
 
 
-def cannot_run(case: Path, config: CaseConfig, builtin_catalog: bool) -> str | None:
+def cannot_run(case: Path, config: CaseConfig, options: RunOptions) -> str | None:
     """The reason the case cannot run here, or None."""
     if config.skip:
         return "the case marks itself skip"
-    runtime = os.environ.get("KRM_FN_RUNTIME", "docker").strip().lower()  # kpt's variable; fnrun speaks the Docker API
-    if config.runtimes and runtime not in {name.lower() for name in config.runtimes}:
-        return f"runs only on {', '.join(config.runtimes)} (KRM_FN_RUNTIME is {runtime})"
+    if config.runtimes and options.engine not in {name.lower() for name in config.runtimes}:
+        return f"runs only on {', '.join(config.runtimes)} (KRM_FN_RUNTIME is {options.engine})"
     if config.allow_wasm:
         return "a WASM function (fnrun runs containers, exec and builtins)"
     setup = case / EXPECTED / "setup.sh"
@@ -43,7 +41,7 @@ def cannot_run(case: Path, config: CaseConfig, builtin_catalog: bool) -> str | N
             other = _other_command(line.split("#", 1)[0])
             if other:
                 return f"exec.sh runs {other}, which fnrun does not stand in for"
-    missing = sorted(image for image in images_of(case, config) if not _served(image, builtin_catalog))
+    missing = sorted(image for image in images_of(case, config) if not _served(image, options))
     if not missing:
         return None
     said = " ".join([config.std_err, config.std_err_regex, str(config.raw.get("StdErrRegEx") or "")]).lower()
@@ -52,7 +50,7 @@ def cannot_run(case: Path, config: CaseConfig, builtin_catalog: bool) -> str | N
     what = ", ".join(missing)
     if config.exit_code:
         return f"expects a failure of {what}, which is neither in the local engine nor served in-process (a missing image would fail it for the wrong reason)"
-    return f"needs {what}: not in the local engine, nor served in-process" + ("" if builtin_catalog else " (try --builtin-catalog)")
+    return f"needs {what}: not in the local engine, nor served in-process" + ("" if options.builtin_catalog else " (try --builtin-catalog)")
 
 
 def _words(text: str) -> list[str]:
@@ -72,8 +70,8 @@ def _other_command(code: str) -> str | None:
     return None
 
 
-def _served(image: str, builtin_catalog: bool) -> bool:
-    if (image in CATALOG and Settings.from_environ().builtin) or (builtin_catalog and catalog_name(image)):
+def _served(image: str, options: RunOptions) -> bool:
+    if (image in CATALOG and options.builtin) or (options.builtin_catalog and catalog_name(image)):
         return True
     return inspect_image(image) is not None
 

@@ -50,7 +50,7 @@ def run_case(case: Case, settings: Settings) -> Verdict:
     config = CaseConfig()
     try:
         config = load_config(case.path)
-        reason = cannot_run(case.path, config, settings.options.builtin_catalog)
+        reason = cannot_run(case.path, config, settings.options)
         if reason is not None:
             return Verdict(case, SKIP, reason, sequential=config.sequential)
         expected_file(case.path, "diff.patch")  # a diff.patch that is not a patch is the case's error, before anything runs

@@ -3,6 +3,7 @@ test runner does; exit 0 when every case that ran passed, 1 when any failed, 2 f
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from pathlib import Path
@@ -57,7 +58,12 @@ def test_command(
     if not cases:
         where = ", ".join(map(str, roots))
         raise InputError(f"{where}: no case (a directory holding .expected/)" + (f" matches -k {pattern!r}" if found else ""))
-    settings = casetest.Settings(casetest.RunOptions(values["builtin_catalog"], values["allow_exec"], image_pull_policy), Path.cwd(), case_timeout, update, compare)
+    from ..runtimes.container.engine_choice import requested_runtime
+    from ..settings import Settings
+
+    options = casetest.RunOptions(values["builtin_catalog"], values["allow_exec"], image_pull_policy,
+                                  builtin=Settings.from_environ().builtin, engine=requested_runtime(os.environ))
+    settings = casetest.Settings(options, Path.cwd(), case_timeout, update, compare)
     from ..casetest import report
 
     started = time.monotonic()

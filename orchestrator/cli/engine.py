@@ -23,7 +23,8 @@ def cache_info() -> None:
     from ..settings import Settings
     from ..sizes import human_size
 
-    info = ResultCache(bound=Settings.from_environ().cache_size).info()
+    settings = Settings.from_environ()
+    info = ResultCache(settings.cache_dir, bound=settings.cache_size).info()
     print(f"location: {info.location}\nentries:  {info.entries}\nsize:     {info.size} bytes (bound {human_size(info.bound)}, FNRUN_CACHE_SIZE)")
 
 
@@ -33,7 +34,8 @@ def cache_prune(everything: bool = typer.Option(False, "--all", help="Remove eve
     from ..runtimes.cache import ResultCache
     from ..settings import Settings
 
-    removed = ResultCache(bound=Settings.from_environ().cache_size).prune(0 if everything else None)
+    settings = Settings.from_environ()
+    removed = ResultCache(settings.cache_dir, bound=settings.cache_size).prune(0 if everything else None)
     print(f"fnrun cache: removed {removed} entr{'y' if removed == 1 else 'ies'}", file=sys.stderr)
 
 
@@ -50,7 +52,10 @@ def doctor(
     started in the full sandbox. Exit 1 when there is a problem, 0 only when that container ran."""
     from .. import api
     from ..doctor import render
+    from ..settings import Settings
 
-    findings = api.doctor(directory, values["oci_runtime"], values["mount_mode"], values["image_prefix"], values["builtin_catalog"])
+    switches = Settings.from_environ()
+    findings = api.doctor(directory, values["oci_runtime"], values["mount_mode"], values["image_prefix"],
+                          values["builtin_catalog"] or switches.builtin_catalog, switches.workers)
     print(render(findings), end="")
     return 1 if any(f.problem for f in findings) else 0

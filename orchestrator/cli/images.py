@@ -14,7 +14,7 @@ images_app = typer.Typer(help="Build fnrun's own function images; carry the lock
 def lock(
     directories: list[Path] | None = typer.Argument(None, help="Package directories (default: .)."),
     image: list[str] | None = typer.Option(None, "--image", "-i", help="Lock this image too (one you run with `fnrun run --image`); repeatable."),
-    image_prefix: str | None = typer.Option(None, "--image-prefix", help="Registry prefix for short Kptfile image names, as `fnrun render --image-prefix`."),
+    image_prefix: str | None = typer.Option(None, "--image-prefix", envvar="KPT_IMAGE_PREFIX", help="Registry prefix for short Kptfile image names, as `fnrun render --image-prefix`."),
     pull: bool = typer.Option(False, "--pull", help="Pull every image first: lock what its registry serves now (its manifest digest)."),
     builtin_catalog: bool = typer.Option(False, "--builtin-catalog", help="Lock kpt catalog images the engine does not have as served by fnrun's own code."),
     check: bool = typer.Option(False, "--check", help="Write nothing; exit 3 and say what differs when the lock is not current."),
@@ -27,8 +27,9 @@ def lock(
     `run` and `render` under that root run each image by its locked content and refuse an image
     that is not locked or whose tag now names other content; --no-lock opts out."""
     from ..lock.writing import LockRequest, check as stale, write
+    from ..settings import chosen_workers
 
-    request = LockRequest(tuple(directories or [Path(".")]), image_prefix, tuple(image or ()), pull, builtin_catalog)
+    request = LockRequest(tuple(directories or [Path(".")]), image_prefix, tuple(image or ()), pull, builtin_catalog, chosen_workers())
     if check:
         path, differences = stale(request)
         for line in differences:

@@ -10,6 +10,7 @@ import typer
 
 from ..kinds import Kind
 from ..option_schema import EXPLAIN_OPTIONS
+from ..settings import chosen_workers
 from . import options as opts
 from .app import app
 from .helptext import PanelCommand
@@ -24,7 +25,7 @@ def source(
     """Print a package as a ResourceList (with path/index annotations and comments) on stdout."""
     from .. import api
 
-    api.write_source(directory, sys.stdout, fn_config)
+    api.write_source(directory, sys.stdout, fn_config, chosen_workers())
 
 
 @app.command(cls=PanelCommand, epilog="Example:\n  fnrun source samples/nginx | fnrun sink nginx-copy/")
@@ -34,7 +35,7 @@ def sink(directory: Path = typer.Argument(..., help="Package directory to write 
     Unchanged files keep their bytes; resource files missing from the input are deleted."""
     from .. import api
 
-    plan = api.sink(directory, sys.stdin.buffer)
+    plan = api.sink(directory, sys.stdin.buffer, workers=chosen_workers())
     print(f"fnrun sink: {plan.summary()}", file=sys.stderr)
 
 
@@ -42,6 +43,8 @@ def sink(directory: Path = typer.Argument(..., help="Package directory to write 
 def list_(
     directory: Path = typer.Argument(Path("."), help="Package directory (default: the current one)."),
     global_scope: bool = typer.Option(False, "--global-scope", help="Show scopes as `fnrun run --global-scope` would use them."),
+    image_prefix: str | None = typer.Option(None, "--image-prefix", envvar="KPT_IMAGE_PREFIX",
+                                            help="Registry prefix for short Kptfile image names, as `fnrun render --image-prefix`."),
 ) -> None:
     """Print the package's function pipeline in run order, without running anything.
 
@@ -50,11 +53,11 @@ def list_(
     from .. import api
 
     if (directory / "Kptfile").is_file():  # a kpt package: its pipelines, as `fnrun render` runs them
-        for number, (where, spec) in enumerate(api.list_pipeline(directory), 1):
+        for number, (where, spec) in enumerate(api.list_pipeline(directory, image_prefix, chosen_workers()), 1):
             what = spec.image if spec.kind == Kind.CONTAINER else f"exec {spec.exec_path}"
             print(f"{number}. {what}  scope: {spec.scope}  declared in: {where}")
         return
-    specs = api.list_functions(directory, global_scope)
+    specs = api.list_functions(directory, global_scope, chosen_workers())
     if not specs:
         print(f"{directory}: no functions declared", file=sys.stderr)
     for number, spec in enumerate(specs, 1):
@@ -74,7 +77,7 @@ def merge(
 
     if len(directories) < 2:
         raise typer.BadParameter("give at least one source and the destination", param_hint="DIRECTORIES")
-    plan = api.merge(list(directories[:-1]), directories[-1])
+    plan = api.merge(list(directories[:-1]), directories[-1], chosen_workers())
     print(f"fnrun merge: {plan.summary()}", file=sys.stderr)
 
 
@@ -87,7 +90,7 @@ def merge3(
     """Three-way merge: apply what changed between --ancestor and --from to --to, keeping your edits."""
     from .. import api
 
-    plan = api.merge3(ancestor, updated, destination)
+    plan = api.merge3(ancestor, updated, destination, chosen_workers())
     print(f"fnrun merge3: {plan.summary()}", file=sys.stderr)
 
 

@@ -18,15 +18,16 @@ COMMAND_LINE = "--image"  # the declaring "file" of an image given with --image
 
 @collector.paused()
 def inventory(directories: list[Path], image_prefix: str | None = None, extra: tuple[str, ...] = (),
-              relative_to: Path | None = None) -> dict[str, list[str]]:
+              relative_to: Path | None = None, workers: int | None = None) -> dict[str, list[str]]:
     """image reference -> the sorted files declaring it (relative to `relative_to`, else to the
-    current directory), over every directory; each reference once."""
+    current directory), over every directory; each reference once (`workers`: FNRUN_WORKERS as
+    the edge read it)."""
     from ..render.kptfile import is_kptfile
     from ..render.runner import KPTFILE_NAMES, pipeline_steps
 
     found: dict[str, set[str]] = {}
     for directory in directories:
-        resources = read_package(directory, KPTFILE_NAMES).resources
+        resources = read_package(directory, KPTFILE_NAMES, workers=workers).resources
         specs = [spec for spec in discover(resources) if spec.kind == Kind.CONTAINER]
         if any(is_kptfile(r) for r in resources):
             specs += [spec for _, spec in pipeline_steps(resources, image_prefix) if spec.kind == Kind.CONTAINER]

@@ -29,6 +29,7 @@ class LockRequest:
     extra_images: tuple[str, ...] = ()
     pull: bool = False
     builtin_catalog: bool = False  # absent kpt catalog images may be locked as served by fnrun
+    workers: int | None = None  # FNRUN_WORKERS as the edge read it: the packages' reading
 
 
 def lock_path(request: LockRequest) -> Path:
@@ -38,7 +39,7 @@ def lock_path(request: LockRequest) -> Path:
 def entries(request: LockRequest) -> list[Entry]:
     """The lock's entries, declaring files relative to the lock's directory."""
     base = lock_path(request).parent
-    images = inventory(list(request.directories), request.image_prefix, request.extra_images, relative_to=base)
+    images = inventory(list(request.directories), request.image_prefix, request.extra_images, relative_to=base, workers=request.workers)
     return [_entry(image, tuple(files), request) for image, files in images.items()]
 
 

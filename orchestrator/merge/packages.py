@@ -12,23 +12,24 @@ from ..write.writeback import WritePlan, write
 from . import merge2_resources, merge3_resources
 
 
-def merge(sources: list[Path | str], destination: Path | str) -> WritePlan:
-    """Two-way merge each source package onto the destination, in order."""
-    dest = read_package(destination)
-    source_packages = [read_package(s) for s in sources]
+def merge(sources: list[Path | str], destination: Path | str, workers: int | None = None) -> WritePlan:
+    """Two-way merge each source package onto the destination, in order (`workers`: FNRUN_WORKERS
+    as the edge read it, for reading and writing big packages)."""
+    dest = read_package(destination, workers=workers)
+    source_packages = [read_package(s, workers=workers) for s in sources]
     merged = [r.data for r in dest.resources]
     for package in source_packages:
         merged = merge2_resources([r.data for r in package.resources], merged)
-    return write(destination, _as_resources(merged, dest, source_packages), dest)
+    return write(destination, _as_resources(merged, dest, source_packages), dest, workers)
 
 
-def merge3(ancestor: Path | str, updated: Path | str, destination: Path | str) -> WritePlan:
+def merge3(ancestor: Path | str, updated: Path | str, destination: Path | str, workers: int | None = None) -> WritePlan:
     """Three-way merge: what changed from ancestor to updated is applied to the destination."""
-    original, upstream, dest = read_package(ancestor), read_package(updated), read_package(destination)
+    original, upstream, dest = (read_package(path, workers=workers) for path in (ancestor, updated, destination))
     merged = merge3_resources(
         [r.data for r in original.resources], [r.data for r in upstream.resources], [r.data for r in dest.resources]
     )
-    return write(destination, _as_resources(merged, dest, [upstream]), dest)
+    return write(destination, _as_resources(merged, dest, [upstream]), dest, workers)
 
 
 def _as_resources(merged: list[dict], dest: Package, sources: list[Package]) -> list[Resource]:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .. import annotations as ann, workers
+from .. import annotations as ann, workers as forking
 from ..errors import InputError
 from ..resource import Resource, set_annotations
 from ..write import journal
@@ -117,11 +117,12 @@ def _inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
-def read_package(root: Path | str, names: tuple[str, ...] = (), kustomizations: bool = False) -> Package:
+def read_package(root: Path | str, names: tuple[str, ...] = (), kustomizations: bool = False, workers: int | None = None) -> Package:
     """Every resource under root, in file order then document order; `names` are extra file
     names read as YAML (`fnrun render` reads each `Kptfile`), and with `kustomizations` a
     kustomization file counts as a resource as kpt has it (`kustomization`). A big package is
-    parsed on every core (orchestrator.workers), with the same result and the same first error."""
+    parsed on every core, or by `workers` processes (FNRUN_WORKERS, read at the edge;
+    orchestrator.workers), with the same result and the same first error."""
     root = Path(root)
     package = Package(root)
     rels = _listed(root, names)
@@ -130,7 +131,7 @@ def read_package(root: Path | str, names: tuple[str, ...] = (), kustomizations: 
     def share(start: int, end: int) -> list[tuple[SourceFile, list[Resource]]]:
         return [read_path(root, rel, kustomizations) for rel in rels[start:end]]
 
-    for part in workers.fork_map(share, sizes, workers.count(sum(sizes), workers.MIN_BYTES_TO_SHARE)):
+    for part in forking.fork_map(share, sizes, forking.count(sum(sizes), forking.MIN_BYTES_TO_SHARE, workers)):
         for source, resources in part:
             package.files[source.path] = source
             package.resources.extend(resources)

@@ -16,13 +16,14 @@ from .notices import Note, Refused, refuse, refused_as_not_krm, unreadable
 from .package import Package, package_files, read_package, read_path
 
 
-def read_or_refuse(root: Path, names: tuple[str, ...], command: str, receives: Callable[[Note], str | None]) -> Package:
+def read_or_refuse(root: Path, names: tuple[str, ...], command: str, receives: Callable[[Note], str | None],
+                   workers: int | None = None) -> Package:
     """`read_package(root, names, kustomizations=True)`; where a file does not parse, one error for
     every file the command refuses: YAML that does not parse, documents that are not KRM, and
     resources a function would receive that cannot be read faithfully (`receives`, as
     `notices.unreadable_for`). A package that reads is the caller's to judge (`notices.refuse`)."""
     try:
-        return read_package(root, names, kustomizations=True)
+        return read_package(root, names, kustomizations=True, workers=workers)
     except InputError as first:
         _refuse_every_file(root, names, command, receives, first)
         raise

@@ -5,7 +5,6 @@ image the local engine already has (so `--image-pull-policy never` works offline
 
 from __future__ import annotations
 
-import os
 import re
 
 from ..errors import InputError
@@ -21,8 +20,9 @@ _CONSTRAINT = re.compile(r"^\s*(\^|~|>=|<=|>|<|!=|=)?\s*(v?[\w.*-]+)\s*$")
 
 
 def image_prefix(flag: str | None) -> str:
-    """--image-prefix, then $KPT_IMAGE_PREFIX, then kpt's catalog; always ends with `/`."""
-    prefix = flag or os.environ.get("KPT_IMAGE_PREFIX") or DEFAULT_PREFIX
+    """--image-prefix (KPT_IMAGE_PREFIX when not passed: the option schema reads it at the edge),
+    else kpt's catalog; always ends with `/`."""
+    prefix = flag or DEFAULT_PREFIX
     return prefix if prefix.endswith("/") else prefix + "/"
 
 

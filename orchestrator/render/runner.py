@@ -121,7 +121,7 @@ def render_package(
     end); `outcome.plan` is what an in-place render writes (None with `in_place=False`),
     `outcome.failure` the error a caller raises after writing that plan."""
     root = Path(root)
-    package = read_package(root, KPTFILE_NAMES, kustomizations=True)
+    package = read_package(root, KPTFILE_NAMES, kustomizations=True, workers=options.run.settings.workers)
     _check_krm(package)
     planned = plan_steps(root, package.resources, options)
     notices.unreadable_for(package.notes, lambda note: scope.receiver([spec for _, spec in planned], note.path, note.data))
@@ -144,7 +144,7 @@ def render_package(
         written = outcome.resources
         if options.record_status:
             written = _with_root_status(written, outcome)
-        outcome.plan = writeback.plan(root, written, package, paths)
+        outcome.plan = writeback.plan(root, written, package, paths, options.run.settings.workers)
     return outcome
 
 

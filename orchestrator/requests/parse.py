@@ -36,7 +36,6 @@ def pipeline_options(request: Request, root: Path | None) -> RunOptions:
     """The RunOptions of either command: its groups parsed, and what its `command` says."""
     from ..run.pipeline import RunOptions
     from ..run.units import default_jobs, parse_jobs
-    from ..runtimes.host import kpt_catalog
     from ..select.functions import parse_mount_flag
     from ..settings import Settings
 
@@ -51,7 +50,7 @@ def pipeline_options(request: Request, root: Path | None) -> RunOptions:
         results_dir=request.output.results_dir,
         cache=speed.cache and switches.cache and speed.server is None,  # the server keeps its own
         builtin=speed.builtin and switches.builtin,
-        builtin_catalog=speed.builtin_catalog or kpt_catalog.enabled_by_environment(),
+        builtin_catalog=speed.builtin_catalog or switches.builtin_catalog,
         jobs=default_jobs(switches.jobs) if speed.jobs is None else parse_jobs(speed.jobs),
         warm=speed.warm and switches.warm,
         lock=_governing_lock(request.images, root),
@@ -161,7 +160,7 @@ def _file_names(output: Output, default: str) -> str:
 
 def full_image(image: str | None, prefix: str | None) -> str | None:
     """kpt's short names on the command line too: `-i set-labels:v0.2` is the catalog's image (or
-    --image-prefix's, $KPT_IMAGE_PREFIX's), as `kpt fn eval` and render's Kptfile steps read it."""
+    --image-prefix's, which KPT_IMAGE_PREFIX gives when not passed), as `kpt fn eval` and render's Kptfile steps read it."""
     if image is None or "/" in image:
         return image
     from ..render.images import image_prefix

@@ -102,4 +102,5 @@ def serving(spec: FunctionSpec, call: Invocation, options: RunOptions) -> runtim
     allows = lock.builtin_for(spec, call, options.builtin, options.sandbox.image_pull_policy) if lock is not None else None
     switches = options.settings
     return runtimes.Serving(options.builtin, options.builtin_catalog, options.cache, locked, allows,
-                            cache_size=switches.cache_size, handover=switches.builtin_handover, fork=switches.builtin_fork)
+                            cache_size=switches.cache_size, cache_dir=switches.cache_dir, handover=switches.builtin_handover, fork=switches.builtin_fork,
+                            workers=switches.workers)

@@ -29,10 +29,12 @@ from .streamed import StreamedDecode
 class OutputDecoder:
     """One function run's output (a context: a streamed decode still running is stopped on exit)."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, workers: int | None = None) -> None:
+        """`workers`: FNRUN_WORKERS as the edge read it (None: a big output is parsed on every core)."""
         self.name = name
         self.source = f"output of {name}"
-        self._streamed = StreamedDecode(self.source)
+        self.workers = workers
+        self._streamed = StreamedDecode(self.source, workers)
 
     def sink(self, runtime: Runtime) -> StdoutSink | None:
         """What `runtime.run` is handed as `on_stdout`: the streamed decode, if the runtime streams."""
@@ -55,7 +57,7 @@ class OutputDecoder:
                 return None
             raise FunctionError(f"function {self.name} wrote nothing on stdout (expected a ResourceList)")
         try:
-            return resourcelist.decode(fast.decode(stdout, self.source), self.source)
+            return resourcelist.decode(fast.decode(stdout, self.source), self.source, self.workers)
         except InputError as err:
             if exit_code != 0:
                 return None

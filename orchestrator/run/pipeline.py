@@ -56,10 +56,14 @@ def run_package(
     (declared functions leave both alone: they are not resources a function was declared for).
     `registry`: the run's runtimes (None: the run makes its own, closed at its end)."""
     root = Path(root)
+    workers = options.settings.workers
     if meta_resources and functions is not None:  # kpt fn eval's reading: every file it refuses, in one error
-        package = read_or_refuse(root, META_FILES, "kpt fn eval", lambda note: _declares(note.data) or scope.receiver(functions, note.path, note.data))
+        package = read_or_refuse(root, META_FILES, "kpt fn eval", lambda note: _declares(note.data) or scope.receiver(functions, note.path, note.data),
+                                 workers)
+    elif meta_resources:
+        package = read_package(root, META_FILES, kustomizations=True, workers=workers)
     else:
-        package = read_package(root, META_FILES, kustomizations=True) if meta_resources else read_package(root)
+        package = read_package(root, workers=workers)
     specs = discover(package.resources) if functions is None else functions
     if options.global_scope:
         specs = [_global(s) for s in specs]
@@ -80,7 +84,7 @@ def run_package(
     paths = writeback.checker(root, package)
     outcome = run_functions(specs, package.resources, options, root, events or PlainEvents(), registry, paths)
     outcome.package = package
-    outcome.plan = writeback.plan(root, outcome.resources, package, paths)
+    outcome.plan = writeback.plan(root, outcome.resources, package, paths, workers)
     if write:
         writeback.apply(outcome.plan)
     return outcome
@@ -100,7 +104,7 @@ def run_stream(
     root: Path | None = None,
 ) -> tuple[str, Outcome]:
     """`fnrun run -`: a ResourceList (or stream) in, the rendered ResourceList out."""
-    items = resourcelist.decode(content, "stdin").items
+    items = resourcelist.decode(content, "stdin", options.settings.workers).items
     specs = discover(items) if functions is None else functions
     options = _replace(options, handover=False)
     if options.global_scope:
@@ -108,7 +112,7 @@ def run_stream(
     root = root or Path.cwd()
     check_policy(specs, options, root)
     outcome = run_functions(specs, items, options, root, events or PlainEvents(), registry)
-    return resourcelist.encode(outcome.resources), outcome
+    return resourcelist.encode(outcome.resources, workers=options.settings.workers), outcome
 
 
 def _global(spec: FunctionSpec) -> FunctionSpec:
@@ -179,7 +183,7 @@ def run_scoped(
     """Run one function over the items in its scope, on the run's `registry` (`runtime_for`: the
     step's ordinary runtimes); its output (None on failure) replaces them; a resource it puts
     where `paths` refuses fails it (write.landing)."""
-    with OutputDecoder(spec.name) as decoder:
+    with OutputDecoder(spec.name, options.settings.workers) as decoder:
         report = FunctionReport(spec.name, spec.kind, spec.declared_in)
         events.started(spec)
         started = time.monotonic()
@@ -187,7 +191,8 @@ def run_scoped(
             call = invocation(spec, options, root)
             runtime = choose_runtime(spec, call, options, registry, runtime_for)
             handed, sent = scope.as_handed(spec, items, options.package_paths)
-            output = _run(runtime, call, handed, sent, lambda line: events.stderr(spec, line), options.handover, decoder.sink(runtime))
+            output = _run(runtime, call, handed, sent, lambda line: events.stderr(spec, line), options.handover, decoder.sink(runtime),
+                          options.settings.workers)
         except EnvironmentProblem as err:  # a missing image, the engine: named with the file that asks for it
             from orchestrator.runtimes.host.kpt_catalog import offer
 
@@ -223,7 +228,7 @@ def run_scoped(
 
 
 def _run(runtime: Runtime, call: Invocation, spec: FunctionSpec, items: list[Resource], on_stderr: Callable[[str], None],
-         handover: bool = True, on_stdout: Callable[[bytes], None] | None = None) -> RunOutput:
+         handover: bool = True, on_stdout: Callable[[bytes], None] | None = None, workers: int | None = None) -> RunOutput:
     """A runtime that takes the items as fnrun holds them (a catalog function in a forked child,
     orchestrator.runtimes.host.handover) skips the ResourceList's text both ways, where files are the
     result (the write-back edits their text to the values handed back), and one whose text way
@@ -232,7 +237,7 @@ def _run(runtime: Runtime, call: Invocation, spec: FunctionSpec, items: list[Res
         output = runtime.run_items(call, items, spec.config.data if spec.config is not None else None, on_stderr)
         if output is not None:
             return output
-    return runtime.run(call, resourcelist.encode(items, spec.config).encode("utf-8"), on_stderr, on_stdout)
+    return runtime.run(call, resourcelist.encode(items, spec.config, workers).encode("utf-8"), on_stderr, on_stdout)
 
 
 def _check_item_paths(spec: FunctionSpec, check: Callable[[str], object], items: list[Resource]) -> None:

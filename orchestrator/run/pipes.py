@@ -33,17 +33,17 @@ BATCH = 25  # files per batch handed out to a process
 FORK_FROM = 4 * BATCH  # fewer files than this: one process (a fork costs more than it saves)
 
 
-def source_chunks(root: Path | str, parallel: bool = True, notes: list[Note] | None = None) -> Iterator[str]:
+def source_chunks(root: Path | str, parallel: bool = True, notes: list[Note] | None = None, workers: int | None = None) -> Iterator[str]:
     """The package as a config.kubernetes.io/v1 ResourceList, in pieces, in file order; on two
     processes when `parallel` and the package is big. What the reader left out is added to
-    `notes` (read.notices)."""
+    `notes` (read.notices). `workers`: FNRUN_WORKERS as the edge read it, for each file's items."""
     notes = [] if notes is None else notes
     root = Path(root)
     require_directory(root)
     files = package_files(root, META_FILES)
     batches = [files[i : i + BATCH] for i in range(0, len(files), BATCH)]
     started = False
-    for encoded in _encoded(root, batches, parallel, notes):
+    for encoded in _encoded(root, batches, parallel, notes, workers):
         if encoded:
             if not started:
                 yield resourcelist.HEADER + "items:\n"
@@ -53,17 +53,17 @@ def source_chunks(root: Path | str, parallel: bool = True, notes: list[Note] | N
         yield resourcelist.HEADER + "items: []\n"
 
 
-def _encode(root: Path, batch: list[str], notes: list[Note], used: set[str]) -> str:
+def _encode(root: Path, batch: list[str], notes: list[Note], used: set[str], workers: int | None) -> str:
     """A batch's items; `used`, the anchor names items before them defined, gets theirs."""
     encoded = []
     for rel in batch:
         source, resources = read_path(root, rel, kustomizations=True)  # kustomization files too, as kpt lists them
         notes.extend(source.notes)
-        encoded.append(resourcelist.encode_items(resources, used))
+        encoded.append(resourcelist.encode_items(resources, used, workers))
     return "".join(encoded)
 
 
-def _encoded(root: Path, batches: list[list[str]], parallel: bool, notes: list[Note]) -> Iterator[str]:
+def _encoded(root: Path, batches: list[list[str]], parallel: bool, notes: list[Note], workers: int | None) -> Iterator[str]:
     """Each batch's items, in order: even batches encoded here, odd ones by a forked helper when
     the package is big, the machine has a second core, and forking is safe (no other threads).
     The helper cannot know the anchor names of the batches before each of its own: a batch of
@@ -71,17 +71,17 @@ def _encoded(root: Path, batches: list[list[str]], parallel: bool, notes: list[N
     used: set[str] = set()
     if not parallel or len(batches) * BATCH < FORK_FROM or (os.cpu_count() or 1) < 2 or not hasattr(os, "fork") or threading.active_count() > 1:
         for batch in batches:
-            yield _encode(root, batch, notes, used)
+            yield _encode(root, batch, notes, used, workers)
         return
-    helper = _Helper(root, batches[1::2])
+    helper = _Helper(root, batches[1::2], workers)
     try:
         for index, batch in enumerate(batches):
             if index % 2 == 0:
-                yield _encode(root, batch, notes, used)
+                yield _encode(root, batch, notes, used, workers)
                 continue
             encoded, names = helper.next(notes)
             if names & used:
-                encoded = _encode(root, batch, [], used)  # its notes came with the helper's
+                encoded = _encode(root, batch, [], used, workers)  # its notes came with the helper's
             used |= names
             yield encoded
     finally:
@@ -93,12 +93,12 @@ class _Helper:
     `kind length\\n payload` (kind 0: items, 1: an input error's message, 2: anything else,
     3: the notes of the batch whose items come next, 4: the anchor names they define, as JSON)."""
 
-    def __init__(self, root: Path, batches: list[list[str]]) -> None:
+    def __init__(self, root: Path, batches: list[list[str]], workers: int | None) -> None:
         read_end, write_end = os.pipe()
         self.pid = os.fork()
         if self.pid == 0:  # the helper: never returns
             os.close(read_end)
-            _helper_main(root, batches, write_end)
+            _helper_main(root, batches, write_end, workers)
         os.close(write_end)
         self._records: queue.SimpleQueue[tuple[int, bytes]] = queue.SimpleQueue()
         self._reader = threading.Thread(target=self._read, args=(os.fdopen(read_end, "rb"),), daemon=True)
@@ -135,7 +135,7 @@ class _Helper:
             os.waitpid(self.pid, 0)
 
 
-def _helper_main(root: Path, batches: list[list[str]], fd: int) -> None:
+def _helper_main(root: Path, batches: list[list[str]], fd: int, workers: int | None) -> None:
     """The forked helper: encode the batches, report the first error, exit without running the
     parent's cleanup (stdout goes to /dev/null: only the parent writes the list)."""
     code = 0
@@ -147,7 +147,7 @@ def _helper_main(root: Path, batches: list[list[str]], fd: int) -> None:
                 notes: list[Note] = []
                 names: set[str] = set()
                 try:
-                    kind, payload = 0, _encode(root, batch, notes, names).encode()
+                    kind, payload = 0, _encode(root, batch, notes, names, workers).encode()
                 except InputError as err:
                     kind, payload = 1, str(err).encode()
                 except Exception as err:  # noqa: BLE001 - reported to the parent, which raises it
@@ -167,12 +167,14 @@ def _helper_main(root: Path, batches: list[list[str]], fd: int) -> None:
         os._exit(code)
 
 
-def write_source(root: Path | str, out: IO[str], flush_every: int = 1 << 18, fn_config: Path | None = None) -> None:
+def write_source(root: Path | str, out: IO[str], flush_every: int = 1 << 18, fn_config: Path | None = None,
+                 workers: int | None = None) -> None:
     """Write `source` to `out` as it is read. Should a file turn out bad after output began, a
     failure note (a reserved YAML indicator at column 0) ends the output, so that no consumer
     takes the truncated list for a whole package; the error is raised as usual. `fn_config`: a
     file whose one resource follows the items as the list's functionConfig (kpt's `source
-    --fn-config`), read before anything is written, so a bad one prints nothing.
+    --fn-config`), read before anything is written, so a bad one prints nothing. `workers`:
+    FNRUN_WORKERS as the edge read it.
 
     Into a pipe the package is read on one process: the reader at the other end (`fnrun sink`,
     a function) needs the second core more than this side does."""
@@ -182,7 +184,7 @@ def write_source(root: Path | str, out: IO[str], flush_every: int = 1 << 18, fn_
     notes: list[Note] = []
     tail = _function_config(fn_config) if fn_config is not None else ""
     try:
-        for chunk in itertools.chain(source_chunks(root, parallel=not _is_pipe(out), notes=notes), [tail]):
+        for chunk in itertools.chain(source_chunks(root, parallel=not _is_pipe(out), notes=notes, workers=workers), [tail]):
             pending.append(chunk)
             size += len(chunk)
             if size >= flush_every:

@@ -10,7 +10,7 @@ from typing import Any, Protocol
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from .. import annotations as ann, workers
+from .. import annotations as ann, workers as forking
 from ..errors import InputError
 from ..read.package import kustomization, parse_stream
 from ..resource import Resource
@@ -33,9 +33,10 @@ class Decoded:
 HEADER = f"apiVersion: {API_VERSION}\nkind: ResourceList\n"
 
 
-def encode(items: list[Resource], function_config: Resource | dict | None = None) -> str:
-    """A config.kubernetes.io/v1 ResourceList with each item's own text (comments included)."""
-    parts = [HEADER, "items:\n" if items else "items: []\n", encode_items(items)]
+def encode(items: list[Resource], function_config: Resource | dict | None = None, workers: int | None = None) -> str:
+    """A config.kubernetes.io/v1 ResourceList with each item's own text (comments included);
+    `workers` as `encode_items` takes it."""
+    parts = [HEADER, "items:\n" if items else "items: []\n", encode_items(items, workers=workers)]
     if function_config is not None:
         config_text = function_config.text if isinstance(function_config, Resource) else fast.dump(function_config)
         parts.append("functionConfig:\n")
@@ -45,13 +46,14 @@ def encode(items: list[Resource], function_config: Resource | dict | None = None
     return "".join(parts)
 
 
-def encode_items(items: list[Resource], used: set[str] | None = None) -> str:
+def encode_items(items: list[Resource], used: set[str] | None = None, workers: int | None = None) -> str:
     """The `items:` entries for some resources: what `fnrun source` sends file by file. Each is
     YAML the pure-Python parsers take, meaning what fnrun read: no line ending in a tab
     (yamlio.blanks), no plain scalar that YAML 1.1 reads otherwise (yamlio.yaml11), no anchor name
     an earlier item defines (yamlio.anchors; `used` holds those of items sent before these, and
     gets these items' own). Megabytes of items are encoded on every core, each item on its own;
-    the few whose anchors clash with an earlier one's are encoded again here, in order."""
+    the few whose anchors clash with an earlier one's are encoded again here, in order. `workers`:
+    FNRUN_WORKERS as the edge read it (None: the cores decide)."""
     used = set() if used is None else used
     sizes = [item.size for item in items]
 
@@ -59,7 +61,7 @@ def encode_items(items: list[Resource], used: set[str] | None = None) -> str:
         return [_encoded(item, frozenset()) for item in items[start:end]]
 
     parts = []
-    shares = workers.fork_map(share, sizes, workers.count(sum(sizes), workers.MIN_BYTES_TO_SHARE))
+    shares = forking.fork_map(share, sizes, forking.count(sum(sizes), forking.MIN_BYTES_TO_SHARE, workers))
     for item, (encoded, names) in zip(items, (done for part in shares for done in part)):
         if names & used:
             encoded, names = _encoded(item, used)
@@ -87,11 +89,11 @@ def _noted(item: Resource, sent: str) -> str:
     return text.stamp(sent, node, [(ann.ORIGINAL, text.quote(item.body))]) or sent
 
 
-def decode(content: str, source: str) -> Decoded:
+def decode(content: str, source: str, workers: int | None = None) -> Decoded:
     """Items of a ResourceList (v1, v1beta1, v1alpha1), a `kind: List`, or a plain stream. A big
     list in fnrun's own layout (a function's output over thousands of resources) is parsed on
-    every core."""
-    return decode_stream([content], source, share_among=workers.count(len(content), workers.MIN_BYTES_TO_SHARE))
+    every core (or by `workers` processes: FNRUN_WORKERS as the edge read it)."""
+    return decode_stream([content], source, share_among=forking.count(len(content), forking.MIN_BYTES_TO_SHARE, workers))
 
 
 class ItemSink(Protocol):

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from ..runtimes.container.warm.plan import Plan, Planned
     from ..runtimes.container.warm.pool import WarmPool
     from ..runtimes.container.warm.spawn import Spawner
+    from ..settings import HelperPlace
     from .options import RunOptions, RuntimeFor
 
 
@@ -53,7 +54,7 @@ class RunSession:
             if self.warm is not None and key in self.warm.keys:
                 from ..runtimes.container.warm.runtime import WarmRuntime
 
-                return WarmRuntime(self.warm.pool, ordinary, self.warm.spawner, key, self.warm.planned.get(key))
+                return WarmRuntime(self.warm.pool, ordinary, self.warm.spawner, key, self.warm.planned.get(key), self.warm.place)
             from ..runtimes.container.prestart import PrestartedRuntime
 
             assert self.prestarter is not None
@@ -95,7 +96,7 @@ def session(
         prestarter = warm = None
         try:
             with guard.armed():  # asks the engine about images; starts nothing
-                warm = warmth(containers, calls, registry) if options.warm else None
+                warm = warmth(containers, calls, registry, options.settings.helper) if options.warm else None
             # Held: what starts containers in the background is the session's, to close below,
             # before a stop may cut in (one cut inside _prestarter lost it, and what it started).
             cold = [(key, spec) for key, spec in containers if warm is None or key not in warm.keys]
@@ -122,6 +123,7 @@ class Warmth:
     plans: list[Plan]
     spawner: Spawner  # starts the next warm call's process before its turn
     planned: dict[int, Planned]  # what each warm step's call was worked out to need, at the start
+    place: HelperPlace  # where the warm-call helper is had (the run's settings)
 
 
 def _invocations(planned: list[tuple[int, FunctionSpec]], options: RunOptions, root: Path) -> dict[int, Invocation]:
@@ -141,7 +143,8 @@ def _invocations(planned: list[tuple[int, FunctionSpec]], options: RunOptions, r
     return calls
 
 
-def warmth(containers: list[tuple[int, FunctionSpec]], calls: dict[int, Invocation], registry: Registry) -> Warmth | None:
+def warmth(containers: list[tuple[int, FunctionSpec]], calls: dict[int, Invocation], registry: Registry,
+           place: HelperPlace) -> Warmth | None:
     """The steps whose image (with the same sandbox) the run calls more than once; None when none."""
     from ..errors import FnrunError
     from ..runtimes.container.warm.calls import fits
@@ -156,7 +159,7 @@ def warmth(containers: list[tuple[int, FunctionSpec]], calls: dict[int, Invocati
         if call is None:
             continue
         try:
-            found = plan(call, registry.engine.api)
+            found = plan(call, registry.engine.api, place)
         except FnrunError:
             continue  # reported when the function's turn comes, as ever
         if isinstance(found, NoWarm):
@@ -179,7 +182,7 @@ def warmth(containers: list[tuple[int, FunctionSpec]], calls: dict[int, Invocati
             pool.limit(found_key, 1)  # one pipeline: its calls come one after another, each a fork
     keys = {key for keys in shared.values() for key in keys}
     planned = {key: step for key, step in planned.items() if key in keys}
-    return Warmth(keys, pool, [plans[k] for k in shared], Spawner(pool, sorted(planned.items())), planned)
+    return Warmth(keys, pool, [plans[k] for k in shared], Spawner(pool, sorted(planned.items())), planned, place)
 
 
 # Containers of one image at most, whatever --jobs (a start costs more than a call): one serves
@@ -265,6 +268,6 @@ def _misses_cache(spec: FunctionSpec, call: Invocation, resources: list[Resource
 
     items, _ = scope.split(spec, resources)
     spec, items = scope.as_handed(spec, items, options.package_paths)
-    stdin = resourcelist.encode(items, spec.config).encode("utf-8")
-    return registry.caching(registry(Kind.CONTAINER), options.settings.cache_size).would_run(call, stdin)
+    stdin = resourcelist.encode(items, spec.config, options.settings.workers).encode("utf-8")
+    return registry.caching(registry(Kind.CONTAINER), options.settings.cache_dir, options.settings.cache_size).would_run(call, stdin)
 

@@ -15,7 +15,7 @@ import codecs
 import queue
 import threading
 
-from .. import workers
+from .. import workers as forking
 from . import fastlist
 from .resourcelist import Decoded
 
@@ -26,8 +26,10 @@ _BLOCK = 1 << 20  # what the decoder is fed at least at a time
 class StreamedDecode:
     """One function run's stdout, decoded on a thread as it arrives (a context: closed on exit)."""
 
-    def __init__(self, source: str) -> None:
+    def __init__(self, source: str, workers: int | None = None) -> None:
+        """`workers`: FNRUN_WORKERS as the edge read it, for output that arrives faster than it is parsed."""
         self._source = source
+        self._workers = workers
         self._chunks: queue.SimpleQueue[bytes] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._outcome: Decoded | None = None
@@ -74,10 +76,10 @@ class StreamedDecode:
                 with self._lock:
                     self._backlog -= len(chunk)
                     behind = self._backlog
-                if not decoder.share_among and behind >= workers.MIN_BYTES_TO_SHARE:
+                if not decoder.share_among and behind >= forking.MIN_BYTES_TO_SHARE:
                     # arriving faster than parsed (written at the end, all at once): keep the
                     # rest's items and parse them on every core at the end
-                    decoder.share_among = workers.count(behind, workers.MIN_BYTES_TO_SHARE)
+                    decoder.share_among = forking.count(behind, forking.MIN_BYTES_TO_SHARE, self._workers)
                 text = utf8.decode(chunk)
                 pending.append(text)
                 size += len(text)

@@ -22,13 +22,14 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from orchestrator.errors import InputError
 from orchestrator.kinds import KINDS, Kind
 from orchestrator.runtimes.protocol import Invocation, ItemsOutput, Mount, RunOutput, Runtime, Sandbox, StderrSink
-from orchestrator.settings import DEFAULT_CACHE_SIZE
+from orchestrator.settings import DEFAULT_CACHE_SIZE, default_cache_dir
 
 if TYPE_CHECKING:
     from orchestrator.runtimes.cache import CachingRuntime
@@ -53,8 +54,10 @@ class Serving:
     locked: bool = False
     lock_allows: str | None = None
     cache_size: int = DEFAULT_CACHE_SIZE  # the cache's bound, in bytes (FNRUN_CACHE_SIZE)
+    cache_dir: Path = field(default_factory=default_cache_dir)  # where the cache is (FNRUN_CACHE_DIR)
     handover: bool = True  # fnrun's own catalog takes the items as data (FNRUN_BUILTIN_HANDOVER)
     fork: bool = True  # builtins in a child of the fork server where they can be (FNRUN_BUILTIN_FORK)
+    workers: int | None = None  # processes big handed-back items are taken with (FNRUN_WORKERS; None: by the cores)
 
 
 def catalog_module(image: str | None, kpt_catalog: bool = True) -> str | None:
@@ -157,7 +160,7 @@ class Registry:
         def builtin(module: str) -> Runtime:
             from orchestrator.runtimes.host.builtin import BuiltinRuntime  # only where one serves
 
-            return BuiltinRuntime(module, handover=serving.handover, fork=serving.fork, server=self.forks)
+            return BuiltinRuntime(module, handover=serving.handover, fork=serving.fork, server=self.forks, workers=serving.workers)
 
         if serving.locked:
             return builtin(serving.lock_allows) if serving.lock_allows else None
@@ -179,14 +182,14 @@ class Registry:
         if found is not None:
             return found
         runtime = (ordinary or self)(kind)
-        return self.caching(runtime, serving.cache_size) if serving.cache and kind == Kind.CONTAINER else runtime
+        return self.caching(runtime, serving.cache_dir, serving.cache_size) if serving.cache and kind == Kind.CONTAINER else runtime
 
-    def caching(self, runtime: Runtime, bound: int = DEFAULT_CACHE_SIZE) -> CachingRuntime:
+    def caching(self, runtime: Runtime, root: Path, bound: int = DEFAULT_CACHE_SIZE) -> CachingRuntime:
         """`runtime` behind the run's result cache (bounded by `bound` bytes, the first
         caller's: FNRUN_CACHE_SIZE, read at the edge)."""
         from orchestrator.runtimes.cache import CachingRuntime, ResultCache
 
-        cache = self._part("cache", lambda: ResultCache(bound=bound))
+        cache = self._part("cache", lambda: ResultCache(root, bound=bound))
         return CachingRuntime(runtime, cache, self._connect)
 
     def close(self) -> None:

@@ -40,26 +40,12 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.runtimes.protocol import Bytes, Invocation, RunOutput, Runtime, StderrSink, StdoutSink
-from orchestrator.settings import DEFAULT_CACHE_SIZE, switch
+from orchestrator.settings import DEFAULT_CACHE_SIZE
 
 LABEL_CACHEABLE = "dev.fnrun.cacheable"
 _VERSION = "v1"
 # What never changes a successful run's output: how long it may take and how much it may say.
 _SANDBOX_IGNORED = ("timeout", "image_pull_policy", "max_output")
-
-
-def cache_dir() -> Path:
-    """$FNRUN_CACHE_DIR, else $XDG_CACHE_HOME/fnrun, else ~/.cache/fnrun."""
-    explicit = os.environ.get("FNRUN_CACHE_DIR")
-    if explicit:
-        return Path(explicit)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "fnrun"
-
-
-def enabled_by_environment() -> bool:
-    """FNRUN_CACHE, for the launcher alone (it decides before any run's settings are read)."""
-    return switch(os.environ.get("FNRUN_CACHE"), True)
 
 
 @dataclass
@@ -71,8 +57,9 @@ class CacheInfo:
 
 
 class ResultCache:
-    def __init__(self, root: Path | None = None, bound: int | None = None) -> None:
-        self.root = (root or cache_dir()) / _VERSION
+    def __init__(self, root: Path, bound: int | None = None) -> None:
+        """The cache in `root` (settings.cache_dir: FNRUN_CACHE_DIR, read at the edge)."""
+        self.root = root / _VERSION
         self.bound = DEFAULT_CACHE_SIZE if bound is None else bound  # FNRUN_CACHE_SIZE, read at the edge
         self._top = str(self.root.parent)
         self._lock = threading.Lock()

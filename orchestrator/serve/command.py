@@ -18,7 +18,6 @@ def serve_command(*, address: str, insecure: bool, tls_cert: Path | None, tls_ke
                   image_pull_policy: str, timeout: float, memory: str, oci_runtime: str | None, mount_mode: str, cache: bool,
                   warm: bool, idle_ttl: float) -> int:
     """Parse, then serve until stopped."""
-    from ..runtimes.host import kpt_catalog
     from ..settings import Settings as Switches
 
     try:
@@ -31,9 +30,10 @@ def serve_command(*, address: str, insecure: bool, tls_cert: Path | None, tls_ke
     sandbox = sandbox_of(SandboxSettings(timeout=timeout, memory=memory, image_pull_policy=image_pull_policy, oci_runtime=oci_runtime,
                                          mount_mode=mount_mode))
     switches = Switches.from_environ()
-    settings = Settings(sandbox=sandbox, builtin_catalog=builtin_catalog or kpt_catalog.enabled_by_environment(),
+    settings = Settings(sandbox=sandbox, builtin_catalog=builtin_catalog or switches.builtin_catalog,
                         cache=cache, parallel=parallel, queue=queue,
-                        warm=warm and switches.warm, idle_ttl=idle_ttl, cache_size=switches.cache_size)
+                        warm=warm and switches.warm, idle_ttl=idle_ttl, cache_size=switches.cache_size, cache_dir=switches.cache_dir,
+                        workers=switches.workers, helper=switches.helper)
     listen = Listen(address=address, insecure=insecure, tls_cert=tls_cert, tls_key=tls_key, client_ca=client_ca,
                     max_request=request_limit, grace=grace,
                     metrics=check_address(metrics, "--metrics") if metrics is not None else None)

@@ -11,7 +11,8 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 
 from ..errors import EnvironmentProblem, FnrunError, ImageUnavailable, InputError
 from ..kinds import Kind
@@ -20,7 +21,7 @@ from ..run import resourcelist
 from ..run.fastlist import HEADERS
 from ..runtimes import Invocation, Registry, Runtime, Sandbox, Serving
 from ..runtimes.protocol import BASE_ENV
-from ..settings import DEFAULT_CACHE_SIZE
+from ..settings import DEFAULT_CACHE_SIZE, HelperPlace, default_cache_dir
 from ..yamlio import fast
 
 _HEADS = tuple(sorted(head.encode() for head in HEADERS))  # `apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n`, each version
@@ -34,6 +35,9 @@ class Settings:
     builtin_catalog: bool = False
     cache: bool = True
     cache_size: int = DEFAULT_CACHE_SIZE  # the result cache's bound (FNRUN_CACHE_SIZE)
+    cache_dir: Path = field(default_factory=default_cache_dir)  # where it is (FNRUN_CACHE_DIR)
+    workers: int | None = None  # processes a big list is decoded and encoded with (FNRUN_WORKERS; None: by the cores)
+    helper: HelperPlace = HelperPlace()  # where the warm-call helper is had (FNRUN_WARM_HELPER, XDG_CACHE_HOME, CC)
     parallel: int = 4  # containers of one image running at once
     queue: int = 64  # calls of one image waiting for one of those
     warm: bool = True  # calls in warm containers kept across requests (FNRUN_WARM=0: every call cold)
@@ -90,7 +94,7 @@ class Evaluator:
             return cold
         from ..runtimes.container.warm.runtime import WarmRuntime
 
-        return WarmRuntime(self.pool, cold)
+        return WarmRuntime(self.pool, cold, place=self.settings.helper)
 
     def expire(self) -> int:
         """Remove warm containers idle for the TTL; how many went."""
@@ -108,12 +112,13 @@ class Evaluator:
     def evaluate(self, resource_list: bytes, image: str) -> Answer:
         reference = _image(image)
         call = Invocation(name=reference, image=reference, env=dict(BASE_ENV), sandbox=self.settings.sandbox)
-        serving = Serving(builtin=True, kpt_catalog=self.settings.builtin_catalog, cache=self.settings.cache, cache_size=self.settings.cache_size)
+        serving = Serving(builtin=True, kpt_catalog=self.settings.builtin_catalog, cache=self.settings.cache, cache_size=self.settings.cache_size, cache_dir=self.settings.cache_dir,
+                          workers=self.settings.workers)
         runtime = self.registry.choose(Kind.CONTAINER, call, serving, self._container)
-        decoded = _decoded(resource_list, reference) if runtime.items_always or not _list_head(resource_list) else None
+        decoded = _decoded(resource_list, reference, self.settings.workers) if runtime.items_always or not _list_head(resource_list) else None
         with self._slot(reference):
             try:
-                return _run(runtime, call, resource_list, decoded)
+                return _run(runtime, call, resource_list, decoded, self.settings.workers)
             except ImageUnavailable as err:
                 raise UnknownFunction(str(err)) from None
 
@@ -140,10 +145,10 @@ class Evaluator:
             slots.release()
 
 
-def _decoded(resource_list: bytes, reference: str) -> resourcelist.Decoded:
+def _decoded(resource_list: bytes, reference: str, workers: int | None) -> resourcelist.Decoded:
     """The request's items, or INVALID_ARGUMENT's one line: not UTF-8, not a ResourceList."""
     source = f"the ResourceList for {reference}"
-    decoded = resourcelist.decode(fast.decode(resource_list, source), source)
+    decoded = resourcelist.decode(fast.decode(resource_list, source), source, workers)
     if decoded.kind != "ResourceList":
         raise InputError(f"{source}: not a ResourceList (kind: ResourceList, items: [...])")
     return decoded
@@ -156,7 +161,7 @@ def _list_head(resource_list: bytes) -> bool:
     return resource_list.startswith(_HEADS)
 
 
-def _run(runtime: Runtime, call: Invocation, resource_list: bytes, decoded: resourcelist.Decoded | None) -> Answer:
+def _run(runtime: Runtime, call: Invocation, resource_list: bytes, decoded: resourcelist.Decoded | None, workers: int | None) -> Answer:
     """The call, by the items where the runtime takes them so (kpt's catalog in-process: each item
     keeps its own text, comments included, as the catalog's containers keep them), else by bytes."""
     assert call.image is not None
@@ -164,7 +169,7 @@ def _run(runtime: Runtime, call: Invocation, resource_list: bytes, decoded: reso
         assert decoded is not None
         handed = runtime.run_items(call, decoded.items, decoded.function_config)
         if handed is not None:
-            body = resourcelist.encode(handed.items, decoded.function_config) + _results(handed.results) if handed.items is not None else ""
+            body = resourcelist.encode(handed.items, decoded.function_config, workers) + _results(handed.results) if handed.items is not None else ""
             return Answer(call.image, body.encode(), handed.stderr.encode(), handed.exit_code, handed.duration, handed.cached, handed.builtin)
     out = runtime.run(call, resource_list)
     return Answer(call.image, out.stdout, out.stderr.encode(), out.exit_code, out.duration, out.cached, out.builtin)

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
-from .. import annotations as ann, workers
+from .. import annotations as ann, workers as forking
 from ..errors import InputError
 from ..read.package import Package, SourceFile
 from ..resource import Resource
@@ -43,9 +43,11 @@ class WritePlan:
         return f"{created} created, {updated} updated, {deleted} deleted, {len(self.unchanged)} unchanged"
 
 
-def plan(root: Path | str, resources: list[Resource], original: Package | None = None, check: PathChecker | None = None) -> WritePlan:
+def plan(root: Path | str, resources: list[Resource], original: Package | None = None, check: PathChecker | None = None,
+         workers: int | None = None) -> WritePlan:
     """What writing `resources` into root would change, file by file; every path must be one a
-    resource may land on (write.landing: by default, `original`'s files or new YAML files)."""
+    resource may land on (write.landing: by default, `original`'s files or new YAML files).
+    `workers`: FNRUN_WORKERS as the edge read it (None: the cores decide)."""
     root = Path(root)
     check = check or checker(root, original)
     by_path: dict[str, list[Resource]] = {}
@@ -62,7 +64,7 @@ def plan(root: Path | str, resources: list[Resource], original: Package | None =
     def assemble(path: str) -> bytes:
         return _assemble_file(path, by_path[path], original, original.files.get(path) if original else None)
 
-    assembled = _assemble_files(paths, [_weight(by_path[p], original.files.get(p) if original else None) for p in paths], assemble)
+    assembled = _assemble_files(paths, [_weight(by_path[p], original.files.get(p) if original else None) for p in paths], assemble, workers)
     for path in paths:
         source = original.files.get(path) if original else None
         new = assembled[path]
@@ -86,7 +88,7 @@ def _weight(resources: list[Resource], source: SourceFile | None) -> int:
     return max(len(source.raw) if source is not None else 0, _RESOURCE_BYTES * len(resources))
 
 
-def _assemble_files(paths: list[str], weights: list[int], assemble: Callable[[str], bytes]) -> dict[str, bytes]:
+def _assemble_files(paths: list[str], weights: list[int], assemble: Callable[[str], bytes], workers: int | None) -> dict[str, bytes]:
     """Each path's new bytes; a big plan (thousands of resources, or megabytes of CRDs) is
     assembled on every core, with the same bytes in the same order."""
 
@@ -94,7 +96,7 @@ def _assemble_files(paths: list[str], weights: list[int], assemble: Callable[[st
         return {path: assemble(path) for path in paths[start:end]}
 
     assembled: dict[str, bytes] = {}
-    for files in workers.fork_map(share, weights, workers.count(sum(weights), workers.MIN_BYTES_TO_SHARE)):
+    for files in forking.fork_map(share, weights, forking.count(sum(weights), forking.MIN_BYTES_TO_SHARE, workers)):
         assembled.update(files)
     return assembled
 
@@ -314,8 +316,8 @@ class StreamWriter:
         self._stager.rollback()
 
 
-def write(root: Path | str, resources: list[Resource], original: Package | None = None) -> WritePlan:
+def write(root: Path | str, resources: list[Resource], original: Package | None = None, workers: int | None = None) -> WritePlan:
     """Plan and apply: the write-back every command uses."""
-    result = plan(root, resources, original)
+    result = plan(root, resources, original, workers=workers)
     apply(result)
     return result

@@ -41,10 +41,9 @@ def test_any_chunking_decodes_as_the_whole_does(size: int, tmp_path: Path) -> No
 
 def test_output_arriving_faster_than_parsed_is_parsed_on_every_core_at_the_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(workers, "MIN_BYTES_TO_SHARE", 2000)
-    monkeypatch.setenv("FNRUN_WORKERS", "2")
     text = listing(tmp_path, 60)
     data = text.encode()
-    streamed = StreamedDecode("output of fn")
+    streamed = StreamedDecode("output of fn", workers=2)
     pieces = [data[start : start + 500] for start in range(0, len(data), 500)]
     for piece in pieces[:-1]:  # queued before the thread starts: far ahead of it
         streamed._chunks.put(piece)

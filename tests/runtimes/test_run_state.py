@@ -18,6 +18,7 @@ from orchestrator.render.runner import RenderOptions, render_package
 from orchestrator.requests import Output, RenderRequest, SandboxSettings, Speed
 from orchestrator.run.options import RunOptions
 from orchestrator.runtimes import Invocation, Registry, Sandbox, Serving
+from orchestrator.settings import Settings
 from testing.pipeline_helpers import test_images  # noqa: F401 - fixture
 from testing.runtime_fixtures import containers_of
 from testing.stress import descendants
@@ -70,7 +71,7 @@ def test_two_runs_in_threads_each_have_their_own_runtimes_and_leave_nothing(tmp_
             outcome = render_package(root, RenderOptions(run_options(), record_status=False), registry=registry, in_place=False)
             assert outcome.failure is None, outcome.failure
             labels = [r.data["metadata"].get("labels") for r in outcome.resources if r.data["kind"] == "ConfigMap"]
-            cache = registry.caching(registry(Kind.CONTAINER)).cache
+            cache = registry.caching(registry(Kind.CONTAINER), Settings().cache_dir).cache
             seen[team] = {"labels": labels, "fork": registry.forks.pid, "client": registry.engine.api(), "cache": cache,
                           "container": registry(Kind.CONTAINER)}
         except BaseException as err:  # noqa: BLE001 - carried to the test's thread

@@ -55,6 +55,11 @@ def host(environ: dict[str, str] | os._Environ[str] | None = None) -> str:
     return chosen(environ).host or DEFAULT_HOST
 
 
+def requested_runtime(environ: dict[str, str] | os._Environ[str]) -> str:
+    """The engine kpt's variables ask for (docker when none does), lowercased."""
+    return _requested(environ)[1] or "docker"
+
+
 def announce(choice: Choice) -> None:
     """Say once, on stderr, which engine a runtime variable led to."""
     if choice.note is not None:

@@ -57,12 +57,15 @@ class BuiltinRuntime(Bytes):
 
     streams_stdout = True
 
-    def __init__(self, module: str, handover: bool = True, fork: bool = True, server: forked.ForkServer | None = None) -> None:
+    def __init__(self, module: str, handover: bool = True, fork: bool = True, server: forked.ForkServer | None = None,
+                 workers: int | None = None) -> None:
         """`handover` (FNRUN_BUILTIN_HANDOVER) lets fnrun's own catalog take the items as data;
         `fork` (FNRUN_BUILTIN_FORK) lets the module run in a child of `server` (the run's fork
-        server) where it can, rather than in a new interpreter of its own, as it does without one."""
+        server) where it can, rather than in a new interpreter of its own, as it does without one;
+        `workers` (FNRUN_WORKERS) share the work of taking big handed-back items."""
         self.module = module
         self.handover = handover
+        self.workers = workers
         self.server = server
         self.forks = module if fork and server is not None and forked.can_fork(module, FUNCTIONS_DIR) else None  # the protocol's capability
         # kpt's catalog in fnrun's versions: their text way answers JSON, which carries no
@@ -119,7 +122,10 @@ class BuiltinRuntime(Bytes):
             back = None
             if output.stdout.strip():
                 try:
-                    back = (catalog_handover.handed_back if self.kpt_catalog else handover.handed_back)(output.stdout, output.exit_code, items, invocation.name)
+                    if self.kpt_catalog:
+                        back = catalog_handover.handed_back(output.stdout, output.exit_code, items, invocation.name)
+                    else:
+                        back = handover.handed_back(output.stdout, output.exit_code, items, invocation.name, self.workers)
                 except handover.NeedsText:
                     went_back = True
                     return None

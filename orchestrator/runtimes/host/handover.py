@@ -31,7 +31,7 @@ import types
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from orchestrator import annotations as ann, workers
+from orchestrator import annotations as ann, workers as forking
 from orchestrator.errors import FnrunError, FunctionError
 from orchestrator.resource import Resource
 from orchestrator.yamlio import fast, textedit
@@ -200,10 +200,12 @@ class NeedsText(Exception):
     """A changed item whose write-back may need the function's own text: run it the text way."""
 
 
-def handed_back(stdout: bytes, exit_code: int, sent: list[Resource], name: str) -> tuple[list[Resource], list[dict]] | None:
+def handed_back(stdout: bytes, exit_code: int, sent: list[Resource], name: str,
+                workers: int | None = None) -> tuple[list[Resource], list[dict]] | None:
     """The function's items and results from what the child wrote; None when it wrote nothing
     (a failure: the caller reports the exit code). Raises FunctionError on output that is not
-    the protocol's, like invalid output of any function, and NeedsText (see `_edit_as_text`)."""
+    the protocol's, like invalid output of any function, and NeedsText (see `_edit_as_text`,
+    which shares big work among `workers` processes: FNRUN_WORKERS as the edge read it)."""
     try:
         envelope = json.loads(stdout)
         items: list[Resource] = []
@@ -221,7 +223,7 @@ def handed_back(stdout: bytes, exit_code: int, sent: list[Resource], name: str) 
         if exit_code != 0:
             return None
         raise FunctionError(f"function {name} returned invalid output: {err}") from None
-    known = _edit_as_text([(item, value) for _, item, value in changed])
+    known = _edit_as_text([(item, value) for _, item, value in changed], workers)
     if known is None:
         raise NeedsText
     for (place, item, value), edit in zip(changed, known):
@@ -242,7 +244,7 @@ def item_at(sent: list[Resource], position: Any) -> Resource:
 _ROUND_TRIP_SIGNS = re.compile(r"[{}\[\]&*!|>]|<<")
 
 
-def _edit_as_text(changed: list[tuple[Resource, Any]]) -> list[textedit.KnownEdit | None] | None:
+def _edit_as_text(changed: list[tuple[Resource, Any]], workers: int | None) -> list[textedit.KnownEdit | None] | None:
     """Each changed item's edit where one was worked out (in `changed`'s order), when every changed
     item can be written over its text by minimal text edits, as the write-back will (its body, the
     file's text, from the value read to the value now): then the text a function returns plays no
@@ -263,7 +265,7 @@ def _edit_as_text(changed: list[tuple[Resource, Any]]) -> list[textedit.KnownEdi
     def share(start: int, end: int) -> list[str | None]:
         return [_text_edit(sent, value) for _, sent, value in tried[start:end]]
 
-    edits = [edit for part in workers.fork_map(share, weights, workers.count(sum(weights), workers.MIN_BYTES_TO_SHARE)) for edit in part]
+    edits = [edit for part in forking.fork_map(share, weights, forking.count(sum(weights), forking.MIN_BYTES_TO_SHARE, workers)) for edit in part]
     if any(edit is None for edit in edits):
         return None
     for (number, sent, value), edit in zip(tried, edits):

@@ -11,13 +11,12 @@ cap, memory limit, no network where the host allows it).
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from orchestrator.errors import InputError
 from orchestrator.runtimes.protocol import Bytes, Invocation, RunOutput, StderrSink, StdoutSink
+from orchestrator.settings import BUILTIN_CATALOG
 
-ENV_VAR = "FNRUN_BUILTIN_CATALOG"
 PREFIXES = ("ghcr.io/kptdev/krm-functions-catalog/", "gcr.io/kpt-fn/")
 STARLARK_MODULE = "functions.kpt_catalog.starlark"
 # catalog name -> module run in its place
@@ -26,10 +25,6 @@ FUNCTIONS: dict[str, str] = {
     for name in ("set-namespace", "set-labels", "set-annotations", "set-image", "apply-setters", "search-replace", "starlark",
                  "apply-replacements", "no-op", "drop-comments")
 }
-
-
-def enabled_by_environment() -> bool:
-    return os.environ.get(ENV_VAR, "").strip().lower() in ("1", "true", "yes", "on")
 
 
 def catalog_name(image: str | None) -> str | None:
@@ -53,7 +48,7 @@ def offer(image: str | None) -> str | None:
     name = catalog_name(image)
     if name is None:
         return None
-    return f"fnrun has a builtin {name}: pass --builtin-catalog (or set {ENV_VAR}=1) to run it without the image"
+    return f"fnrun has a builtin {name}: pass --builtin-catalog (or set {BUILTIN_CATALOG}=1) to run it without the image"
 
 
 MAX_SCRIPT = 100_000  # bytes: the script travels as one argument (Linux caps one at 128 KiB)

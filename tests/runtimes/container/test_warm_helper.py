@@ -20,6 +20,7 @@ from hypothesis import given, settings, strategies as st
 from orchestrator import prebuilt
 from orchestrator.runtimes.container.runtime import api_client
 from orchestrator.runtimes.container.warm import helper
+from orchestrator.settings import WARM_HELPER, helper_place
 from testing.elf import MACHINES, elf
 from testing.pipeline_helpers import REPO, write_package
 from testing.runtime_fixtures import containers_of
@@ -29,8 +30,8 @@ SPELLINGS = {"x86_64": "amd64", "amd64": "amd64", "aarch64": "arm64", "arm64": "
 
 @pytest.fixture(autouse=True)
 def fresh_choice(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Every test picks anew: no memo of an earlier test's helper, no FNRUN_WARM_HELPER."""
-    monkeypatch.delenv(helper.ENV_HELPER, raising=False)
+    """Every test picks anew: no memo of an earlier test's helper (none reads FNRUN_WARM_HELPER:
+    where the helper is had is handed in, a settings.HelperPlace)."""
     monkeypatch.setattr(helper, "_found", {})
     yield
 
@@ -99,23 +100,22 @@ def test_without_the_shipped_helpers_fnrun_builds_one_with_zig_and_else_says_why
     """A checkout never set up: zig builds the other architecture's helper into the cache; with
     neither zig nor a compiler (or only one for this machine), the reason says what would help."""
     monkeypatch.setattr(prebuilt, "helper_path", lambda arch, root=prebuilt.ROOT: tmp_path / "none" / arch / prebuilt.HELPER_NAME)
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    place = helper_place({"XDG_CACHE_HOME": str(tmp_path / "cache")})
     monkeypatch.setenv("ZIG_GLOBAL_CACHE_DIR", str(Path.home() / ".cache" / "zig"))  # zig's own cache: musl built once
-    assert not helper.ready()
+    assert not helper.ready(place)
     other = "arm64" if helper.host_arch() == "amd64" else "amd64"
-    home, why = helper.helper_dir(other)
+    home, why = helper.helper_dir(other, place=place)
     assert home is not None and home.is_relative_to(tmp_path / "cache"), why
     assert elf(home / helper.NAME) == (MACHINES[other], False)
 
     monkeypatch.setattr(helper, "_found", {})
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "empty"))
+    place = helper_place({"XDG_CACHE_HOME": str(tmp_path / "empty")})  # and no CC: cc, else gcc
     monkeypatch.setattr(prebuilt, "zig", lambda: None)
     monkeypatch.setenv("PATH", str(tmp_path / "no-tools"))
-    monkeypatch.delenv("CC", raising=False)
-    assert helper.helper_dir(other) == (None, (
+    assert helper.helper_dir(other, place=place) == (None, (
         f"no warm-call helper for the engine's linux/{other}: this fnrun was installed without one, "
         f"and only ziglang (pip install ziglang) builds it on this {helper.host_arch()} machine"))
-    assert helper.helper_dir(helper.host_arch()) == (None, (
+    assert helper.helper_dir(helper.host_arch(), place=place) == (None, (
         f"no warm-call helper for the engine's linux/{helper.host_arch()}: this fnrun was installed without one, "
         "and there is neither ziglang (pip install ziglang) nor a C compiler to build it"))
 
@@ -135,7 +135,7 @@ def test_a_render_uses_a_warm_container_with_no_c_compiler_anywhere(tmp_path: Pa
                    "  - image: fnrun-test/sdkprobe:v1\n",
         "cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  k: v\n",
     })
-    env = {key: value for key, value in os.environ.items() if key not in ("CC", helper.ENV_HELPER) and not key.startswith("FNRUN_WARM")}
+    env = {key: value for key, value in os.environ.items() if key not in ("CC", WARM_HELPER) and not key.startswith("FNRUN_WARM")}
     env.update(PATH=str(tools), XDG_CACHE_HOME=str(cache), PYTHONPATH=str(REPO))
     proc = subprocess.Popen([sys.executable, "-m", "orchestrator", "render", str(root), "--image-pull-policy", "never", "--no-cache", "-o", "stdout"],
                             cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

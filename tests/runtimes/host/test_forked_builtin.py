@@ -154,13 +154,14 @@ def sample() -> tuple[list, dict]:
     return [r for r in resources if r is not config], config.data
 
 
-def handover(items: list, config: dict | None, lines: list[str] | None = None, allowed: bool = True, **sandbox: object) -> tuple:
+def handover(items: list, config: dict | None, lines: list[str] | None = None, allowed: bool = True, workers: int | None = None,
+             **sandbox: object) -> tuple:
     from orchestrator.runtimes.host.builtin import BuiltinRuntime
 
     invocation = Invocation(name="fnrun/set-labels:v1", image="fnrun/set-labels:v1",
                             sandbox=Sandbox(**{"timeout": 30.0, "memory": 256 << 20, **sandbox}))  # type: ignore[arg-type]
     lines = [] if lines is None else lines
-    return BuiltinRuntime("functions.set_labels", handover=allowed, server=SERVER).run_items(invocation, items, config, lines.append), lines
+    return BuiltinRuntime("functions.set_labels", handover=allowed, server=SERVER, workers=workers).run_items(invocation, items, config, lines.append), lines
 
 
 def patch_apply(monkeypatch: pytest.MonkeyPatch, fault: object) -> None:
@@ -374,20 +375,19 @@ spec:
 """
 
 
-@pytest.mark.parametrize("workers", ["1", "2"])
-def test_edits_worked_out_on_every_core_are_the_write_back_s(workers: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("workers", [1, 2])
+def test_edits_worked_out_on_every_core_are_the_write_back_s(workers: int, tmp_path: Path) -> None:
     """Items whose text has what text edits may refuse are tried before the step stands, in
     forked workers for a big package; each returned item carries its edit to the write-back, and
     it is the one a fresh edit in this process gives."""
     from orchestrator.read.package import read_package
     from orchestrator.yamlio import textedit
 
-    monkeypatch.setenv("FNRUN_WORKERS", workers)
     for n in range(6):
         (tmp_path / f"crd{n}.yaml").write_text(CRD.format(n=n))
-    items = read_package(tmp_path).resources
+    items = read_package(tmp_path, workers=workers).resources
     config = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "fn"}, "data": {"team": "a"}}
-    output, _ = handover(items, config)
+    output, _ = handover(items, config, workers=workers)
     assert output is not None and output.exit_code == 0
     back = output.items
     assert [r.data["metadata"]["labels"] for r in back] == [{"team": "a"}] * 6
@@ -397,18 +397,17 @@ def test_edits_worked_out_on_every_core_are_the_write_back_s(workers: str, tmp_p
         assert "  labels:\n    team: a\n" in fresh and fresh.replace("  labels:\n    team: a\n", "", 1) == sent.body
 
 
-@pytest.mark.parametrize("workers", ["1", "2"])
-def test_one_item_text_edits_cannot_write_sends_the_whole_step_the_text_way(workers: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("workers", [1, 2])
+def test_one_item_text_edits_cannot_write_sends_the_whole_step_the_text_way(workers: int, tmp_path: Path) -> None:
     from orchestrator.read.package import read_package
 
-    monkeypatch.setenv("FNRUN_WORKERS", workers)
     for n in range(5):
         (tmp_path / f"crd{n}.yaml").write_text(CRD.format(n=n))
     (tmp_path / "crd9.yaml").write_text(CRD.format(n=9).replace("metadata:\n  name: things9.example.com  # [a comment with brackets]", "metadata: {name: things9.example.com}"))
-    items = read_package(tmp_path).resources
+    items = read_package(tmp_path, workers=workers).resources
     assert len(items) == 6
     config = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "fn"}, "data": {"team": "a"}}
-    assert handover(items, config)[0] is None
+    assert handover(items, config, workers=workers)[0] is None
 
 
 def test_fnrun_s_heap_stays_collectable_the_server_freezes_its_own(probe: str) -> None:

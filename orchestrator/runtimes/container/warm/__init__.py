@@ -4,12 +4,3 @@ calls go over; calls: one call; spawn: the next call's process started before it
 the Runtime; helper: the static PID 1; local: /local per call; what a killed fnrun left behind
 is swept by runtimes.container.orphans). Images of fnrun's Python SDK fork each call from a fork server (functions/sdk/zygote.py).
 Whether a run uses them at all is the run's decision (--no-warm, FNRUN_WARM: orchestrator.settings)."""
-
-import os
-
-from orchestrator.settings import switch
-
-
-def enabled_by_environment() -> bool:
-    """FNRUN_WARM, for the launcher alone (it decides before any run's settings are read)."""
-    return switch(os.environ.get("FNRUN_WARM"), True)

@@ -17,6 +17,9 @@ this machine's without asking: asking costs a GET /version (about 10 ms, more on
 on every run, and the launcher must decide before it may talk to the engine at all. A remote
 engine is asked, once per engine client. `fnrun doctor` asks every engine and says when the two
 disagree; a helper of the wrong architecture fails to start, and its calls then run cold.
+
+Where to look (FNRUN_WARM_HELPER, the cache home, CC) is read at the edge into a
+settings.HelperPlace, which every caller hands in.
 """
 
 from __future__ import annotations
@@ -31,21 +34,15 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator import prebuilt
+from orchestrator.settings import WARM_HELPER, HelperPlace
 
 SOURCE = prebuilt.HELPER_SOURCE
 NAME = prebuilt.HELPER_NAME
 TARGET = "/.fnrun-warm"  # where the helper's directory is mounted, read-only, in the container
-ENV_HELPER = "FNRUN_WARM_HELPER"
 
 _lock = threading.Lock()
-_found: dict[str, tuple[Path | None, str]] = {}  # by architecture
+_found: dict[tuple[str, Path, str], tuple[Path | None, str]] = {}  # by architecture, home and compiler
 _asked: weakref.WeakKeyDictionary[Any, tuple[str | None, str]] = weakref.WeakKeyDictionary()  # by engine client
-
-
-def helper_home() -> Path:
-    """$XDG_CACHE_HOME/fnrun, else ~/.cache/fnrun: the user's, whatever FNRUN_CACHE_DIR says (a
-    result cache per CI job or test must not cost a compiler run each)."""
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "fnrun"
 
 
 def host_arch() -> str:
@@ -54,41 +51,44 @@ def host_arch() -> str:
     return prebuilt.arch_of(machine) or machine.lower()
 
 
-def helper_dir(arch: str | None = None, connect: Callable[[], Any] | None = None) -> tuple[Path | None, str]:
+def helper_dir(arch: str | None = None, connect: Callable[[], Any] | None = None,
+               place: HelperPlace = HelperPlace()) -> tuple[Path | None, str]:
     """(the directory holding the helper binary for an engine of `arch`, "") or (None, why there
-    is none). `arch` defaults to the engine fnrun talks to (engine_arch: through `connect`, the
-    run's engine client, if given)."""
-    given = _given()
+    is none), had where `place` says (the library's default: a user who set nothing). `arch`
+    defaults to the engine fnrun talks to (engine_arch: through `connect`, the run's engine
+    client, if given)."""
+    given = user_helper(place)
     if given is not None:
         return given
     if arch is None:
         arch, why = engine_arch(connect)
         if arch is None:
             return None, why
+    key = (arch, place.home, place.compiler)
     with _lock:
-        if arch not in _found:
-            _found[arch] = _find_or_build(arch)
-        return _found[arch]
+        if key not in _found:
+            _found[key] = _find_or_build(arch, place)
+        return _found[key]
 
 
-def ready() -> bool:
+def ready(place: HelperPlace) -> bool:
     """Whether the helper is there without building it or asking the engine: the launcher starts
     a warm container early only then, and only on a local engine, so this machine's architecture
     is the engine's (a compiler run is the run's own business, reported as such)."""
-    given = _given()
+    given = user_helper(place)
     if given is not None:
         return given[0] is not None
-    return any(os.access(path, os.X_OK) for path in _places(host_arch()))
+    return any(os.access(path, os.X_OK) for path in _places(host_arch(), place.home))
 
 
-def _given() -> tuple[Path | None, str] | None:
+def user_helper(place: HelperPlace) -> tuple[Path | None, str] | None:
     """FNRUN_WARM_HELPER's answer, as helper_dir gives it; None when it names no binary."""
-    given = os.environ.get(ENV_HELPER, "").strip()
+    given = place.given
     if not given:
         return None
     path = Path(given)
     if path.name != NAME or not os.access(path, os.X_OK):
-        return None, f"{ENV_HELPER}={given} is not an executable named {NAME}"
+        return None, f"{WARM_HELPER}={given} is not an executable named {NAME}"
     return path.parent, ""
 
 
@@ -128,29 +128,31 @@ def asked(api: Any) -> tuple[str | None, str]:
     return answer
 
 
-def _places(arch: str) -> tuple[Path, ...]:
-    """Where a helper for `arch` may be, in order: shipped with fnrun, built into the cache."""
+def _places(arch: str, home: Path) -> tuple[Path, ...]:
+    """Where a helper for `arch` may be, in order: shipped with fnrun, built into `home`."""
     shipped = (prebuilt.helper_path(arch),) if arch in prebuilt.TARGETS else ()
-    return (*shipped, _built_home(arch) / NAME)
+    return (*shipped, _built_home(arch, home) / NAME)
 
 
-def _built_home(arch: str) -> Path:
+def _built_home(arch: str, home: Path) -> Path:
     """Where this source version's helper is built for `arch`: one directory per version of
-    fnrun-warm.c and architecture, holding only the binary (it is bind-mounted whole)."""
+    fnrun-warm.c and architecture under the user's fnrun home (settings.fnrun_home, whatever
+    FNRUN_CACHE_DIR says: a result cache per CI job or test must not cost a compiler run each),
+    holding only the binary (it is bind-mounted whole)."""
     import hashlib
 
-    return helper_home() / "warm-helper" / f"{hashlib.sha256(SOURCE.read_bytes()).hexdigest()[:16]}-linux-{arch}"
+    return home / "warm-helper" / f"{hashlib.sha256(SOURCE.read_bytes()).hexdigest()[:16]}-linux-{arch}"
 
 
-def _find_or_build(arch: str) -> tuple[Path | None, str]:
-    for path in _places(arch):
+def _find_or_build(arch: str, place: HelperPlace) -> tuple[Path | None, str]:
+    for path in _places(arch, place.home):
         if os.access(path, os.X_OK):
             return path.parent, ""
-    target = _built_home(arch) / NAME
+    target = _built_home(arch, place.home) / NAME
     if arch in prebuilt.TARGETS and prebuilt.zig() is not None:
         why = prebuilt.build_helper(arch, target)
     elif arch == host_arch():
-        compiler = shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc")
+        compiler = shutil.which(place.compiler) or shutil.which("gcc")
         if compiler is None:
             return None, (f"no warm-call helper for the engine's linux/{arch}: this fnrun was installed without one, "
                           "and there is neither ziglang (pip install ziglang) nor a C compiler to build it")

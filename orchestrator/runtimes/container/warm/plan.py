@@ -33,6 +33,7 @@ from orchestrator.runtimes.container.remote import uploads
 from orchestrator.runtimes.container.settings import LABEL_FUNCTION, LABEL_STARTED, create_body
 from orchestrator.runtimes.container.warm.helper import NAME, TARGET, helper_dir
 from orchestrator.runtimes.protocol import Invocation, Mount
+from orchestrator.settings import HelperPlace
 
 LABEL_WARM = "fnrun.warm"
 #: An image label naming a Python module that serves `python3 -m MODULE` calls as a fork server
@@ -84,9 +85,10 @@ class Planned:
         return self.plan if inv == self.invocation else None
 
 
-def plan(inv: Invocation, connect: Callable[[], Any] | None = None) -> Plan | NoWarm:
+def plan(inv: Invocation, connect: Callable[[], Any] | None = None, place: HelperPlace = HelperPlace()) -> Plan | NoWarm:
     """The plan for `inv`, or why it goes cold; `connect`: the run's engine client, where the
-    image or the engine's architecture must be asked through the SDK."""
+    image or the engine's architecture must be asked through the SDK; `place`: where the
+    warm-call helper is had (the run's settings; the launcher's own reading)."""
     from orchestrator.runtimes.container.upload import copies_of
 
     sandbox = inv.sandbox
@@ -107,7 +109,7 @@ def plan(inv: Invocation, connect: Callable[[], Any] | None = None) -> Plan | No
     argv = tuple(config.get("Entrypoint") or []) + tuple(args)
     if not argv:
         return NoWarm("the image has no entrypoint or command")
-    home, why = helper_dir(connect=connect)
+    home, why = helper_dir(connect=connect, place=place)
     if home is None:
         return NoWarm(why)
     base = replace(inv, name=inv.image, env={}, args=(), local_dir=None, mounts=(*inv.mounts, Mount(home, TARGET)), mount_root=None)

@@ -21,6 +21,7 @@ from orchestrator.runtimes.container.warm.pool import Turn, Warm, WarmPool
 from orchestrator.runtimes.container.warm.spawn import Spawner
 from orchestrator.runtimes.protocol import Bytes, Invocation, RunOutput, Runtime, StderrSink, StdoutSink
 from orchestrator.runtimes.supervise.interrupts import SignalGuard
+from orchestrator.settings import HelperPlace
 
 ATTEMPTS = 2  # a container that ended on its own is replaced once; then the call runs cold
 
@@ -31,8 +32,10 @@ class WarmRuntime(Bytes):
     streams_stdout = True
 
     def __init__(self, pool: WarmPool, cold: Runtime, spawner: Spawner | None = None, step: int | None = None,
-                 planned: Planned | None = None) -> None:
+                 planned: Planned | None = None, place: HelperPlace = HelperPlace()) -> None:
+        """`place`: where the warm-call helper is had (settings.HelperPlace, read at the edge)."""
         self.pool = pool
+        self.place = place
         self.cold = cold
         self.spawner = spawner  # with `step`: this call may have been started before its turn
         self.step = step
@@ -64,7 +67,7 @@ class WarmRuntime(Bytes):
         same directory, whose size was checked then)."""
         if self.planned is not None and self.planned.for_call(invocation) is not None:
             return self.planned.plan if self.planned.fits else None
-        found = plan(invocation, self.pool.engine.api)
+        found = plan(invocation, self.pool.engine.api, self.place)
         return None if isinstance(found, NoWarm) or not fits(invocation.local_dir) else found
 
     def _attempt(self, found: Plan, invocation: Invocation, stdin: bytes, on_stderr: StderrSink | None,
