@@ -166,7 +166,7 @@ def _served(args: list[str]) -> int | None:
         return None
     from orchestrator.edge import carry_out, exit_code
 
-    if switch(os.environ.get("FNRUN_DEBUG_LAUNCH"), False):
+    if _debugging():
         print("fnrun launcher: carrying the command out without the CLI framework (--server)", file=sys.stderr)
     return exit_code(lambda: carry_out(args[0], given, arguments[0], arguments[1], args))
 
@@ -215,7 +215,12 @@ def _early_container(args: list[str]) -> EarlyContainer | None:
     if body is None:
         return None
     body["Labels"][LABEL_PRESTARTED] = "1"
-    return EarlyContainer(path, body)
+    return EarlyContainer(path, body, debug=_debugging())
+
+
+def _debugging() -> bool:
+    """FNRUN_DEBUG_LAUNCH: say on stderr what the launcher did, and what became of its container."""
+    return switch(os.environ.get("FNRUN_DEBUG_LAUNCH"), False)
 
 
 def _warm_container(path: str, call: Invocation) -> EarlyContainer | None:
@@ -236,7 +241,7 @@ def _warm_container(path: str, call: Invocation) -> EarlyContainer | None:
     if isinstance(found, NoWarm) or found.copies or found.local == "upload":
         return None
     staging = make_staging(staging_owner()) if found.local == "bind" else None
-    return EarlyContainer(path, container_body(found, staging), match=found.body, staging=staging)
+    return EarlyContainer(path, container_body(found, staging), match=found.body, staging=staging, debug=_debugging())
 
 
 def _run_call(given: dict[str, Any]) -> Invocation | None:

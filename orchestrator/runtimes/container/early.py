@@ -29,7 +29,6 @@ from urllib.parse import quote
 
 _BEGUN = time.perf_counter()  # debug messages say when, from the launcher's start
 TIMEOUT = 60.0  # a loaded engine can take seconds to start a container
-DEBUG_ENV = "FNRUN_DEBUG_LAUNCH"  # =1: say on stderr what happened to the early container
 
 
 class EngineError(Exception):
@@ -52,11 +51,12 @@ class EarlyContainer:
     body, which leaves its staging mount out)."""
 
     def __init__(self, socket_path: str, body: dict[str, Any], match: dict[str, Any] | None = None,
-                 staging: Path | None = None) -> None:
+                 staging: Path | None = None, debug: bool = False) -> None:
         self.socket_path = socket_path
         self.body = body
         self.match = body if match is None else match
         self.staging = staging
+        self.debug = debug  # say on stderr what happens to it (the launcher's FNRUN_DEBUG_LAUNCH)
         self.name = f"fnrun-early-{os.getpid()}-{secrets.token_hex(4)}"  # removable even if create's answer is lost
         self.container_id: str | None = None
         self.unsure = False  # the create was sent and its answer never came: the container may exist
@@ -195,7 +195,7 @@ class EarlyContainer:
             raise
 
     def _debug(self, message: str) -> None:
-        if os.environ.get(DEBUG_ENV, "") not in ("", "0"):
+        if self.debug:
             # one write per line: two threads' print() calls interleave their text and newline
             sys.stderr.write(f"fnrun launcher: {message} (+{time.perf_counter() - _BEGUN:.3f}s)\n")
             sys.stderr.flush()
