@@ -19,8 +19,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from orchestrator.run.resourcelist import decode
+from testing.in_process import fnrun_here
 from testing.kpt_packages import STEPS, comments, documents, expected, image, kptfile, package
-from testing.pipeline_helpers import fnrun
 from testing.sizing import examples
 
 ON = {"FNRUN_BUILTIN_CATALOG": "1"}
@@ -57,9 +57,10 @@ LOCAL = textwrap.dedent("""\
 
 
 def ok(*args: str, setters_match: bool = True) -> str:
-    """fnrun's stdout after a clean exit; with `setters_match`, apply-setters must have found a
-    marker (its "no matches" note there means a step lost the comments it reads)."""
-    result = fnrun(*args, env=ON)
+    """fnrun's stdout after a clean exit (its CLI run in this process: what a chain makes is the
+    subject, not how fnrun starts); with `setters_match`, apply-setters must have found a marker
+    (its "no matches" note there means a step lost the comments it reads)."""
+    result = fnrun_here(*args, env=ON)
     assert result.code == 0, result.stderr
     assert "Traceback" not in result.stderr, result.stderr
     assert not setters_match or "no matches for input setter" not in result.stderr, result.stderr
