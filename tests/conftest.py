@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from testing import sizing
 from testing.engine_guard import REFUSAL, EngineGuard, deselects_engine, module_needs_engine, needs_engine
 
 # The fixtures tests share, found by name as if defined here (a test never imports a fixture).
@@ -66,12 +67,18 @@ def _leaves_out_engine(config: pytest.Config) -> bool:
 _leaves_out = pytest.StashKey[bool]()
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Whether this run is the fast subset (`-m "not engine"`) outside CI, decided before any test
+    module is imported: a test that repeats a round over generated or randomly timed input runs
+    fewer rounds there (testing.sizing), for feedback in minutes; the whole suite and CI (CI=true,
+    even with `-m "not engine"`) run them all."""
+    sizing.decide(_leaves_out_engine(config) and os.environ.get("CI") != "true")
+
+
 @pytest.fixture(scope="session")
-def fast_subset(pytestconfig: pytest.Config) -> bool:
-    """Whether this run is the fast subset (`-m "not engine"`) outside CI: a test that repeats a
-    randomly timed round runs fewer rounds there, for feedback in minutes; the whole suite and CI
-    (CI=true, even with `-m "not engine"`) run them all."""
-    return _leaves_out_engine(pytestconfig) and os.environ.get("CI") != "true"
+def fast_subset() -> bool:
+    """Whether this run is the fast subset outside CI (testing.sizing): fewer rounds there."""
+    return sizing.fast()
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import venv
 import zipfile
 from pathlib import Path
@@ -53,9 +55,31 @@ def _wheel(folder: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def target(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A new virtualenv with pip, as `python -m venv` makes it: a copy of one made once per Python
+    and kept in the user's cache (ensurepip takes ten seconds on a small machine), so every run
+    still starts from a clean one. The script runs its pip as `VENV/bin/python -m pip`, which a
+    copy serves as the original does."""
     root = tmp_path_factory.mktemp("venv") / "v"
-    venv.create(root, with_pip=True)
+    shutil.copytree(_pristine_venv(), root, symlinks=True)
     return root
+
+
+def _pristine_venv() -> Path:
+    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "fnrun-tests"
+    key = hashlib.sha256(f"{sys.version} {sys.base_prefix}".encode()).hexdigest()[:16]
+    kept = cache / f"venv-with-pip-{key}"
+    if not (kept / "bin" / "python").exists():
+        cache.mkdir(parents=True, exist_ok=True)
+        made = Path(tempfile.mkdtemp(dir=cache, prefix="making-"))
+        venv.create(made / "v", with_pip=True)
+        try:
+            (made / "v").rename(kept)  # whole or not at all: another run may make it beside this one
+        except OSError:
+            if not (kept / "bin" / "python").exists():
+                raise
+        finally:
+            shutil.rmtree(made, ignore_errors=True)
+    return kept
 
 
 def _install(target: Path, lock: Path, links: Path) -> subprocess.CompletedProcess:

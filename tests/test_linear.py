@@ -25,6 +25,7 @@ from orchestrator.run import resourcelist
 from orchestrator.write import writeback
 from orchestrator.yamlio import comments, text, yaml11
 from testing.io_helpers import REPO, fnrun
+from testing.sizing import examples
 
 sys.path.insert(0, str(REPO / "bench"))
 from bench_scaling import SHAPES
@@ -101,7 +102,7 @@ def _scrubbed_comment(line: str) -> int | None:
     return match.end() if match else None
 
 
-@settings(max_examples=3000, deadline=None)
+@settings(max_examples=examples(3000), deadline=None)
 @given(st.text(alphabet="ab '\"\\#\t", max_size=24))
 def test_comment_scanner_means_the_quote_scrubbing_definition(line: str) -> None:
     if line.lstrip().startswith("#"):
@@ -109,7 +110,7 @@ def test_comment_scanner_means_the_quote_scrubbing_definition(line: str) -> None
     assert comments.comment_start(line) == _scrubbed_comment(line)
 
 
-@settings(max_examples=3000, deadline=None)
+@settings(max_examples=examples(3000), deadline=None)
 @given(st.text(alphabet="a #'\"\\\t:\n\r\x85\u2028\v", max_size=40))
 def test_comments_are_each_line_s_comment(document: str) -> None:
     """`comments` visits only lines with a `#`, found by `str.find`: the same as asking every line
@@ -127,7 +128,7 @@ def test_comments_are_each_line_s_comment(document: str) -> None:
 _LINE_PATTERNS = (r"[^-# \n]|-[^ ]| [^ ]", "- ", r"- [ #\n&!{\[*|>'\"?:-]", "  ", "  |- ")
 
 
-@settings(max_examples=3000, deadline=None)
+@settings(max_examples=examples(3000), deadline=None)
 @given(st.text(alphabet="- #a\n\\", max_size=40), st.integers(0, 40), st.integers(0, 40), st.sampled_from(_LINE_PATTERNS))
 def test_line_start_finds_what_a_caret_under_re_m_finds(document: str, pos: int, endpos: int, pattern: str) -> None:
     """text.LineStart finds `^PATTERN` through the line breaks (where re tries `^` at every

@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from orchestrator import methodcode
 from testing.pipeline_helpers import REPO
+from testing.sizing import examples
 
 
 @contextmanager
@@ -70,7 +71,7 @@ def behaviour(cls: type, names: list[str]) -> dict[str, Any]:
     return seen
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(names=NAMES, defaults=st.integers(0, 5), flags=FLAGS)
 def test_a_class_from_kept_code_is_the_class_dataclasses_compiles(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, names: list[str], defaults: int,
                                                                   flags: dict[str, Any]) -> None:

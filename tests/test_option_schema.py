@@ -14,6 +14,7 @@ import typer
 from orchestrator.cli import app
 from orchestrator.launch import _early_container
 from orchestrator.option_schema import BY_NAME, BY_SPELLING, RENDER_BY_NAME, RENDER_BY_SPELLING, RENDER_OPTIONS, RUN_OPTIONS, Option, read
+from testing.sizing import examples
 
 BASE = ["run", "pkg", "--image", "example.com/x:v1", "--no-builtin"]
 # A value for each option whose value goes into the container and with which the launcher starts
@@ -147,7 +148,7 @@ def command_lines(draw: st.DrawFn) -> list[str]:
     return [command, *words[:cut], *positionals, *words[cut:], *([] if rest is None else ["--", *rest])]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(command_lines(), st.sampled_from([{}, {"FNRUN_SERVER": "unix:/s", "FNRUN_MOUNTS": "bind", "FNRUN_RUNTIME": "crun"}]))
 def test_the_launcher_reads_the_values_the_cli_hands_its_command(args: list[str], environ: dict[str, str]) -> None:
     """Whatever the launcher reads by the schema is what typer hands `run`/`render`: the same

@@ -16,8 +16,9 @@ from hypothesis import given, settings, strategies as st
 
 from orchestrator.merge import merge2, merge3
 from orchestrator.merge._common import same
+from testing.sizing import examples
 
-FAST = settings(max_examples=200, deadline=None)
+FAST = settings(max_examples=examples(200), deadline=None)
 
 FIELDS = st.sampled_from(["a", "b", "c", "image", "spec", "containers", "env", "args"])
 NAMES = st.sampled_from(["a", "b", "c", "d"]) | st.integers(0, 2)  # few names: lists overlap often

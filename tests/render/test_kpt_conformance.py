@@ -2,7 +2,8 @@
 Kptfile packages where kpt's e2e/testdata/fn-render and the catalog's cases showed fnrun
 differing (bench/conformance_render.py scores both suites).
 
-Run with the real CLI and fnrun's builtins for kpt's catalog images (no registry here)."""
+Run with the real CLI (in this process where a command's outcome is the subject: testing.in_process)
+and fnrun's builtins for kpt's catalog images (no registry here)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator.yamlio import fast
+from testing.in_process import fnrun_here
 from testing.kpt import CATALOG, ON, docs, write
 from testing.pipeline_helpers import assert_one_line_error, fnrun
 
@@ -55,7 +57,7 @@ def test_render_keeps_a_functions_own_config_out_of_its_items(tmp_path: Path) ->
         "labels.yaml": LABEL_CONFIG,
         "app.yaml": APP,
     })
-    result = fnrun("render", str(tmp_path), env=ON)
+    result = fnrun_here("render", str(tmp_path), env=ON)
     assert result.code == 0, result.stderr
     assert "labels" not in docs(tmp_path / "labels.yaml")[0]["metadata"]
     assert docs(tmp_path / "app.yaml")[0]["metadata"]["labels"] == {"tier": "db"}
@@ -77,7 +79,7 @@ def test_render_gives_a_step_its_config_as_earlier_steps_left_it(tmp_path: Path)
         "labels.yaml": LABEL_CONFIG,
         "app.yaml": APP,
     })
-    result = fnrun("render", str(tmp_path), env=ON)
+    result = fnrun_here("render", str(tmp_path), env=ON)
     assert result.code == 0, result.stderr
     assert docs(tmp_path / "labels.yaml")[0]["data"] == {"tier": "cache"}
     assert docs(tmp_path / "app.yaml")[0]["metadata"]["labels"] == {"tier": "cache"}
@@ -91,15 +93,15 @@ def test_run_hands_an_fn_config_in_the_package_over_as_an_item_too(tmp_path: Pat
     write(tmp_path / "pkg", {"labels.yaml": LABEL_CONFIG, "app.yaml": APP})
     image, config = f"{CATALOG}/set-labels:latest", str(tmp_path / "pkg/labels.yaml")
     before = (tmp_path / "pkg/labels.yaml").read_text()
-    result = fnrun("run", str(tmp_path / "pkg"), "--image", image, "--fn-config", config, "--fn-config-only", env=ON)
+    result = fnrun_here("run", str(tmp_path / "pkg"), "--image", image, "--fn-config", config, "--fn-config-only", env=ON)
     assert result.code == 0, result.stderr
     assert (tmp_path / "pkg/labels.yaml").read_text() == before
-    result = fnrun("run", str(tmp_path / "pkg"), "--image", image, "--fn-config", config, env=ON)
+    result = fnrun_here("run", str(tmp_path / "pkg"), "--image", image, "--fn-config", config, env=ON)
     assert result.code == 0, result.stderr
     assert docs(tmp_path / "pkg/labels.yaml")[0]["metadata"]["labels"] == {"tier": "db"}
     assert docs(tmp_path / "pkg/app.yaml")[0]["metadata"]["labels"] == {"tier": "db"}
     write(tmp_path, {"outside.yaml": LABEL_CONFIG.replace("tier: db", "tier: web"), "other/app.yaml": APP})
-    result = fnrun("run", str(tmp_path / "other"), "--image", image, "--fn-config", str(tmp_path / "outside.yaml"), env=ON)
+    result = fnrun_here("run", str(tmp_path / "other"), "--image", image, "--fn-config", str(tmp_path / "outside.yaml"), env=ON)
     assert result.code == 0, result.stderr
     assert docs(tmp_path / "other/app.yaml")[0]["metadata"]["labels"] == {"tier": "web"}
     assert "labels" not in docs(tmp_path / "outside.yaml")[0]["metadata"]
@@ -149,7 +151,7 @@ def test_starlark_loads_the_libraries_kpts_image_bundles(tmp_path: Path) -> None
               "re": re.sub("[ab]", "x", "abc"),
             }
     """)
-    result = fnrun("render", str(tmp_path), env=ON)
+    result = fnrun_here("render", str(tmp_path), env=ON)
     assert result.code == 0, result.stderr
     assert docs(tmp_path / "app.yaml")[0]["data"] == {
         "json": '{"a":3,"b":["a","b"]}', "yaml": "n: 2\n", "b64": "aGk= hi",
@@ -162,7 +164,7 @@ def test_starlark_library_error_is_one_line(tmp_path: Path) -> None:
         load('encoding/json.star', 'json')
         x = json.decode("{bad")
     """)
-    result = fnrun("render", str(tmp_path), env=ON)
+    result = fnrun_here("render", str(tmp_path), env=ON)
     assert result.code == 1, result.stderr
     assert "Traceback" not in result.stderr
     assert "script.star" in result.stderr and "property name" in result.stderr
@@ -183,7 +185,7 @@ def test_search_replace_puts_comments_that_reach_the_file(tmp_path: Path) -> Non
     """})
     image = f"{CATALOG}/search-replace:latest"
     args = ("by-path=data.**", "by-value-regex=(.*)nginx.com(.*)", "put-comment=kpt-set: ${1}${host}${2}")
-    result = fnrun("run", str(tmp_path), "--image", image, "--", *args, env=ON)
+    result = fnrun_here("run", str(tmp_path), "--image", image, "--", *args, env=ON)
     assert result.code == 0, result.stderr
     assert (tmp_path / "urls.yaml").read_text() == textwrap.dedent("""\
         apiVersion: v1
@@ -195,7 +197,7 @@ def test_search_replace_puts_comments_that_reach_the_file(tmp_path: Path) -> Non
           BAR: https://nginx.com/bar # kpt-set: https://${host}/bar
           OTHER: example.org
     """)
-    result = fnrun("run", str(tmp_path), "--image", image, "--", "by-path=data.OTHER", "put-value=example.com", "put-comment=kpt-set: ${domain}", env=ON)
+    result = fnrun_here("run", str(tmp_path), "--image", image, "--", "by-path=data.OTHER", "put-value=example.com", "put-comment=kpt-set: ${domain}", env=ON)
     assert result.code == 0, result.stderr
     assert (tmp_path / "urls.yaml").read_text().endswith("  OTHER: example.com # kpt-set: ${domain}\n")
 
@@ -211,7 +213,7 @@ def test_render_refuses_a_config_without_a_name(tmp_path: Path) -> None:
         "app.yaml": APP,
     })
     before = (tmp_path / "app.yaml").read_text()
-    assert_one_line_error(fnrun("render", str(tmp_path), env=ON), "configPath labels.yaml", "metadata.name", code=2)
+    assert_one_line_error(fnrun_here("render", str(tmp_path), env=ON), "configPath labels.yaml", "metadata.name", code=2)
     assert (tmp_path / "app.yaml").read_text() == before
 
 
@@ -222,7 +224,7 @@ def test_render_refuses_two_resources_at_one_path_and_index(tmp_path: Path) -> N
           "annotations": {"internal.config.kubernetes.io/path": "./app.yaml", "internal.config.kubernetes.io/index": "0"}}})
     """)
     before = (tmp_path / "app.yaml").read_text()
-    assert_one_line_error(fnrun("render", str(tmp_path), env=ON), "'app.yaml'", "index 0 already exists", code=1)
+    assert_one_line_error(fnrun_here("render", str(tmp_path), env=ON), "'app.yaml'", "index 0 already exists", code=1)
     assert (tmp_path / "app.yaml").read_text() == before
 
 
@@ -237,14 +239,14 @@ def test_render_names_new_files_as_kpt_does_and_fnruns_way_on_request(tmp_path: 
     `fnrun run` keeps by default)."""
     for way, extra, expected in (("kpt", (), "deployment_httpbin.yaml"), ("fnrun", ("--file-names", "name_kind"), "httpbin_deployment.yaml")):
         starlark_package(tmp_path / way, GENERATOR)
-        result = fnrun("render", str(tmp_path / way), *extra, env=ON)
+        result = fnrun_here("render", str(tmp_path / way), *extra, env=ON)
         assert result.code == 0, result.stderr
         assert docs(tmp_path / way / expected) == [{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "httpbin"}}]
     starlark_package(tmp_path / "run", GENERATOR)
-    result = fnrun("run", str(tmp_path / "run"), "--image", f"{CATALOG}/starlark:latest", "--fn-config", str(tmp_path / "run/fn-config.yaml"), env=ON)
+    result = fnrun_here("run", str(tmp_path / "run"), "--image", f"{CATALOG}/starlark:latest", "--fn-config", str(tmp_path / "run/fn-config.yaml"), env=ON)
     assert result.code == 0, result.stderr
     assert (tmp_path / "run/httpbin_deployment.yaml").exists()
-    assert_one_line_error(fnrun("render", str(tmp_path / "kpt"), "--file-names", "kind-name", env=ON), "--file-names 'kind-name'", code=2)
+    assert_one_line_error(fnrun_here("render", str(tmp_path / "kpt"), "--file-names", "kind-name", env=ON), "--file-names 'kind-name'", code=2)
 
 
 def test_render_takes_an_absolute_path_below_the_steps_package(tmp_path: Path) -> None:
@@ -253,7 +255,7 @@ def test_render_takes_an_absolute_path_below_the_steps_package(tmp_path: Path) -
     generate = GENERATOR.replace('"name": "httpbin"}', '"name": "httpbin", "annotations": {"config.kubernetes.io/path": "/another/file/out.yaml"}}')
     starlark_package(tmp_path / "sub", generate)
     write(tmp_path, {"Kptfile": KPTFILE.replace("    pipeline:\n      mutators:\n", "")})
-    result = fnrun("render", str(tmp_path), env=ON)
+    result = fnrun_here("render", str(tmp_path), env=ON)
     assert result.code == 0, result.stderr
     assert docs(tmp_path / "sub/another/file/out.yaml")[0]["metadata"] == {"name": "httpbin"}
     assert not Path("/another/file/out.yaml").exists()
@@ -268,12 +270,12 @@ def test_render_out_of_place_as_kpt(tmp_path: Path) -> None:
                 namespace: staging
     """, "app.yaml": APP})
     (tmp_path / "out").mkdir()
-    assert_one_line_error(fnrun("render", str(tmp_path / "pkg"), "-o", str(tmp_path / "out"), env=ON), "already exists", code=2)
+    assert_one_line_error(fnrun_here("render", str(tmp_path / "pkg"), "-o", str(tmp_path / "out"), env=ON), "already exists", code=2)
     assert list((tmp_path / "out").iterdir()) == []
-    listed = fnrun("render", str(tmp_path / "pkg"), "-o", "stdout", "-q", env=ON)
+    listed = fnrun_here("render", str(tmp_path / "pkg"), "-o", "stdout", "-q", env=ON)
     assert listed.code == 0, listed.stderr
     assert [item["kind"] for item in fast.load(listed.stdout, "stdout")["items"]] == ["Service", "Kptfile"]
-    unwrapped = fnrun("render", str(tmp_path / "pkg"), "-o", "unwrap", "-q", env=ON)
+    unwrapped = fnrun_here("render", str(tmp_path / "pkg"), "-o", "unwrap", "-q", env=ON)
     assert unwrapped.code == 0, unwrapped.stderr
     documents = [d for d in fast.load_all(unwrapped.stdout, "stdout") if d]
     assert [d["kind"] for d in documents] == ["Service", "Kptfile"]
@@ -313,14 +315,14 @@ def test_render_goes_on_after_an_error_result_at_exit_zero_unless_strict(tmp_pat
     --strict-results the step fails, as every function does in `fnrun run`."""
     files = {"Kptfile": KPTFILE + f"        - image: {CATALOG}/set-namespace:latest\n", "app.yaml": APP}
     write(tmp_path / "kpt", files)
-    result = fnrun("render", str(tmp_path / "kpt"), env=ON)
+    result = fnrun_here("render", str(tmp_path / "kpt"), env=ON)
     assert result.code == 0, result.stderr
     assert "FunctionConfig is missing" in result.stderr
     status = docs(tmp_path / "kpt/Kptfile")[0]["status"]
     assert status["renderStatus"]["mutationSteps"][0]["errorResults"][0]["message"].startswith("FunctionConfig is missing")
     write(tmp_path / "strict", files)
     before = (tmp_path / "strict/app.yaml").read_text()
-    assert_one_line_error(fnrun("render", str(tmp_path / "strict"), "--strict-results", env=ON), "1 error result", code=1)
+    assert_one_line_error(fnrun_here("render", str(tmp_path / "strict"), "--strict-results", env=ON), "1 error result", code=1)
     assert (tmp_path / "strict/app.yaml").read_text() == before
 
 
@@ -329,12 +331,12 @@ def test_an_empty_config_map_is_no_config(tmp_path: Path) -> None:
     function no config at all, so it fails; an empty annotation list fails set-annotations."""
     for name in ("set-labels", "set-annotations"):
         write(tmp_path / name, {"Kptfile": KPTFILE + f"        - image: {CATALOG}/{name}:latest\n          configMap: {{}}\n", "app.yaml": APP})
-        result = fnrun("render", str(tmp_path / name), env=ON)
+        result = fnrun_here("render", str(tmp_path / name), env=ON)
         assert result.code == 1 and "FunctionConfig is missing" in result.stderr, result.stderr
     write(tmp_path / "empty", {"Kptfile": KPTFILE + f"        - image: {CATALOG}/set-annotations:latest\n          configPath: fn.yaml\n",
                                "fn.yaml": "apiVersion: fn.kpt.dev/v1alpha1\nkind: SetAnnotations\nmetadata:\n  name: f\nannotations: {}\n",
                                "app.yaml": APP})
-    result = fnrun("render", str(tmp_path / "empty"), env=ON)
+    result = fnrun_here("render", str(tmp_path / "empty"), env=ON)
     assert result.code == 1 and "annotation list cannot be empty" in result.stderr, result.stderr
 
 
@@ -346,7 +348,7 @@ def test_starlark_reads_the_kubernetes_openapi_schema(tmp_path: Path) -> None:
         spec = ctx.open_api["definitions"]["io.k8s.api.core.v1.PodSpec"]
         print("containers" in spec["properties"])
     """)
-    result = fnrun("render", str(tmp_path), env=ON)
+    result = fnrun_here("render", str(tmp_path), env=ON)
     assert result.code == 0, result.stderr
     assert "apps/v1/Deployment" in result.stderr and "True" in result.stderr
 

@@ -7,6 +7,7 @@ import yaml
 from hypothesis import given, settings, strategies as st
 
 from orchestrator.yamlio import nesting
+from testing.sizing import examples
 
 
 def depth(text: str) -> int:
@@ -28,7 +29,7 @@ _trees = st.recursive(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(tree=_trees, indent=st.integers(2, 9), flow=st.sampled_from([False, True, None]), crlf=st.booleans())
 def test_the_bound_holds_for_any_layout_of_any_tree(tree: object, indent: int, flow: bool | None, crlf: bool) -> None:
     text = yaml.dump(tree, Dumper=yaml.CSafeDumper, indent=indent, default_flow_style=flow)

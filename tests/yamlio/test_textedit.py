@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from orchestrator.yamlio import emit, fast, roundtrip, textedit
 from orchestrator.yamlio.roundtrip import same
+from testing.sizing import examples
 from testing.yaml_fuzz import value_paths
 
 DOC = """\
@@ -241,7 +242,7 @@ def _subsequence(part: list[str], whole: list[str]) -> bool:
 _HEALTH = [HealthCheck.too_slow, HealthCheck.data_too_large]
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=_HEALTH)
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=_HEALTH)
 @given(st.data())
 def test_random_changes_mean_exactly_the_new_value_and_keep_untouched_lines(data: st.DataObject) -> None:
     """A text edit means the new value and keeps every line the change did not touch; where text

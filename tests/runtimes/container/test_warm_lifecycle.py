@@ -17,6 +17,7 @@ from orchestrator.runtimes.container.orphans import alive
 from orchestrator.runtimes.container.settings import LABEL_PID
 from orchestrator.runtimes.container.warm.plan import LABEL_WARM, process_started
 from testing.pipeline_helpers import REPO, fnrun, interrupt_when_running, snapshot, write_package
+from testing.runtime_fixtures import api, containers_of
 
 SLEEP, LABEL = "fnrun-test/sleep:v1", "fnrun-test/label:v1"
 WARM = {"FNRUN_CACHE": "0", "FNRUN_WARM": "1"}
@@ -33,10 +34,6 @@ def package(root: Path, steps: list[tuple[str, dict[str, str]]]) -> Path:
     return write_package(root, {"Kptfile": kptfile(steps), "cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n"})
 
 
-def containers(pid: int) -> list:
-    return docker.from_env().containers.list(all=True, filters={"label": f"{LABEL_PID}={pid}"})
-
-
 def render(root: Path) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "orchestrator", "render", str(root)], stderr=subprocess.PIPE, text=True,
                             cwd=REPO, env={**os.environ, **WARM})
@@ -50,7 +47,7 @@ def test_an_interrupted_warm_run_leaves_no_container(test_images: None, tmp_path
     stderr = interrupt_when_running(proc, {"label": [f"{LABEL_PID}={proc.pid}", f"{LABEL_WARM}=1"]}, signum)
     assert proc.returncode != 0
     assert "Traceback" not in stderr
-    assert containers(proc.pid) == []
+    assert containers_of(proc.pid) == []
     assert snapshot(root) == before
 
 
@@ -59,15 +56,15 @@ def test_the_next_fnrun_removes_what_a_killed_one_left(test_images: None, tmp_pa
     proc = render(root)
     try:
         interrupt_when_running(proc, {"label": [f"{LABEL_PID}={proc.pid}", f"{LABEL_WARM}=1"]}, signal.SIGKILL)
-        orphans = containers(proc.pid)
+        orphans = containers_of(proc.pid)
         assert orphans, "a SIGKILL leaves the warm container behind"
         other = package(tmp_path / "other", [(LABEL, {"a": "1"}), (LABEL, {"b": "2"})])
         result = fnrun("render", str(other), env=WARM)
         assert result.code == 0, result
-        assert containers(proc.pid) == [], "the next warm run removed the orphans"
+        assert containers_of(proc.pid) == [], "the next warm run removed the orphans"
     finally:
-        for leftover in containers(proc.pid):
-            leftover.remove(force=True)
+        for leftover in containers_of(proc.pid):
+            api().remove_container(leftover["Id"], force=True)
 
 
 def test_a_process_is_told_from_one_that_reused_its_pid() -> None:
@@ -112,5 +109,5 @@ def test_a_function_killed_from_outside_fails_its_run_and_leaves_no_container(te
             proc.kill()
             proc.wait()
     assert proc.returncode == 1 and "exit code 137" in stderr, stderr
-    assert containers(proc.pid) == []
+    assert containers_of(proc.pid) == []
     assert snapshot(root)["cm.yaml"] == before["cm.yaml"]  # the Kptfile records the failure, as kpt's does

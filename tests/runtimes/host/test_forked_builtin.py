@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator import procstat
 from orchestrator.errors import FunctionError
 from orchestrator.runtimes.host import forked
 from orchestrator.runtimes.host.exec import run_process
 from orchestrator.runtimes.host.sources import FUNCTIONS_DIR
 from orchestrator.runtimes.protocol import Invocation, ItemsOutput, Sandbox
+from testing.processes import gone_within
 from testing.stress import descendants
 
 PROBE = '''
@@ -501,7 +501,6 @@ def test_a_killed_fnrun_leaves_no_builtin_running(probe: str, tmp_path: Path) ->
     """The child made its own session, so nothing but PR_SET_PDEATHSIG ties it to fnrun."""
     import signal
     import subprocess
-    import time
 
     script = tmp_path / "starts_a_builtin.py"
     script.write_text(textwrap.dedent(f"""
@@ -518,18 +517,11 @@ def test_a_killed_fnrun_leaves_no_builtin_running(probe: str, tmp_path: Path) ->
         assert os.path.exists(f"/proc/{pid}")
         proc.send_signal(signal.SIGKILL)
         proc.wait(30)
-        deadline = time.monotonic() + 30
-        while _alive(pid) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert not _alive(pid), "the builtin outlived the process that started it"
+        assert gone_within(pid, 30), "the builtin outlived the process that started it"
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-
-
-def _alive(pid: int) -> bool:
-    return procstat.running(procstat.read(pid))
 
 
 def test_a_new_interpreter_serves_when_fnrun_must_not_fork(probe: str, monkeypatch: pytest.MonkeyPatch) -> None:

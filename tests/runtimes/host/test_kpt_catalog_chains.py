@@ -19,8 +19,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from orchestrator.run.resourcelist import decode
+from testing.in_process import fnrun_here
 from testing.kpt_packages import STEPS, comments, documents, expected, image, kptfile, package
-from testing.pipeline_helpers import fnrun
+from testing.sizing import examples
 
 ON = {"FNRUN_BUILTIN_CATALOG": "1"}
 ISSUE_STEPS = ("set-namespace", "set-labels", "apply-setters")
@@ -56,9 +57,10 @@ LOCAL = textwrap.dedent("""\
 
 
 def ok(*args: str, setters_match: bool = True) -> str:
-    """fnrun's stdout after a clean exit; with `setters_match`, apply-setters must have found a
-    marker (its "no matches" note there means a step lost the comments it reads)."""
-    result = fnrun(*args, env=ON)
+    """fnrun's stdout after a clean exit (its CLI run in this process: what a chain makes is the
+    subject, not how fnrun starts); with `setters_match`, apply-setters must have found a marker
+    (its "no matches" note there means a step lost the comments it reads)."""
+    result = fnrun_here(*args, env=ON)
     assert result.code == 0, result.stderr
     assert "Traceback" not in result.stderr, result.stderr
     assert not setters_match or "no matches for input setter" not in result.stderr, result.stderr
@@ -197,7 +199,7 @@ def test_every_pair(tmp_path: Path) -> None:
     _checked(42, tmp_path, [list(pair) for pair in itertools.permutations(STEPS, 2)], to_directory=False)
 
 
-@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(4), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(seed=st.integers(0, 2**32 - 1), orders=st.lists(st.permutations(list(STEPS)).map(lambda p: p[:5]), min_size=1, max_size=3))
 def test_random_orders(tmp_path_factory: pytest.TempPathFactory, seed: int, orders: list[list[str]]) -> None:
     """Random orders of five of them over generated packages."""

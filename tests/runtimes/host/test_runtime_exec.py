@@ -15,6 +15,7 @@ import pytest
 from orchestrator.errors import FunctionError, InputError
 from orchestrator.runtimes import Invocation, Sandbox
 from orchestrator.runtimes.host.exec import ExecRuntime
+from testing.processes import alive, gone_within
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -29,14 +30,6 @@ def script(directory: Path, name: str, body: str) -> Path:
 def run(path: Path | str, stdin: bytes = b"", on_stderr=None, **fields):
     invocation = Invocation(name=str(path), exec_path=Path(path), **fields)
     return ExecRuntime().run(invocation, stdin, on_stderr)
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 def test_protocol_args_env_and_working_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -77,22 +70,13 @@ def test_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
         run(fn, sandbox=Sandbox(timeout=1.5))
     assert time.monotonic() - started < 5
     grandchild = int(pid_file.read_text())
-    assert wait_until_dead(grandchild)
+    assert gone_within(grandchild, 5.0)
 
 
 def test_lingering_child_after_closing_pipes_times_out(tmp_path: Path) -> None:
     fn = script(tmp_path, "linger.py", "import os, time\nfor fd in (0, 1, 2): os.close(fd)\ntime.sleep(60)\n")
     with pytest.raises(FunctionError, match="timed out after 1s"):
         run(fn, sandbox=Sandbox(timeout=1.0))
-
-
-def wait_until_dead(pid: int, timeout: float = 5.0) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if not alive(pid):
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def test_unusable_paths_are_input_errors(tmp_path: Path) -> None:
@@ -152,7 +136,7 @@ def test_interrupt_kills_the_process_group(tmp_path: Path, signum: int) -> None:
         parent.wait()
         assert parent.stdout is not None
         parent.stdout.close()
-    assert wait_until_dead(grandchild)
+    assert gone_within(grandchild, 5.0)
 
 
 def test_signal_guard_holds_signals_during_critical_requests() -> None:

@@ -1,0 +1,66 @@
+"""testing.in_process runs fnrun's CLI in the test's process for the tests whose subject is what a
+command does: it must give what fnrun started anew gives, on the same commands (exit code, stdout,
+stderr; timings aside), or the tests that use it would test something else."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from testing.in_process import fnrun_here
+from testing.kpt import CATALOG, ON, write
+from testing.pipeline_helpers import fnrun
+
+PACKAGE = {
+    "Kptfile": f"""
+        apiVersion: kpt.dev/v1
+        kind: Kptfile
+        metadata:
+          name: pkg
+        pipeline:
+          mutators:
+            - image: {CATALOG}/set-labels:v0.2.0
+              configMap:
+                tier: backend
+        """,
+    "app.yaml": """
+        # the app
+        apiVersion: v1
+        kind: ConfigMap
+        metadata:
+          name: app # kept
+        data:
+          greeting: "h\u00e9llo"
+        """,
+    "broken.yaml.txt": "not read\n",
+}
+
+
+def _timeless(text: str) -> str:
+    return re.sub(r"\d+\.\d+s", "_s", text)
+
+
+@pytest.mark.parametrize("args", [
+    ["source", "{pkg}"],
+    ["render", "{pkg}", "-o", "stdout"],
+    ["render", "{pkg}", "-o", "{out}"],
+    ["render", "{pkg}", "--file-names", "kind-name"],
+    ["run", "{pkg}", "--image", f"{CATALOG}/set-annotations:latest", "--", "owner=team-a"],
+    ["run", "-", "--image", f"{CATALOG}/set-namespace:latest", "-o", "stdout", "--", "namespace=prod"],
+    ["render", "{pkg}/missing"],
+    ["no-such-command"],
+    ["render", "--help"],
+], ids=lambda args: "-".join(a.strip("{}-") for a in args[:3]))
+def test_the_cli_in_process_gives_what_fnrun_started_anew_gives(tmp_path: Path, args: list[str]) -> None:
+    results = []
+    for run, where in ((fnrun, "started"), (fnrun_here, "here")):
+        root = tmp_path / where
+        write(root / "pkg", PACKAGE)
+        argv = [a.format(pkg=root / "pkg", out=root / "out") for a in args]
+        stdin = (root / "pkg" / "app.yaml").read_text() if "-" in argv else None
+        result = run(*argv, stdin=stdin, cwd=root, env=ON)
+        files = {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+        results.append((result.code, result.stdout.replace(str(root), "ROOT"), _timeless(result.stderr.replace(str(root), "ROOT")), files))
+    assert results[0] == results[1]

@@ -1,0 +1,80 @@
+"""fnrun's command line without starting a new interpreter, for a test whose subject is what a
+command does (what it reads, writes and says), not how fnrun starts, stops or meets signals: the
+test's process, which has fnrun imported, forks, and the child runs the CLI function the launcher
+ends in (orchestrator.cli.run_app) with the arguments, standard input, working directory and
+environment a started fnrun would have; its exit code, stdout and stderr come back as
+`pipeline_helpers.fnrun` gives them. It saves the start of an interpreter and the import of fnrun
+(a quarter of a second each on a small machine), and, being a child, leaves nothing of the run
+in the test's process (no memory grown, no process-wide state). tests/test_in_process.py holds
+the two side by side on the same commands.
+
+Not for a test of the process's edge (the launcher, signals, stdin a pipe or a terminal): those
+start fnrun as users do."""
+
+from __future__ import annotations
+
+import gc
+import os
+import sys
+import tempfile
+import traceback
+from pathlib import Path
+
+from testing.pipeline_helpers import Result
+
+
+def fnrun_here(*args: str, stdin: str | None = None, cwd: Path | None = None, env: dict[str, str] | None = None) -> Result:
+    """`fnrun ARGS` run by a fork of this process; stdout and stderr decoded as
+    `subprocess.run(text=True)` decodes a child's (UTF-8, line ends made `\\n`)."""
+    import orchestrator.cli  # noqa: F401 - imported once, here, so each child starts with it
+
+    with tempfile.TemporaryFile() as given, tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        given.write((stdin or "").encode())
+        given.seek(0)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        gc.freeze()  # the child shares the test process's pages instead of touching them all
+        pid = os.fork()
+        if pid == 0:
+            _child(list(args), given.fileno(), out.fileno(), err.fileno(), cwd, env or {})
+        gc.unfreeze()
+        _, status = os.waitpid(pid, 0)
+        code = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        return Result(code, _text(out.read()), _text(err.read()))
+
+
+def _child(args: list[str], stdin: int, stdout: int, stderr: int, cwd: Path | None, env: dict[str, str]) -> None:
+    """Run the CLI on the given descriptors and exit with its code; never returns into the test."""
+    code = 1
+    try:
+        for fd, target in ((stdin, 0), (stdout, 1), (stderr, 2)):
+            os.dup2(fd, target)
+        sys.stdin = open(0, encoding="utf-8", closefd=False)
+        sys.stdout = open(1, "w", encoding="utf-8", closefd=False)
+        sys.stderr = open(2, "w", encoding="utf-8", closefd=False)
+        os.environ.update(env)
+        if cwd is not None:
+            os.chdir(cwd)
+        from orchestrator.cli import run_app
+
+        try:
+            code = run_app(args)
+        except SystemExit as exit:  # what typer's own paths end in (help, completion)
+            code = exit.code if isinstance(exit.code, int) else (0 if exit.code is None else 1)
+    except BaseException:  # noqa: BLE001 - as an uncaught error ends a started fnrun: its traceback, exit 1
+        traceback.print_exc()
+        code = 1
+    finally:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(code)
+
+
+def _text(data: bytes) -> str:
+    import io
+
+    return io.TextIOWrapper(io.BytesIO(data), encoding="utf-8").read()
