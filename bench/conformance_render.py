@@ -124,7 +124,7 @@ def run_case(case: Path, name: str, workdir: Path, builtin_catalog: bool = False
 
 def _cannot_run(case: Path, config: dict, builtin_catalog: bool) -> str | None:
     """Why the case cannot run on this machine, or None (orchestrator.casetest.runnable)."""
-    return cannot_run(case, parse_config(config, str(case / ".expected/config.yaml")), builtin_catalog)
+    return cannot_run(case, parse_config(config, str(case / ".expected/config.yaml")), casetest.RunOptions(builtin_catalog))
 
 
 if __name__ == "__main__":
