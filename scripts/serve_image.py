@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import os
 import platform
 import shutil
 import subprocess
@@ -82,8 +83,9 @@ def install_packages(into: Path, pinned: str) -> None:
 def warm_helper() -> Path:
     """The warm-call helper binary, built (or found) as fnrun builds it for itself."""
     from orchestrator.runtimes.container.warm.helper import NAME, helper_dir
+    from orchestrator.settings import helper_place
 
-    home, why = helper_dir()
+    home, why = helper_dir(place=helper_place(os.environ))  # this script is an edge: the user's settings hold
     if home is None:
         raise BuildFailure(f"the warm-call helper: {why}")
     return home / NAME
