@@ -41,23 +41,30 @@ class SlowEngine:
         self._server.listen(64)
         self._closed = False
         self._connections: list[socket.socket] = []
-        threading.Thread(target=self._accept, name="slow-engine", daemon=True).start()
+        self._threads = [threading.Thread(target=self._accept, name="slow-engine", daemon=True)]
+        self._threads[0].start()
 
     def release(self) -> None:
         self._released.set()
 
     def close(self) -> None:
+        """Stop serving and end every thread of it: a thread left running in the test process
+        would change what fnrun's library does there (it forks helpers only while single-threaded)."""
         self._closed = True
         self._released.set()
-        self._server.close()
         with self._lock:
-            for sock in self._connections:
-                try:
-                    sock.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
-                sock.close()
+            sockets = [self._server, *self._connections]
+        for sock in sockets:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)  # wakes a thread blocked in accept or recv: close alone does not
+            except OSError:
+                pass
+        for thread in self._threads:
+            thread.join(10)
+        for sock in sockets:
+            sock.close()
         self.path.unlink(missing_ok=True)
+        assert not [thread for thread in self._threads if thread.is_alive()], "a slow-engine thread did not end"
 
     def __enter__(self) -> SlowEngine:
         return self
@@ -78,11 +85,14 @@ class SlowEngine:
                 client.close()
                 engine.close()
                 continue
+            held = threading.Event()  # this connection's next answer is the held create's
+            pair = [threading.Thread(target=self._requests, args=(client, engine, held), daemon=True),
+                    threading.Thread(target=self._answers, args=(engine, client, held), daemon=True)]
             with self._lock:
                 self._connections += [client, engine]
-            held = threading.Event()  # this connection's next answer is the held create's
-            threading.Thread(target=self._requests, args=(client, engine, held), daemon=True).start()
-            threading.Thread(target=self._answers, args=(engine, client, held), daemon=True).start()
+                self._threads += pair
+            for thread in pair:
+                thread.start()
 
     def _requests(self, client: socket.socket, engine: socket.socket, held: threading.Event) -> None:
         reader = _RequestReader()
