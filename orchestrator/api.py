@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from .runtimes import Registry
     from .runtimes.container.early import EarlyContainer
     from .select.functions import FunctionSpec
+    from .settings import Settings
 
 
 @collector.paused()
@@ -388,15 +389,18 @@ def list_pipeline(root: Path | str, image_prefix: str | None = None, workers: in
 
 
 def doctor(root: Path | str | None = None, oci_runtime: str | None = None, mount_mode: str = "auto",
-           image_prefix: str | None = None, builtin_catalog: bool = False, workers: int | None = None) -> list[Finding]:
+           image_prefix: str | None = None, builtin_catalog: bool = False, settings: Settings | None = None) -> list[Finding]:
     """What the engine offers and what will not hold there (`fnrun doctor`); when a package is
     given, every image a run or render of it would start (orchestrator.select.inventory), and how:
-    `builtin_catalog` serves kpt's catalog (the CLI passes FNRUN_BUILTIN_CATALOG's too, as for run and render)."""
+    `builtin_catalog` serves kpt's catalog (the CLI passes FNRUN_BUILTIN_CATALOG's too, as for run
+    and render). `settings`: the switches as the caller's edge read them (None: a user's who set none)."""
     from .doctor import diagnose
     from .lock.inventory import inventory
+    from .settings import Settings
 
-    images = inventory([Path(root)], image_prefix, relative_to=Path(root), workers=workers) if root is not None else {}
+    settings = settings if settings is not None else Settings()
+    images = inventory([Path(root)], image_prefix, relative_to=Path(root), workers=settings.workers) if root is not None else {}
     from .requests import check_mode
 
     return diagnose(images, oci_runtime, check_mode(mount_mode), Path(root) if root is not None else None,
-                    builtin_catalog)
+                    builtin_catalog, settings)

@@ -15,6 +15,7 @@ from docker.constants import MINIMUM_DOCKER_API_VERSION
 from orchestrator.errors import FnrunError
 from orchestrator.kinds import Kind
 from orchestrator.runtimes.container.remote import engine_host, is_remote, transport, uploads
+from orchestrator.settings import HelperPlace, Settings
 
 
 @dataclass(frozen=True)
@@ -29,7 +30,7 @@ class Finding:
 
 
 def diagnose(images: dict[str, list[str]], oci_runtime: str | None = None, mount_mode: str = "auto",
-             package: Path | None = None, builtin_catalog: bool = False) -> list[Finding]:
+             package: Path | None = None, builtin_catalog: bool = False, settings: Settings = Settings()) -> list[Finding]:
     """`builtin_catalog`: kpt's catalog functions run in-process, as `run` and `render` would
     with --builtin-catalog or FNRUN_BUILTIN_CATALOG=1 (the caller decides, with the same rule)."""
     from orchestrator.runtimes.container.runtime import api_client
@@ -51,7 +52,7 @@ def diagnose(images: dict[str, list[str]], oci_runtime: str | None = None, mount
     findings += _sandbox(info)
     findings.append(_mounts(host, mount_mode))
     findings.append(_container(oci_runtime, mount_mode))
-    findings.append(_warm(oci_runtime, mount_mode) if not findings[-1].problem else
+    findings.append(_warm(oci_runtime, mount_mode, settings) if not findings[-1].problem else
                     Finding("warm", "not tried: no function container runs here (see above)"))
     findings.append(builtins())
     findings += image_findings(images, package, builtin_catalog)
@@ -124,16 +125,16 @@ def _container(oci_runtime: str | None, mount_mode: str) -> Finding:
                    fix or (known.fix if known else "see the engine's log; `fnrun run` will fail the same way"))
 
 
-def _warm(oci_runtime: str | None, mount_mode: str) -> Finding:
+def _warm(oci_runtime: str | None, mount_mode: str, settings: Settings) -> Finding:
     """Whether an image called more than once can serve its calls from one warm container here."""
     from orchestrator.sandbox_probe import warm_probe
 
     fix = "runs still work, one container per call"
     off = "--no-warm (FNRUN_WARM=0) turns warm calls off"
-    mismatch = _helper_arch()
+    mismatch = _helper_arch(settings.helper)
     if mismatch:
         return Finding("warm", mismatch, f"{fix}; set FNRUN_WARM_HELPER to a fnrun-warm built for the engine's architecture; {off}")
-    works, text = warm_probe(oci_runtime, mount_mode)
+    works, text = warm_probe(oci_runtime, mount_mode, settings)
     if works:
         return Finding("warm", text)
     if "helper" in text:
@@ -141,14 +142,13 @@ def _warm(oci_runtime: str | None, mount_mode: str) -> Finding:
     return Finding("warm", text, f"{fix}; {off}")
 
 
-def _helper_arch() -> str:
+def _helper_arch(place: HelperPlace) -> str:
     """Why the warm-call helper fnrun picks cannot run on the engine, when the engine (asked, as
     a run does not ask a local one) reports another architecture; else ""."""
     from orchestrator.runtimes.container.runtime import api_client
     from orchestrator.runtimes.container.warm import helper
-    from orchestrator.settings import Settings
 
-    if helper.user_helper(Settings.from_environ().helper) is not None:  # a helper the user named: its architecture is theirs to choose
+    if helper.user_helper(place) is not None:  # a helper the user named: its architecture is theirs to choose
         return ""
     chosen, _ = helper.engine_arch()
     reported, _ = helper.asked(api_client())

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from orchestrator.errors import FnrunError
 from orchestrator.runtimes.protocol import Invocation, Sandbox
+from orchestrator.settings import Settings
 
 PROBE_REPOSITORY = "fnrun/doctor-probe"
 PROBE_INPUT = (b"apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n"
@@ -60,7 +61,7 @@ def probe(oci_runtime: str | None, mount_mode: str) -> tuple[bool, str, str | No
     return True, f"a function container ran in the full sandbox and answered ({output.duration:.2f}s)", None
 
 
-def warm_probe(oci_runtime: str | None, mount_mode: str) -> tuple[bool, str]:
+def warm_probe(oci_runtime: str | None, mount_mode: str, switches: Settings) -> tuple[bool, str]:
     """(works, what happened): two calls of the probe image, each with its own /local, served by
     one warm container (orchestrator.runtimes.container.warm), each answering what it was given.
     The probe image has no shell and no libc of its own to lean on, as kpt's catalog images."""
@@ -68,9 +69,6 @@ def warm_probe(oci_runtime: str | None, mount_mode: str) -> tuple[bool, str]:
     from orchestrator.runtimes.container.warm.plan import NoWarm, plan
     from orchestrator.runtimes.container.warm.pool import WarmPool
     from orchestrator.runtimes.container.warm.runtime import WarmRuntime
-    from orchestrator.settings import Settings
-
-    switches = Settings.from_environ()
     if not switches.warm:
         return True, "off (FNRUN_WARM=0): every call starts a container of its own"
     try:
