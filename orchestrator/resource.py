@@ -36,6 +36,17 @@ class Resource:
             self._synced = roundtrip.render(self._text, self.data) if self._text else fast.dump(self.data)
         return self._synced
 
+    def value_text(self) -> str:
+        """The text of `value` (no fnrun annotations), as a file holds it: the body when fresh,
+        else the base text edited to it. A changed value is rendered once, over its base text
+        itself: rendering `text` first and then the value over it gives the same bytes at twice
+        the cost (tests/merge/test_render_once.py), so that way is taken only where `text` was
+        already made."""
+        if self.fresh and self._body is not None:
+            return self._body
+        base = self._synced if self._synced is not None else self._text or self.text
+        return roundtrip.render(base, self.value)
+
     @property
     def body(self) -> str | None:
         """The document without fnrun's annotations, as the user wrote it; None when unknown."""

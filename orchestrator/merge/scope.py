@@ -16,7 +16,7 @@ from ..read.package import stamped
 from ..resource import Resource, set_annotations
 from ..select.functions import FunctionSpec, in_scope
 from ..select.selectors import selected
-from ..yamlio import fast, roundtrip
+from ..yamlio import fast
 from ..yamlio.text import quote
 
 
@@ -186,11 +186,12 @@ def _twin(spec: FunctionSpec, data: dict, public: str, internal: str, original: 
 def _with_annotations(item: Resource, fixes: dict[str, str]) -> Resource:
     """The item with annotations set in its value and, as whole lines where possible, its text.
     An item whose value was replaced after it was read (`fresh` False: a handed-over function's
-    change) has a body that is only the base of its old text, so its text is rendered anew."""
+    change) has a body that is only the base of its old text, so its text is rendered anew
+    (`Resource.value_text`)."""
     moved = _repathed(item, fixes)
     if moved is not None:
         return moved
-    body = item.body if item.fresh and item.body is not None else roundtrip.render(item.text, item.value)
+    body = item.value_text()
     node, data = fast.parse(body, "function output")
     return stamped(body, node, data, _merged_entries(item.data, fixes))
 

@@ -163,6 +163,9 @@ class _Parallel:
         self.futures: dict[int, Future[tuple[Executed | Exception, Buffer, list[Resource]]]] = {}
         self.started: dict[int, tuple[Buffer, list[Resource]]] = {}  # each launched unit's events and snapshot
         self.committed = 0
+        # per launched unit: the snapshot's resources in its scope, and the last resources it was
+        # checked against with the verdict (the main thread asks at every short wait)
+        self.checked: dict[int, tuple[list[int], list[Resource] | None, bool]] = {}
 
     def run(self, resources: list[Resource]) -> list[Resource]:
         from concurrent.futures import ThreadPoolExecutor  # here: a run of one unit at a time (most) needs no pool
@@ -225,7 +228,9 @@ class _Parallel:
         else:
             del self.futures[index], self.started[index]
             result, buffer, snapshot = future.result()
-            if not self._still_valid(index, snapshot, resources):  # its scope changed under it: run it
+            valid = self._still_valid(index, snapshot, resources)
+            self.checked.pop(index, None)
+            if not valid:  # its scope changed under it: run it
                 done = self.execute(index, resources, self.events, self.cancel)  # again, as serial would
             else:
                 buffer.replay(self.events)
@@ -239,10 +244,20 @@ class _Parallel:
         return done.after
 
     def _still_valid(self, index: int, snapshot: list[Resource], resources: list[Resource]) -> bool:
+        """Whether the resources in the unit's scope are still the very ones it ran on. Asked
+        at every wait while the unit is next, and again at its commit: each list of resources
+        (never changed in place: a commit makes a new one) is filtered once per unit, not at
+        every asking, which made a render of many subpackages quadratic in its resources."""
         if snapshot is resources:
             return True
         directory = self.units[index].scope
-        return [id(r) for r in in_unit_scope(directory, snapshot)] == [id(r) for r in in_unit_scope(directory, resources)]
+        seen = self.checked.get(index)
+        if seen is not None and seen[1] is resources:
+            return seen[2]
+        before = seen[0] if seen is not None else [id(r) for r in in_unit_scope(directory, snapshot)]
+        valid = before == [id(r) for r in in_unit_scope(directory, resources)]
+        self.checked[index] = (before, resources, valid)
+        return valid
 
     def _stop(self, pool: ThreadPoolExecutor) -> None:
         """Every worker ends before this returns: containers removed and other children ended,
