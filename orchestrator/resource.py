@@ -39,9 +39,10 @@ class Resource:
     def value_text(self) -> str:
         """The text of `value` (no fnrun annotations), as a file holds it: the body when fresh,
         else the base text edited to it. A changed value is rendered once, over its base text
-        itself: rendering `text` first and then the value over it gives the same bytes at twice
-        the cost (tests/merge/test_render_once.py), so that way is taken only where `text` was
-        already made."""
+        itself: rendering `text` first and the value over that costs twice as much, and where
+        ruamel writes nested block sequences (`- - a`) indented otherwise than it reads them, the
+        second pass re-indents lines nobody changed (tests/merge/test_render_once.py). Over
+        `text` only where it was already made."""
         if self.fresh and self._body is not None:
             return self._body
         base = self._synced if self._synced is not None else self._text or self.text
