@@ -21,7 +21,8 @@ try:  # typer 0.28+ vendors click as typer._click and raises its exceptions, eve
 except ImportError:  # pragma: no cover - older typer runs on click itself
     from click.exceptions import Abort, ClickException, Exit  # type: ignore[assignment]
 
-from ..edge import exit_code
+from .. import COMPLETE_VAR
+from ..edge import exit_code, kpt_hint
 from ..errors import EXIT_INPUT, EXIT_SIGINT
 from . import (  # noqa: F401 - each registers its commands on `app`
     casetest,
@@ -41,29 +42,6 @@ if TYPE_CHECKING:
 _register_image_commands(app)
 
 
-#: What the completion scripts set when the shell asks fnrun for completions (typer's naming).
-COMPLETE_VAR = "_FNRUN_COMPLETE"
-
-#: kpt's command words and fnrun's commands for them (`kpt fn eval` is `fnrun run`).
-KPT_COMMANDS = {"eval": "run", "render": "render", "source": "source", "sink": "sink"}
-
-
-def kpt_spelling(args: list[str]) -> str | None:
-    """What to type instead, when the command line is kpt's (`fnrun eval`, `fnrun fn render`).
-    A hint, not an alias: `fnrun run` without --image runs the package's declared functions,
-    where kpt's eval refuses, so the user should learn the name that says what will happen."""
-    words = args[1:] if args[:1] == ["fn"] else args
-    if not words or (words is args and words[0] != "eval"):
-        return None
-    own = KPT_COMMANDS.get(words[0])
-    if own is None:
-        return None
-    import shlex
-
-    instead = shlex.join(["fnrun", own, *words[1:]])
-    return f"no command {' '.join(args[: len(args) - len(words) + 1])!r}: kpt's `fn {words[0]}` is `fnrun {own}` here, with kpt's flags: {instead}"
-
-
 def run_app(args: list[str], early: EarlyContainer | None = None) -> int:
     """Run the CLI; the one place where errors become an exit code and a single line on stderr.
 
@@ -74,10 +52,9 @@ def run_app(args: list[str], early: EarlyContainer | None = None) -> int:
     command = typer.main.get_command(app)
     if COMPLETE_VAR in os.environ:  # the shell asks for completions (the script --show-completion prints)
         command._main_shell_completion({}, "fnrun", COMPLETE_VAR)  # exits
-    hint = kpt_spelling(args)
+    hint = kpt_hint(args)
     if hint is not None:
-        print(f"fnrun: error: {hint}", file=sys.stderr)
-        return EXIT_INPUT
+        return hint
     return exit_code(lambda: _invoke(command, args, early))
 
 
