@@ -206,3 +206,26 @@ def test_a_plain_install_is_read_directly(tmp_path: Path) -> None:
     path = lay_out(tmp_path, [[("other-1.0.dist-info", "METADATA", "Version: {v}\n", "9")], [("fnrun-1.2.3.dist-info", "METADATA", "Version: {v}\n", "1.2.3")]])
     assert _version_on_path([str(tmp_path / "absent"), *path]) == "1.2.3"
     assert _version_on_path(sys.path) == metadata.version("fnrun") == version()
+
+
+# --------------------------------------------------------- the CLI builds only the command it runs
+
+WHOLE_APP_LINES = [["--help"], ["-h"], ["--bogus"], ["--bogus", "--help"], ["--help", "extra", "words"]]
+
+
+@pytest.mark.parametrize("words", WHOLE_APP_LINES, ids=lambda words: " ".join(words))
+def test_a_command_built_alone_reads_as_in_the_whole_app(words: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """`fnrun COMMAND ...` builds COMMAND alone (orchestrator.cli `app_for`): its help, usage line
+    and errors are the whole app's, for every command."""
+    import typer
+
+    from orchestrator import cli
+
+    names = [info.name or typer.main.get_command_name(info.callback.__name__) for info in cli.app.registered_commands if info.callback]
+    assert len(typer.main.get_command(cli.app_for([names[0], *words])).commands) == 1  # type: ignore[attr-defined]
+    for name in names:
+        alone = cli.run_app([name, *words]), capsys.readouterr()
+        assert f"fnrun {name}" in alone[1].out + alone[1].err or name in ("wrap", "xargs"), (name, alone)
+        with monkeypatch.context() as whole:
+            whole.setattr(cli, "app_for", lambda args: cli.app)
+            assert (cli.run_app([name, *words]), capsys.readouterr()) == alone, name

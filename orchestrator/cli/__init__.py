@@ -9,6 +9,7 @@ module adds its commands the same way: define them on `app` (cli/app.py) and imp
 
 from __future__ import annotations
 
+import copy
 import os
 import sys
 from typing import TYPE_CHECKING, Any
@@ -49,13 +50,29 @@ def run_app(args: list[str], early: EarlyContainer | None = None) -> int:
     Ctrl-C into a silent exit 130 and SIGTERM into the same: a CI log must say it was
     interrupted, by which signal, and that nothing was written. `early`: the launcher's container
     for this command line, handed to `run` or `render` through the context."""
-    command = typer.main.get_command(app)
     if COMPLETE_VAR in os.environ:  # the shell asks for completions (the script --show-completion prints)
-        command._main_shell_completion({}, "fnrun", COMPLETE_VAR)  # exits
+        typer.main.get_command(app)._main_shell_completion({}, "fnrun", COMPLETE_VAR)  # exits
+    command = typer.main.get_command(app_for(args))
     hint = kpt_hint(args)
     if hint is not None:
         return hint
     return exit_code(lambda: _invoke(command, args, early))
+
+
+def app_for(args: list[str]) -> typer.Typer:
+    """The app to build for this command line: for `fnrun COMMAND ...`, one with COMMAND alone.
+    Typer turns every command's parameters into click's when it builds the app (~30 ms, most of
+    it `run`'s and `render`'s options), and a command line runs one; what it shows (the usage
+    line, help, an error) names only its own command and `fnrun`. The whole app for anything
+    else: the command list (`fnrun --help`), options before the command, a word that names no
+    command (its error suggests the others), a group (`fnrun cache ...`)."""
+    own = {info.name or typer.main.get_command_name(info.callback.__name__): info for info in app.registered_commands if info.callback}
+    chosen = own.get(args[0]) if args else None
+    if chosen is None:
+        return app
+    single = copy.copy(app)
+    single.registered_commands, single.registered_groups = [chosen], []
+    return single
 
 
 def _invoke(command: Any, args: list[str], early: EarlyContainer | None = None) -> object:
