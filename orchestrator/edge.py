@@ -56,7 +56,7 @@ def sink(directory: Path | str) -> None:
     print(f"fnrun sink: {plan.summary()}", file=sys.stderr)
 
 
-def kpt_spelling(args: Sequence[str]) -> str | None:
+def kpt_spelling(args: list[str]) -> str | None:
     """What to type instead, when the command line is kpt's (`fnrun eval`, `fnrun fn render`).
     A hint, not an alias: `fnrun run` without --image runs the package's declared functions,
     where kpt's eval refuses, so the user should learn the name that says what will happen."""
@@ -72,7 +72,7 @@ def kpt_spelling(args: Sequence[str]) -> str | None:
     return f"no command {' '.join(args[: len(args) - len(words) + 1])!r}: kpt's `fn {words[0]}` is `fnrun {own}` here, with kpt's flags: {instead}"
 
 
-def kpt_hint(args: Sequence[str]) -> int | None:
+def kpt_hint(args: list[str]) -> int | None:
     """`kpt_spelling`'s hint as the one error line, and its exit code; None when the command line
     is not kpt's."""
     hint = kpt_spelling(args)

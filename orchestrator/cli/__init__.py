@@ -52,10 +52,10 @@ def run_app(args: list[str], early: EarlyContainer | None = None) -> int:
     for this command line, handed to `run` or `render` through the context."""
     if COMPLETE_VAR in os.environ:  # the shell asks for completions (the script --show-completion prints)
         typer.main.get_command(app)._main_shell_completion({}, "fnrun", COMPLETE_VAR)  # exits
-    command = typer.main.get_command(app_for(args))
     hint = kpt_hint(args)
     if hint is not None:
         return hint
+    command = typer.main.get_command(app_for(args))
     return exit_code(lambda: _invoke(command, args, early))
 
 
