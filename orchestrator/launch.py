@@ -61,6 +61,10 @@ if TYPE_CHECKING:
     from orchestrator.runtimes.protocol import Invocation
 
 SETTLE_WITHIN = 5.0  # seconds a create a stop left under way may take before fnrun exits without it
+#: Commands that run no function, so start no container (nor do kpt's spellings, answered with a
+#: hint): the registry of live containers (orchestrator.runtimes.container.live, with the
+#: runtimes' package) need not load for them.
+NO_FUNCTIONS = ("source", "sink")
 
 
 def main(argv: list[str] | None = None, handlers: dict[int, Any] | None = None, kept: Kept | None = None) -> None:
@@ -69,8 +73,13 @@ def main(argv: list[str] | None = None, handlers: dict[int, Any] | None = None, 
     compiled code (orchestrator.methodcode), saved at the end when any was compiled anew."""
     args = sys.argv[1:] if argv is None else argv
     at_once = answers_at_once(args)
+    containers = False
     if not at_once:  # the launcher's own modules, loaded while a stop still waits (orchestrator.__main__)
         from orchestrator import option_schema  # noqa: F401 - read by every command the launcher may carry out
+        from orchestrator.edge import kpt_spelling
+
+        containers = not (args and args[0] in NO_FUNCTIONS) and kpt_spelling(args) is None
+    if containers:
         from orchestrator.runtimes.container import live
     previous = stops.take_over(handlers)
     early: EarlyContainer | None = None
@@ -82,7 +91,8 @@ def main(argv: list[str] | None = None, handlers: dict[int, Any] | None = None, 
             code = 0
         else:
             _without_paramiko()
-            live.defer_waits()  # removals are waited for below, after the package is written
+            if containers:
+                live.defer_waits()  # removals are waited for below, after the package is written
             early = _early_container(args)
             if early is not None:
                 with stops.held():
@@ -102,7 +112,7 @@ def main(argv: list[str] | None = None, handlers: dict[int, Any] | None = None, 
         code = report_interrupt(Interrupted(signum))
     finally:
         stops.ignore()  # what follows must complete
-        if not at_once:
+        if containers:
             live.finish_waits()
             live.settle(within=SETTLE_WITHIN)
         if early is not None:
