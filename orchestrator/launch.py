@@ -212,8 +212,6 @@ def _direct(args: list[str], early: EarlyContainer | None) -> int | None:
     arguments = _arguments(args[0], line)
     if arguments is None:
         return None
-    if _debugging():
-        print("fnrun launcher: carrying the command out without the CLI framework", file=sys.stderr)
     return edge.exit_code(lambda: edge.carry_out(args[0], given, arguments[0], arguments[1], args, early))
 
 

@@ -21,12 +21,15 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from orchestrator import _version_on_path, version
-from testing.launching import said
+from testing.launching import DEBUG, adopted, said
 from testing.pipeline_helpers import REPO, deployment, function_config, snapshot, test_images, write_package  # noqa: F401 - fixture
 from testing.sizing import examples
 
-#: The CLI framework and what only it or `--version` through it would load.
-FRAMEWORK = ("typer", "click", "rich", "shellingham", "orchestrator.cli", "importlib.metadata", "email")
+#: The CLI framework.
+CLI_FRAMEWORK = ("typer", "click", "rich", "shellingham", "orchestrator.cli")
+#: And what `--version` through it loads: a command that reaches no engine loads none of it (one
+#: that does loads importlib.metadata and email with the engine's client: urllib3 imports them).
+FRAMEWORK = (*CLI_FRAMEWORK, "importlib.metadata", "email")
 #: `source` and `sink` run no function: nothing of the runtimes or the engine's client either.
 PACKAGE_TOOL_NEVER = (*FRAMEWORK, "orchestrator.runtimes", "docker", "orchestrator.render", "orchestrator.run.pipeline")
 #: `fnrun --version` loads none of fnrun's machinery either: no dataclass, no typing, no schema.
@@ -55,19 +58,22 @@ entry.main()
 """
 
 
-def probe(way: str, args: list[str], cwd: Path, watched: tuple[str, ...] = FRAMEWORK, stdin: str = "") -> tuple[int, str, list[str], str]:
+def probe(way: str, args: list[str], cwd: Path, watched: tuple[str, ...] = FRAMEWORK, stdin: str = "",
+          env: dict[str, str] | None = None) -> tuple[int, str, list[str], str]:
     """`fnrun ARGS` by `way` (direct: as users run it; cli: the launcher's path without the CLI
-    framework off): exit code, stdout, fnrun's own stderr lines (timings blanked), and which of
-    `watched` it imported."""
-    env = {**os.environ, "FNRUN_CACHE": "0", "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+    framework off), with the launcher's debug lines on: exit code, stdout, fnrun's own stderr
+    lines (timings blanked; the launcher's lines, when it adopted its early container, as one
+    line saying so), and which of `watched` it imported."""
+    env = {**os.environ, **DEBUG, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])), **(env or {})}
     proc = subprocess.run([sys.executable, "-c", PROBE, way, ",".join(watched), *args], input=stdin, capture_output=True, text=True,
                           cwd=cwd, timeout=300, env=env)
     lines = said(proc.stderr)
     assert lines and lines[-1].startswith("probe: loaded "), proc.stderr
-    return proc.returncode, proc.stdout, lines[:-1], lines[-1].removeprefix("probe: loaded ")
+    return proc.returncode, proc.stdout, lines[:-1] + ["(the early container adopted)"] * adopted(proc.stderr), lines[-1].removeprefix("probe: loaded ")
 
 
-def both(tmp_path: Path, files: dict[str, str], args: list[str], stdin: str = "", watched: tuple[str, ...] = FRAMEWORK) -> tuple[tuple, tuple, str]:
+def both(tmp_path: Path, files: dict[str, str], args: list[str], stdin: str = "", watched: tuple[str, ...] = FRAMEWORK,
+         env: dict[str, str] | None = None) -> tuple[tuple, tuple, str]:
     """The command line both ways, each over a fresh copy of the package (PKG in `args`, run from
     inside it): (code, stdout, stderr, files after) for each, and what the direct way imported of
     the CLI framework."""
@@ -75,7 +81,7 @@ def both(tmp_path: Path, files: dict[str, str], args: list[str], stdin: str = ""
     for way in ("direct", "cli"):
         root = write_package(tmp_path / way / "pkg", files)
         given = [str(root) if arg == "PKG" else arg for arg in args]
-        code, stdout, lines, imported = probe(way, given, root, watched, stdin)
+        code, stdout, lines, imported = probe(way, given, root, watched, stdin, env)
         loaded = imported if way == "direct" else loaded
         stderr = [line.replace(str(root), "PKG") for line in lines]
         results.append((code, stdout.replace(str(root), "PKG"), stderr, {p: b for p, (b, _) in snapshot(root).items()}))
@@ -114,22 +120,30 @@ def test_the_package_tools_skip_the_cli_framework_and_do_what_it_does(tmp_path: 
     assert direct[0] == (2 if args[0] in ("eval", "fn") else 0), direct
 
 
+BUILTIN = {"FNRUN_BUILTIN": "1"}  # the suite turns builtins off (tests/conftest.py): these cases are about them
+
+
 @pytest.mark.engine
 @pytest.mark.usefixtures("test_images")
-@pytest.mark.parametrize(("files", "args"), [
-    ({**PACKAGE, "Kptfile": KPTFILE}, ["render", "PKG"]),
-    ({**PACKAGE, "Kptfile": KPTFILE}, ["render", "-o", "stdout"]),
-    ({**PACKAGE, "Kptfile": KPTFILE.replace("fnrun/set-labels", "fnrun-test/label")}, ["render", "PKG"]),
-    (PACKAGE, ["run", "PKG", "--image", "fnrun/set-labels:v1", "--diff", "--", "team=web"]),
-    (PACKAGE, ["run", "-i", "fnrun/set-labels:v1", "--", "team=here"]),
-    (PACKAGE, ["run", "PKG", "--image", "fnrun-test/label:v1", "--", "team=web"]),
-    (PACKAGE, ["run", "PKG", "--image", "fnrun-test/fail:v1"]),
-], ids=["render-builtin", "render-stdout", "render-container", "run-builtin", "run-kpt-habit", "run-container", "run-failing"])
-def test_run_and_render_skip_the_cli_framework_and_do_what_it_does(tmp_path: Path, files: dict[str, str], args: list[str]) -> None:
-    direct, cli, loaded = both(tmp_path, files, args)
+@pytest.mark.parametrize(("files", "args", "env"), [
+    ({**PACKAGE, "Kptfile": KPTFILE}, ["render", "PKG"], BUILTIN),
+    ({**PACKAGE, "Kptfile": KPTFILE}, ["render", "-o", "stdout"], BUILTIN),
+    (PACKAGE, ["run", "PKG", "--image", "fnrun/set-labels:v1", "--diff", "--", "team=web"], BUILTIN),
+    (PACKAGE, ["run", "-i", "fnrun/set-labels:v1", "--", "team=here"], BUILTIN),
+    ({**PACKAGE, "Kptfile": KPTFILE.replace("fnrun/set-labels", "fnrun-test/label")}, ["render", "PKG"], {}),
+    (PACKAGE, ["run", "PKG", "--image", "fnrun-test/label:v1", "--", "team=web"], {}),
+    (PACKAGE, ["run", "PKG", "--image", "fnrun-test/fail:v1"], {}),
+], ids=["render-builtin", "render-stdout", "run-builtin", "run-kpt-habit", "render-container", "run-container", "run-failing"])
+def test_run_and_render_skip_the_cli_framework_and_do_what_it_does(tmp_path: Path, files: dict[str, str], args: list[str], env: dict[str, str]) -> None:
+    """The same whether a builtin serves the function or a container runs it (the launcher's early
+    container adopted either way), or it fails."""
+    direct, cli, loaded = both(tmp_path, files, args, watched=CLI_FRAMEWORK, env=env)
     assert direct == cli
     assert loaded == "-", f"fnrun {' '.join(args)} loaded {loaded}"
     assert direct[0] == (1 if "fnrun-test/fail:v1" in args else 0), direct
+    assert (", builtin," in "\n".join(direct[2])) == bool(env), direct[2]
+    if "fnrun-test/label:v1" in args:
+        assert "(the early container adopted)" in direct[2], direct[2]
 
 
 @pytest.mark.parametrize(("args", "files", "stdin"), [
