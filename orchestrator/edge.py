@@ -1,20 +1,26 @@
-"""What the command line's two ways into `run` and `render` share below the CLI framework: the
-CLI (orchestrator.cli) and the launcher's path without it (orchestrator.launch, for `--server`)
-carry a command out here, from its options' values, and turn its error into one line and an exit
-code here (the table in orchestrator.errors), so both give the same output and codes."""
+"""What the command line's two ways into a command share below the CLI framework: the CLI
+(orchestrator.cli) and the launcher's path without it (orchestrator.launch: `run` and `render`
+whose command line the option schema reads, `source`, `sink`, kpt's spellings) carry a command
+out here, from its options' values, and turn its error into one line and an exit code here (the
+table in orchestrator.errors), so both give the same output and codes. Light to import: the
+launcher loads it before the library."""
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import FnrunError, report_interrupt
+from .errors import EXIT_INPUT, FnrunError, report_interrupt
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from .runtimes.container.early import EarlyContainer
+
+#: kpt's command words and fnrun's commands for them (`kpt fn eval` is `fnrun run`).
+KPT_COMMANDS = {"eval": "run", "render": "render", "source": "source", "sink": "sink"}
 
 
 def carry_out(command: str, values: Mapping[str, Any], directory: str, arguments: Sequence[str] | None, args: Sequence[str] | None,
@@ -32,6 +38,50 @@ def carry_out(command: str, values: Mapping[str, Any], directory: str, arguments
             api.render(render_request(values, directory, args), early=early)
 
 
+def source(directory: Path | str, fn_config: Path | None = None) -> None:
+    """`fnrun source`: the package as a ResourceList on stdout, written while it is read."""
+    from . import api
+    from .settings import chosen_workers
+
+    api.write_source(directory, sys.stdout, fn_config, chosen_workers())
+
+
+def sink(directory: Path | str) -> None:
+    """`fnrun sink`: a ResourceList, List or YAML stream from stdin into the package; what it
+    changed, on stderr."""
+    from . import api
+    from .settings import chosen_workers
+
+    plan = api.sink(directory, sys.stdin.buffer, workers=chosen_workers())
+    print(f"fnrun sink: {plan.summary()}", file=sys.stderr)
+
+
+def kpt_spelling(args: list[str]) -> str | None:
+    """What to type instead, when the command line is kpt's (`fnrun eval`, `fnrun fn render`).
+    A hint, not an alias: `fnrun run` without --image runs the package's declared functions,
+    where kpt's eval refuses, so the user should learn the name that says what will happen."""
+    words = args[1:] if args[:1] == ["fn"] else args
+    if not words or (words is args and words[0] != "eval"):
+        return None
+    own = KPT_COMMANDS.get(words[0])
+    if own is None:
+        return None
+    import shlex
+
+    instead = shlex.join(["fnrun", own, *words[1:]])
+    return f"no command {' '.join(args[: len(args) - len(words) + 1])!r}: kpt's `fn {words[0]}` is `fnrun {own}` here, with kpt's flags: {instead}"
+
+
+def kpt_hint(args: list[str]) -> int | None:
+    """`kpt_spelling`'s hint as the one error line, and its exit code; None when the command line
+    is not kpt's."""
+    hint = kpt_spelling(args)
+    if hint is None:
+        return None
+    print(f"fnrun: error: {hint}", file=sys.stderr)
+    return EXIT_INPUT
+
+
 @contextmanager
 def _paths_as_typed(directory: str) -> Iterator[None]:
     """An error naming a package file names it from where the user typed the command."""
@@ -39,6 +89,8 @@ def _paths_as_typed(directory: str) -> Iterator[None]:
         yield
     except FnrunError as err:
         if str(directory) != "-":
+            from pathlib import Path
+
             from .report.paths import as_typed
 
             # the whole of what went wrong (its context and message), not str(err): the fix stays

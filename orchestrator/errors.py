@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import signal
 import sys
-from typing import TypeVar
 
 EXIT_FUNCTION = 1
 EXIT_INPUT = 2
@@ -22,7 +21,11 @@ EXIT_ENVIRONMENT = 4
 EXIT_SIGINT = 130
 EXIT_SIGTERM = 143
 
-_Error = TypeVar("_Error", bound="FnrunError")
+TYPE_CHECKING = False  # typing's constant without typing, which `fnrun --version` never needs; type checkers read it as True
+if TYPE_CHECKING:
+    from typing import TypeVar
+
+    _Error = TypeVar("_Error", bound="FnrunError")
 
 
 class FnrunError(Exception):

@@ -3,10 +3,11 @@ function's container before fnrun itself is imported.
 
 Why it exists: for one function over a small package, fnrun's time is a new interpreter importing
 typer, ruamel and the docker SDK (~0.15-0.25 s here), then the engine creating and starting the
-container (~0.2 s, mostly runc). Those need not wait for each other. This module imports only the
-standard library and fnrun's light sandbox modules, reads the command line, and when the function
-and its sandbox are known from it it starts the container in a background thread
-(orchestrator.runtimes.container.early) while the real CLI is imported and run. For `run` the
+container (~0.2 s, mostly runc). Those need not wait for each other. This module loads only the
+standard library and fnrun's stops and errors; `main` loads fnrun's light sandbox modules, reads
+the command line, and when the function and its sandbox are known from it starts the container in
+a background thread (orchestrator.runtimes.container.early) while the rest of fnrun is imported
+and run. For `run` the
 function is --image's; for `render` it is the first container step of a package whose only
 Kptfile is its root's, read by orchestrator.render.first_container (which loads fnrun's libyaml
 reader: the render loads it anyway). The run's pre-start pool adopts the container only if the
@@ -15,7 +16,7 @@ sandbox; in every other case it is removed unused.
 
 No early start (the ordinary path, unchanged) when anything is not simple: another command, a flag
 that orchestrator.option_schema does not know or marks as not foreseen (--mount, --fn-config,
---exec, --save, --shard...), a remote engine or podman, the `always` pull policy, a catalog image
+--exec, --save, --shard...), --server (every call goes to the function runner), a remote engine or podman, the `always` pull policy, a catalog image
 that may run in-process (builtin), a result cache that could hit (a hit must start no container:
 only with --no-cache, FNRUN_CACHE=0 or an empty cache), a fnrun.lock; for render also a package
 directory copied into the container rather than bind-mounted (--mounts upload, or not readable by
@@ -24,12 +25,15 @@ FNRUN_EARLY_START=0 turns it off; FNRUN_DEBUG_LAUNCH=1 says on stderr what becam
 Every value is read through orchestrator.option_schema as the CLI would hand it over (types,
 defaults, environment variables); a value the CLI would refuse leaves the start to it.
 
-`run` and `render` with `--server ADDR` (or FNRUN_SERVER) start nothing here: every call goes to
-the function runner, where a warm container answers in milliseconds, so importing and building
-the CLI framework would be most of the command's time. When the schema reads the whole command
-line, the launcher carries it out itself (`_served`): the same values into the same request
-builder and the same error edge as the CLI (orchestrator.edge), without typer, click, rich or
-orchestrator.cli; anything else (--help, an unknown flag, a value the CLI refuses) is the CLI's.
+What fnrun loads before the user's work is most of a small command's time, so the launcher
+carries the commands people run most out itself, without the CLI framework (typer and click take
+longer to import and build than a small run): `run` and `render` when the schema reads the whole
+command line (`_direct`: the same values into the same request builder and the same error edge
+as the CLI, orchestrator.edge; with `--server ADDR` that is the whole edit loop, every call going
+to the function runner), `source [DIR]` and `sink DIR`, and kpt's spellings (`fnrun eval`: the
+hint). `fnrun --version` it answers before anything else loads. Anything else (--help, an
+unknown flag, a value the CLI refuses, another command, the shell asking for completions) is the
+CLI's, as ever; `tests/test_start_imports.py` holds both ways to the same output.
 
 The container is removed on every path: the run removes what it adopted; `finish` removes it
 otherwise, after the CLI returned, failed, or was stopped by Ctrl-C or SIGTERM (which unwinds like
@@ -42,21 +46,25 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
-from orchestrator import stops
+from orchestrator import COMPLETE_VAR, stops, version
 from orchestrator.errors import Interrupted, report_interrupt
-from orchestrator.option_schema import BY_NAME, BY_SPELLING, RENDER_BY_NAME, RENDER_BY_SPELLING, RENDER_OPTIONS, RUN_OPTIONS, CommandLine, default, read, values
-from orchestrator.runtimes.container import live
-from orchestrator.settings import switch
 
+TYPE_CHECKING = False  # typing's constant without typing, which `fnrun --version` never needs; type checkers read it as True
 if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
+
     from orchestrator.methodcode import Kept
+    from orchestrator.option_schema import CommandLine
     from orchestrator.runtimes.container.early import EarlyContainer
     from orchestrator.runtimes.protocol import Invocation
 
 SETTLE_WITHIN = 5.0  # seconds a create a stop left under way may take before fnrun exits without it
+#: Commands that run no function, so start no container (nor do kpt's spellings, answered with a
+#: hint): the registry of live containers (orchestrator.runtimes.container.live, with the
+#: runtimes' package) need not load for them.
+NO_FUNCTIONS = ("source", "sink")
 
 
 def main(argv: list[str] | None = None, handlers: dict[int, Any] | None = None, kept: Kept | None = None) -> None:
@@ -64,18 +72,32 @@ def main(argv: list[str] | None = None, handlers: dict[int, Any] | None = None, 
     while the launcher loaded); they are restored at the end. `kept`: the dataclass methods'
     compiled code (orchestrator.methodcode), saved at the end when any was compiled anew."""
     args = sys.argv[1:] if argv is None else argv
+    at_once = answers_at_once(args)
+    containers = False
+    if not at_once:  # the launcher's own modules, loaded while a stop still waits (orchestrator.__main__)
+        from orchestrator import option_schema  # noqa: F401 - read by every command the launcher may carry out
+        from orchestrator.edge import kpt_spelling
+
+        containers = not (args and args[0] in NO_FUNCTIONS) and kpt_spelling(args) is None
+    if containers:
+        from orchestrator.runtimes.container import live
     previous = stops.take_over(handlers)
     early: EarlyContainer | None = None
     code = 1
     try:
         stops.raise_if_asked()  # one that came while fnrun was loading
-        _without_paramiko()
-        live.defer_waits()  # removals are waited for below, after the package is written
-        early = _early_container(args)
-        if early is not None:
-            with stops.held():
-                early.begin()
-        code = _cli(args, early) if (served := _served(args)) is None else served
+        if at_once:
+            print(f"fnrun {version()}")
+            code = 0
+        else:
+            _without_paramiko()
+            if containers:
+                live.defer_waits()  # removals are waited for below, after the package is written
+            early = _early_container(args)
+            if early is not None:
+                with stops.held():
+                    early.begin()
+            code = _cli(args, early) if (direct := _direct(args, early)) is None else direct
         signum = stops.asked()
         if code == 0 and signum is not None:  # its exception was dropped after the work was done
             code = report_interrupt(Interrupted(signum, late=True))
@@ -90,14 +112,23 @@ def main(argv: list[str] | None = None, handlers: dict[int, Any] | None = None, 
         code = report_interrupt(Interrupted(signum))
     finally:
         stops.ignore()  # what follows must complete
-        live.finish_waits()
-        live.settle(within=SETTLE_WITHIN)
+        if containers:
+            live.finish_waits()
+            live.settle(within=SETTLE_WITHIN)
         if early is not None:
             early.finish()
         stops.give_back(previous)
         if kept is not None:
             kept.save()
     _leave(code)
+
+
+def answers_at_once(args: list[str]) -> bool:
+    """Whether the launcher answers this command line before anything else of fnrun loads: only
+    `fnrun --version`, whose one line would otherwise wait ~0.1 s for typer, the dataclasses and
+    importlib.metadata. With anything after it the CLI decides, as ever (`--version --bogus` is
+    an error). orchestrator.__main__ asks too, to leave the dataclasses' kept code unread then."""
+    return args == ["--version"] and COMPLETE_VAR not in os.environ
 
 
 def _without_paramiko() -> None:
@@ -140,6 +171,8 @@ def _command(args: list[str]) -> tuple[CommandLine, dict[str, Any]] | None:
     would (an unknown flag, a value the CLI would refuse: the CLI says so)."""
     if args[:1] not in (["run"], ["render"]):
         return None
+    from orchestrator.option_schema import BY_SPELLING, RENDER_BY_SPELLING, RENDER_OPTIONS, RUN_OPTIONS, read, values
+
     render = args[0] == "render"
     line = read(args[1:], RENDER_BY_SPELLING if render else BY_SPELLING)
     if line is None:
@@ -150,25 +183,46 @@ def _command(args: list[str]) -> tuple[CommandLine, dict[str, Any]] | None:
         return None
 
 
-def _served(args: list[str]) -> int | None:
-    """`run`/`render --server ADDR` (or FNRUN_SERVER) carried out without the CLI framework (typer
-    and click take longer to import and build than the whole run over a warm server): the same
-    request from the same values (orchestrator.edge), the same output and exit code; None leaves
-    the command to the CLI (another command, --help, an unknown flag, a value the CLI refuses)."""
+def _direct(args: list[str], early: EarlyContainer | None) -> int | None:
+    """The exit code of a command carried out without the CLI framework (typer and click take
+    longer to import and build than a small command's whole work): `run`/`render` when the schema
+    reads the whole command line, `source [DIR]` and `sink DIR` with no option, and kpt's
+    spellings (`fnrun eval`), answered with their hint. The same values go to the same code as
+    from the CLI's commands (orchestrator.edge: the request, the error line, the exit code); None
+    leaves the command to the CLI (another command, --help, an unknown flag, a value the CLI
+    refuses, or the shell asking for completions)."""
+    from orchestrator import edge
+
+    if COMPLETE_VAR in os.environ:
+        return None
+    if (hint := edge.kpt_hint(args)) is not None:
+        return hint
+    if args[:1] in (["source"], ["sink"]):
+        directory = _package_directory(args)
+        if directory is None:
+            return None
+        from pathlib import Path
+
+        tool = edge.source if args[0] == "source" else edge.sink
+        return edge.exit_code(lambda: tool(Path(directory)))
     command = _command(args)
-    if command is None or "_FNRUN_COMPLETE" in os.environ:  # the shell asks the CLI for completions
+    if command is None:
         return None
     line, given = command
-    if not (given["server"] or "").strip():
-        return None
     arguments = _arguments(args[0], line)
     if arguments is None:
         return None
-    from orchestrator.edge import carry_out, exit_code
+    return edge.exit_code(lambda: edge.carry_out(args[0], given, arguments[0], arguments[1], args, early))
 
-    if _debugging():
-        print("fnrun launcher: carrying the command out without the CLI framework (--server)", file=sys.stderr)
-    return exit_code(lambda: carry_out(args[0], given, arguments[0], arguments[1], args))
+
+def _package_directory(args: list[str]) -> str | None:
+    """DIR of `source [DIR]` or `sink DIR` as the CLI reads it (`source`'s default is the current
+    directory, `sink` has none); None for anything else, the CLI's to read (an option, `-`, `--`,
+    a word too many or too few)."""
+    words = args[1:]
+    if any(word.startswith("-") for word in words) or len(words) > 1 or (args[0] == "sink" and not words):
+        return None
+    return words[0] if words else "."
 
 
 def _arguments(command: str, line: CommandLine) -> tuple[str, list[str]] | None:
@@ -182,6 +236,9 @@ def _arguments(command: str, line: CommandLine) -> tuple[str, list[str]] | None:
 
 def _early_container(args: list[str]) -> EarlyContainer | None:
     """The container to start early for this command line, or None for the ordinary path."""
+    from orchestrator.option_schema import BY_NAME, RENDER_BY_NAME
+    from orchestrator.settings import switch
+
     if not switch(os.environ.get("FNRUN_EARLY_START"), True):
         return None
     command = _command(args)
@@ -220,6 +277,8 @@ def _early_container(args: list[str]) -> EarlyContainer | None:
 
 def _debugging() -> bool:
     """FNRUN_DEBUG_LAUNCH: say on stderr what the launcher did, and what became of its container."""
+    from orchestrator.settings import switch
+
     return switch(os.environ.get("FNRUN_DEBUG_LAUNCH"), False)
 
 
@@ -255,8 +314,12 @@ def _render_call(given: dict[str, Any], line: CommandLine) -> tuple[Invocation |
     which (orchestrator.render.first_container) and the package's directory is bind-mounted at
     /local as the render mounts it (not copied in: --mounts upload, or unreadable for the sandbox
     user); and whether a warm container will serve it (its image is called again, warm is on)."""
+    from orchestrator.option_schema import default
+
     if len(line.positionals) > 1 or line.rest is not None or given["mount_mode"] not in (default("mount_mode"), "bind"):
         return None, False
+    from pathlib import Path
+
     from orchestrator.render.first_container import first_step
     from orchestrator.runtimes.container.access import NOBODY_GID, NOBODY_UID, blocked_by
 
@@ -274,12 +337,16 @@ def _render_call(given: dict[str, Any], line: CommandLine) -> tuple[Invocation |
 
 def _asked(given: dict[str, Any], name: str) -> bool:
     """Whether a switch is on: given, or asked by its environment variable (FNRUN_CACHE=0 is --no-cache)."""
+    from orchestrator.option_schema import BY_NAME
+
     return bool(given[name]) or BY_NAME[name].given_by_environment(os.environ)
 
 
 def _locked(args: list[str]) -> bool:
     """Whether a fnrun.lock may govern the run: then the image runs by its locked digest, after the
     lock is checked, never by its tag ahead of that (any word naming a directory counts)."""
+    from pathlib import Path
+
     from orchestrator.lock.lockfile import find
 
     words = [a for a in args if a == "-" or not a.startswith("-")]

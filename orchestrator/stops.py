@@ -27,29 +27,37 @@ from __future__ import annotations
 
 import signal
 import threading
-from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
-from dataclasses import dataclass, field
 from types import FrameType
-from typing import Any
 
 from orchestrator.errors import Interrupted
 
+TYPE_CHECKING = False  # typing's constant without typing (~5 ms of `fnrun --version`); type checkers read it as True
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any
+
+    Handlers = dict[int, Any]  # a signal -> its handler before fnrun's (signal.getsignal's values)
+
 STOPS = (signal.SIGINT, signal.SIGTERM)
-Handlers = dict[int, Any]  # a signal -> its handler before fnrun's (signal.getsignal's values)
 
 _remembering = False
 _asked: list[int] = []
 
 
-@dataclass(eq=False)  # each block is itself: found on the stack by identity
 class Hold:
-    """One `held()` or `armed()` block of the main thread. `written`: the block's work landed
-    (the write-back's commit), so a stop raised on leaving says so."""
+    """One `held()` or `armed()` block of the main thread, found on the stack by identity.
+    `written`: the block's work landed (the write-back's commit), so a stop raised on leaving
+    says so. A plain class, not a dataclass: this module loads with the `fnrun` command's first
+    instruction, and `dataclasses` would bring `inspect` with it (~10 ms), which `fnrun --version`
+    never needs."""
 
-    raises: bool
-    written: bool = False
-    replaced: Handlers = field(default_factory=dict)  # handlers this block set ours over, restored on leaving
+    __slots__ = ("raises", "written", "replaced")
+
+    def __init__(self, raises: bool, written: bool = False) -> None:
+        self.raises = raises
+        self.written = written
+        self.replaced: Handlers = {}  # handlers this block set ours over, restored on leaving
 
 
 _holds: list[Hold] = []  # the main thread's blocks, innermost last

@@ -34,7 +34,7 @@ PROBE = """
 import dataclasses, os, sys
 from orchestrator import __main__ as entry, launch
 if sys.argv[1] == "cli":
-    launch._served = lambda args: None
+    launch._direct = lambda args, early: None
 watched = sys.argv[2].split(",")
 def leave(code):
     loaded = sorted(n for n in watched if n in sys.modules or any(m.startswith(n + ".") for m in sys.modules))

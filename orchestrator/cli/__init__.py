@@ -9,6 +9,7 @@ module adds its commands the same way: define them on `app` (cli/app.py) and imp
 
 from __future__ import annotations
 
+import copy
 import os
 import sys
 from typing import TYPE_CHECKING, Any
@@ -21,7 +22,8 @@ try:  # typer 0.28+ vendors click as typer._click and raises its exceptions, eve
 except ImportError:  # pragma: no cover - older typer runs on click itself
     from click.exceptions import Abort, ClickException, Exit  # type: ignore[assignment]
 
-from ..edge import exit_code
+from .. import COMPLETE_VAR
+from ..edge import exit_code, kpt_hint
 from ..errors import EXIT_INPUT, EXIT_SIGINT
 from . import (  # noqa: F401 - each registers its commands on `app`
     casetest,
@@ -41,29 +43,6 @@ if TYPE_CHECKING:
 _register_image_commands(app)
 
 
-#: What the completion scripts set when the shell asks fnrun for completions (typer's naming).
-COMPLETE_VAR = "_FNRUN_COMPLETE"
-
-#: kpt's command words and fnrun's commands for them (`kpt fn eval` is `fnrun run`).
-KPT_COMMANDS = {"eval": "run", "render": "render", "source": "source", "sink": "sink"}
-
-
-def kpt_spelling(args: list[str]) -> str | None:
-    """What to type instead, when the command line is kpt's (`fnrun eval`, `fnrun fn render`).
-    A hint, not an alias: `fnrun run` without --image runs the package's declared functions,
-    where kpt's eval refuses, so the user should learn the name that says what will happen."""
-    words = args[1:] if args[:1] == ["fn"] else args
-    if not words or (words is args and words[0] != "eval"):
-        return None
-    own = KPT_COMMANDS.get(words[0])
-    if own is None:
-        return None
-    import shlex
-
-    instead = shlex.join(["fnrun", own, *words[1:]])
-    return f"no command {' '.join(args[: len(args) - len(words) + 1])!r}: kpt's `fn {words[0]}` is `fnrun {own}` here, with kpt's flags: {instead}"
-
-
 def run_app(args: list[str], early: EarlyContainer | None = None) -> int:
     """Run the CLI; the one place where errors become an exit code and a single line on stderr.
 
@@ -71,14 +50,29 @@ def run_app(args: list[str], early: EarlyContainer | None = None) -> int:
     Ctrl-C into a silent exit 130 and SIGTERM into the same: a CI log must say it was
     interrupted, by which signal, and that nothing was written. `early`: the launcher's container
     for this command line, handed to `run` or `render` through the context."""
-    command = typer.main.get_command(app)
     if COMPLETE_VAR in os.environ:  # the shell asks for completions (the script --show-completion prints)
-        command._main_shell_completion({}, "fnrun", COMPLETE_VAR)  # exits
-    hint = kpt_spelling(args)
+        typer.main.get_command(app)._main_shell_completion({}, "fnrun", COMPLETE_VAR)  # exits
+    hint = kpt_hint(args)
     if hint is not None:
-        print(f"fnrun: error: {hint}", file=sys.stderr)
-        return EXIT_INPUT
+        return hint
+    command = typer.main.get_command(app_for(args))
     return exit_code(lambda: _invoke(command, args, early))
+
+
+def app_for(args: list[str]) -> typer.Typer:
+    """The app to build for this command line: for `fnrun COMMAND ...`, one with COMMAND alone.
+    Typer turns every command's parameters into click's when it builds the app (~30 ms, most of
+    it `run`'s and `render`'s options), and a command line runs one; what it shows (the usage
+    line, help, an error) names only its own command and `fnrun`. The whole app for anything
+    else: the command list (`fnrun --help`), options before the command, a word that names no
+    command (its error suggests the others), a group (`fnrun cache ...`)."""
+    own = {info.name or typer.main.get_command_name(info.callback.__name__): info for info in app.registered_commands if info.callback}
+    chosen = own.get(args[0]) if args else None
+    if chosen is None:
+        return app
+    single = copy.copy(app)
+    single.registered_commands, single.registered_groups = [chosen], []
+    return single
 
 
 def _invoke(command: Any, args: list[str], early: EarlyContainer | None = None) -> object:

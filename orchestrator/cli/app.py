@@ -9,6 +9,7 @@ try:  # typer 0.28+ vendors click as typer._click
 except ImportError:  # pragma: no cover - older typer runs on click itself
     from click.exceptions import Exit  # type: ignore[assignment]
 
+from .. import version
 from .helptext import PanelGroup
 
 HELP_OPTIONS = {"help_option_names": ["-h", "--help"]}
@@ -29,19 +30,9 @@ app = typer.Typer(
 )
 
 
-def version() -> str:
-    """The installed distribution's version (what `pip show fnrun` says), or the source tree's."""
-    from importlib import metadata
-
-    try:
-        return metadata.version("fnrun")
-    except metadata.PackageNotFoundError:  # run from a source tree that was never installed
-        return "0+unknown"
-
-
 def _print_version(value: bool) -> None:
     if value:
-        print(f"fnrun {version()}")
+        print(f"fnrun {version()}")  # the CLI's answer when more follows `--version` (orchestrator.launch answers it alone)
         raise Exit(0)
 
 

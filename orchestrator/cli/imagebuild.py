@@ -5,7 +5,6 @@ engine runs use (DOCKER_HOST, else KRM_FN_RUNTIME), with no registry (orchestrat
 from __future__ import annotations
 
 import sys
-import tempfile
 from pathlib import Path
 
 import typer
@@ -28,6 +27,8 @@ def build(
     """Build fnrun's catalog function images (fnrun/set-labels:v1, fnrun/nginx-template:v1, ...)
     from the Dockerfiles and sources installed with fnrun. An image whose inputs are unchanged is
     kept; one line per image goes to stderr."""
+    import tempfile
+
     import docker.errors
 
     from ..errors import EnvironmentProblem, InputError

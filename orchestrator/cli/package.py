@@ -8,6 +8,7 @@ from typing import Any
 
 import typer
 
+from .. import edge
 from ..kinds import Kind
 from ..option_schema import EXPLAIN_OPTIONS
 from ..settings import chosen_workers
@@ -23,9 +24,7 @@ def source(
     fn_config: Path | None = typer.Option(None, "--fn-config", help="A file whose one resource becomes the list's functionConfig, as kpt's."),
 ) -> None:
     """Print a package as a ResourceList (with path/index annotations and comments) on stdout."""
-    from .. import api
-
-    api.write_source(directory, sys.stdout, fn_config, chosen_workers())
+    edge.source(directory, fn_config)
 
 
 @app.command(cls=PanelCommand, epilog="Example:\n  fnrun source samples/nginx | fnrun sink nginx-copy/")
@@ -33,10 +32,7 @@ def sink(directory: Path = typer.Argument(..., help="Package directory to write 
     """Write a ResourceList, List or YAML stream from stdin into a package directory.
 
     Unchanged files keep their bytes; resource files missing from the input are deleted."""
-    from .. import api
-
-    plan = api.sink(directory, sys.stdin.buffer, workers=chosen_workers())
-    print(f"fnrun sink: {plan.summary()}", file=sys.stderr)
+    edge.sink(directory)
 
 
 @app.command("list", cls=PanelCommand, epilog="Examples:\n  fnrun list samples/nginx\n  fnrun list samples/kpt-package")
