@@ -26,23 +26,29 @@ from testing.pipeline_helpers import Result
 def fnrun_here(*args: str, stdin: str | None = None, cwd: Path | None = None, env: dict[str, str] | None = None) -> Result:
     """`fnrun ARGS` run by a fork of this process; stdout and stderr decoded as
     `subprocess.run(text=True)` decodes a child's (UTF-8, line ends made `\\n`)."""
+    code, out, err = run_here(list(args), (stdin or "").encode(), cwd, env)
+    return Result(code, _text(out), _text(err))
+
+
+def run_here(args: list[str], stdin: bytes = b"", cwd: Path | None = None, env: dict[str, str] | None = None) -> tuple[int, bytes, bytes]:
+    """`fnrun ARGS` run by a fork of this process: its exit code, stdout and stderr as bytes."""
     import orchestrator.cli  # noqa: F401 - imported once, here, so each child starts with it
 
     with tempfile.TemporaryFile() as given, tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        given.write((stdin or "").encode())
+        given.write(stdin)
         given.seek(0)
         sys.stdout.flush()
         sys.stderr.flush()
         gc.freeze()  # the child shares the test process's pages instead of touching them all
         pid = os.fork()
         if pid == 0:
-            _child(list(args), given.fileno(), out.fileno(), err.fileno(), cwd, env or {})
+            _child(args, given.fileno(), out.fileno(), err.fileno(), cwd, env or {})
         gc.unfreeze()
         _, status = os.waitpid(pid, 0)
         code = os.waitstatus_to_exitcode(status)
         out.seek(0)
         err.seek(0)
-        return Result(code, _text(out.read()), _text(err.read()))
+        return code, out.read(), err.read()
 
 
 def _child(args: list[str], stdin: int, stdout: int, stderr: int, cwd: Path | None, env: dict[str, str]) -> None:
