@@ -15,12 +15,17 @@ from __future__ import annotations
 
 import gc
 import os
+import pickle
 import sys
 import tempfile
 import traceback
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from testing.pipeline_helpers import Result
+
+T = TypeVar("T")
 
 
 def fnrun_here(*args: str, stdin: str | None = None, cwd: Path | None = None, env: dict[str, str] | None = None) -> Result:
@@ -84,3 +89,38 @@ def _text(data: bytes) -> str:
     import io
 
     return io.TextIOWrapper(io.BytesIO(data), encoding="utf-8").read()
+
+
+def in_a_fork(function: Callable[..., T], *args: object, **kwargs: object) -> T:
+    """`function(*args, **kwargs)` called in a fork of this process, its value pickled back; an
+    exception there fails here with the fork's traceback. For a test that needs this process as
+    it would be alone (one thread: a fork copies only the thread that forked), or that uses a
+    module which would leave threads of its own here (starlark-go's import starts the Go
+    runtime's)."""
+    with tempfile.TemporaryFile() as answer:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                try:
+                    outcome: tuple[bool, object] = (True, function(*args, **kwargs))
+                except BaseException:  # noqa: BLE001 - carried to the test as its failure
+                    outcome = (False, traceback.format_exc())
+                pickle.dump(outcome, answer)
+                answer.flush()
+                code = 0
+            finally:
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        answer.seek(0)
+        data = answer.read()
+    if os.waitstatus_to_exitcode(status) != 0 or not data:
+        raise AssertionError(f"the fork ended with status {os.waitstatus_to_exitcode(status)} before it answered")
+    done, value = pickle.loads(data)
+    if not done:
+        raise AssertionError(f"in a fork of the test process:\n{value}")
+    return value  # type: ignore[no-any-return]
