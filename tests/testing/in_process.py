@@ -9,23 +9,35 @@ in the test's process (no memory grown, no process-wide state). tests/test_in_pr
 the two side by side on the same commands.
 
 Not for a test of the process's edge (the launcher, signals, stdin a pipe or a terminal): those
-start fnrun as users do."""
+start fnrun as users do. `script_here` does the same for a script run as `__main__` (a catalog
+function as an exec function runs). The module imports nothing else of the suite's, so a test
+re-run without the suite's conftest (under another ruamel.yaml, tests/functions/test_sdk.py)
+can import it as `tests.testing.in_process`."""
 
 from __future__ import annotations
 
 import gc
 import os
 import pickle
+import runpy
 import sys
 import tempfile
 import traceback
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from testing.pipeline_helpers import Result
-
 T = TypeVar("T")
+
+
+@dataclass
+class Result:
+    """A command's exit code, stdout and stderr (as text)."""
+
+    code: int
+    stdout: str
+    stderr: str
 
 
 def fnrun_here(*args: str, stdin: str | None = None, cwd: Path | None = None, env: dict[str, str] | None = None) -> Result:
@@ -39,6 +51,27 @@ def run_here(args: list[str], stdin: bytes = b"", cwd: Path | None = None, env: 
     """`fnrun ARGS` run by a fork of this process: its exit code, stdout and stderr as bytes."""
     import orchestrator.cli  # noqa: F401 - imported once, here, so each child starts with it
 
+    def cli() -> int:
+        from orchestrator.cli import run_app
+
+        return run_app(args)
+
+    return _forked(cli, stdin, cwd, env or {})
+
+
+def script_here(path: Path, *args: str, stdin: str = "", cwd: Path | None = None) -> Result:
+    """`python PATH ARGS` (a script run as `__main__`, as an exec function is) by a fork of this
+    process, which has the script's imports done; decoded as `fnrun_here` decodes."""
+    def script() -> int:
+        sys.argv = [str(path), *args]
+        runpy.run_path(str(path), run_name="__main__")
+        return 0
+
+    code, out, err = _forked(script, stdin.encode(), cwd, {})
+    return Result(code, _text(out), _text(err))
+
+
+def _forked(main: Callable[[], int], stdin: bytes, cwd: Path | None, env: dict[str, str]) -> tuple[int, bytes, bytes]:
     with tempfile.TemporaryFile() as given, tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         given.write(stdin)
         given.seek(0)
@@ -47,7 +80,7 @@ def run_here(args: list[str], stdin: bytes = b"", cwd: Path | None = None, env: 
         gc.freeze()  # the child shares the test process's pages instead of touching them all
         pid = os.fork()
         if pid == 0:
-            _child(args, given.fileno(), out.fileno(), err.fileno(), cwd, env or {})
+            _child(main, given.fileno(), out.fileno(), err.fileno(), cwd, env)
         gc.unfreeze()
         _, status = os.waitpid(pid, 0)
         code = os.waitstatus_to_exitcode(status)
@@ -56,8 +89,8 @@ def run_here(args: list[str], stdin: bytes = b"", cwd: Path | None = None, env: 
         return code, out.read(), err.read()
 
 
-def _child(args: list[str], stdin: int, stdout: int, stderr: int, cwd: Path | None, env: dict[str, str]) -> None:
-    """Run the CLI on the given descriptors and exit with its code; never returns into the test."""
+def _child(main: Callable[[], int], stdin: int, stdout: int, stderr: int, cwd: Path | None, env: dict[str, str]) -> None:
+    """Run `main` on the given descriptors and exit with its code; never returns into the test."""
     code = 1
     try:
         for fd, target in ((stdin, 0), (stdout, 1), (stderr, 2)):
@@ -68,13 +101,15 @@ def _child(args: list[str], stdin: int, stdout: int, stderr: int, cwd: Path | No
         os.environ.update(env)
         if cwd is not None:
             os.chdir(cwd)
-        from orchestrator.cli import run_app
-
         try:
-            code = run_app(args)
-        except SystemExit as exit:  # what typer's own paths end in (help, completion)
-            code = exit.code if isinstance(exit.code, int) else (0 if exit.code is None else 1)
-    except BaseException:  # noqa: BLE001 - as an uncaught error ends a started fnrun: its traceback, exit 1
+            code = main()
+        except SystemExit as exit:  # as the interpreter ends on it: a code, none (0), or a message (1)
+            if exit.code is None or isinstance(exit.code, int):
+                code = exit.code or 0
+            else:
+                print(exit.code, file=sys.stderr)
+                code = 1
+    except BaseException:  # noqa: BLE001 - as an uncaught error ends a started process: its traceback, exit 1
         traceback.print_exc()
         code = 1
     finally:
