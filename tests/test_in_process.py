@@ -69,6 +69,20 @@ def test_the_cli_in_process_gives_what_fnrun_started_anew_gives(tmp_path: Path, 
     assert results[0] == results[1]
 
 
+@pytest.mark.parametrize("args", [
+    ["wrap", "--", "cat"],
+    ["xargs", "--", "sh", "-c", "echo \"$# $*\" >&2; cat"],
+    ["wrap", "--", "sh", "-c", "echo broken; exit 3"],
+    ["wrap"],
+], ids=lambda args: "-".join(args[:3]))
+def test_wrap_and_xargs_in_process_give_what_fnrun_started_anew_gives(args: list[str]) -> None:
+    """`wrap` and `xargs` skip the CLI framework (orchestrator.entry): the fork takes the same way."""
+    given = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: a  # kept\n" \
+            "functionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: fn\n  data:\n    tier: web\n"
+    started, here = fnrun(*args, stdin=given), fnrun_here(*args, stdin=given)
+    assert (here.code, here.stdout, here.stderr) == (started.code, started.stdout, started.stderr)
+
+
 def _threads_here() -> int:
     return len(os.listdir("/proc/self/task"))
 

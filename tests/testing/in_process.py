@@ -1,7 +1,8 @@
 """fnrun's command line without starting a new interpreter, for a test whose subject is what a
 command does (what it reads, writes and says), not how fnrun starts, stops or meets signals: the
 test's process, which has fnrun imported, forks, and the child runs the CLI function the launcher
-ends in (orchestrator.cli.run_app) with the arguments, standard input, working directory and
+ends in (orchestrator.entry.main: `wrap` and `xargs` by themselves, the rest through the typer
+app) with the arguments, standard input, working directory and
 environment a started fnrun would have; its exit code, stdout and stderr come back as
 `pipeline_helpers.fnrun` gives them. It saves the start of an interpreter and the import of fnrun
 (a quarter of a second each on a small machine), and, being a child, leaves nothing of the run
@@ -49,12 +50,14 @@ def fnrun_here(*args: str, stdin: str | None = None, cwd: Path | None = None, en
 
 def run_here(args: list[str], stdin: bytes = b"", cwd: Path | None = None, env: dict[str, str] | None = None) -> tuple[int, bytes, bytes]:
     """`fnrun ARGS` run by a fork of this process: its exit code, stdout and stderr as bytes."""
-    import orchestrator.cli  # noqa: F401 - imported once, here, so each child starts with it
+    import orchestrator.cli
+    import orchestrator.wrap  # noqa: F401 - both imported once, here, so each child starts with them
 
     def cli() -> int:
-        from orchestrator.cli import run_app
+        from orchestrator.entry import main
 
-        return run_app(args)
+        main(args)  # ends in SystemExit, with the command's code
+        return 1
 
     return _forked(cli, stdin, cwd, env or {})
 
