@@ -17,6 +17,7 @@ import pytest
 
 from testing import sizing
 from testing.engine_guard import REFUSAL, EngineGuard, deselects_engine, module_needs_engine, needs_engine
+from testing.thread_guard import ThreadGuard, tasks
 
 # The fixtures tests share, found by name as if defined here (a test never imports a fixture).
 pytest_plugins = ["testing.pipeline_helpers", "testing.catalog", "testing.registry"]
@@ -89,6 +90,19 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 _guard: EngineGuard | None = None
 _saved_host = pytest.StashKey[str | None]()
+_threads = ThreadGuard()
+_threads_before = pytest.StashKey[set[int]]()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_fixture_setup(fixturedef: pytest.FixtureDef[object], request: pytest.FixtureRequest) -> Iterator[object]:
+    """A thread a wide fixture (module, session) starts is that fixture's until its teardown."""
+    before = tasks() if fixturedef.scope != "function" else None
+    try:
+        return (yield)
+    finally:
+        if before is not None:
+            _threads.fixture_started(before, fixturedef.argname, fixturedef)
 
 
 def _check(item: pytest.Item) -> None:
@@ -101,6 +115,7 @@ def _check(item: pytest.Item) -> None:
 def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
     """A test not marked `engine` gets the guard's socket for DOCKER_HOST (before its fixtures)."""
     global _guard
+    item.stash[_threads_before] = tasks()
     if item.get_closest_marker("engine") is None:
         if _guard is None:
             _guard = EngineGuard()
@@ -124,7 +139,7 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
 @pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
     try:
-        return (yield)
+        result = yield
     finally:
         try:
             _check(item)
@@ -135,6 +150,15 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> 
                     os.environ.pop("DOCKER_HOST", None)
                 else:
                     os.environ["DOCKER_HOST"] = saved
+    _check_threads(item)
+    return result
+
+
+def _check_threads(item: pytest.Item) -> None:
+    """Fail a test that leaves a thread running in this process once it and its fixtures are
+    torn down (testing.thread_guard says why it matters)."""
+    if _threads_before in item.stash and (left := _threads.left_behind(item.stash[_threads_before])):
+        pytest.fail(f"this test left {len(left)} thread(s) running in the pytest process: {'; '.join(left)}", pytrace=False)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

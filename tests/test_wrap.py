@@ -1,6 +1,7 @@
-"""`fnrun wrap` / `fnrun xargs` run for real (`python -m orchestrator wrap -- CMD`, a ResourceList on
-stdin): what CMD sees (environment, arguments, stdin), how its output is merged onto the items, and
-how failures surface (exit codes, one-line errors, stderr passed through)."""
+"""`fnrun wrap` / `fnrun xargs` run for real (`fnrun wrap -- CMD`, a ResourceList on stdin; fnrun
+in a fork of the test process where its start is not the subject): what CMD sees (environment,
+arguments, stdin), how its output is merged onto the items, and how failures surface (exit codes,
+one-line errors, stderr passed through)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ import yaml
 from orchestrator import envvars
 from orchestrator.resource import Resource
 from orchestrator.run import resourcelist
-from testing.pipeline_helpers import REPO, Result, fnrun
+from testing.in_process import fnrun_here
+from testing.pipeline_helpers import REPO, Result
 
 CONFIG = """\
 functionConfig:
@@ -97,7 +99,9 @@ def resource_list(items: str = DEPLOYMENT + CONFIGMAP, config: str = CONFIG) -> 
 
 
 def wrap(*cmd: str, stdin: str | None = None, command: str = "wrap", env: dict[str, str] | None = None) -> Result:
-    return fnrun(command, "--", *cmd, stdin=resource_list() if stdin is None else stdin, cwd=REPO, env=env)
+    """What `fnrun wrap|xargs -- CMD` makes of a ResourceList (in a fork of the test process: CMD
+    is the process started here; how fnrun itself starts and meets signals is below, started anew)."""
+    return fnrun_here(command, "--", *cmd, stdin=resource_list() if stdin is None else stdin, cwd=REPO, env=env)
 
 
 def items_of(result: Result) -> list[Resource]:
@@ -319,9 +323,9 @@ def test_a_missing_command_exits_127() -> None:
 
 
 def test_usage_errors_exit_2() -> None:
-    assert_one_line_error(fnrun("wrap", stdin=""), "no command given", code=2)
-    assert_one_line_error(fnrun("wrap", "--verbose", "sh", stdin=""), "unknown option --verbose", code=2)
-    help_text = fnrun("xargs", "--help", stdin="")
+    assert_one_line_error(fnrun_here("wrap", stdin=""), "no command given", code=2)
+    assert_one_line_error(fnrun_here("wrap", "--verbose", "sh", stdin=""), "unknown option --verbose", code=2)
+    help_text = fnrun_here("xargs", "--help", stdin="")
     assert help_text.code == 0 and "fnrun xargs -- CMD" in help_text.stdout
 
 

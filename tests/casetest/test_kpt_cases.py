@@ -9,7 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from testing.pipeline_helpers import REPO, fnrun
+from testing.in_process import fnrun_here
+from testing.pipeline_helpers import REPO
 
 KPT = Path(__file__).resolve().parent / "fixtures" / "kpt"
 BENCH = {"pass": "PASS", "fail": "FAIL", "cannot-run": "SKIP"}
@@ -27,7 +28,7 @@ def _bench_verdicts(suite: Path, tmp_path: Path) -> dict[str, str]:
 
 
 def test_the_same_verdicts_as_the_conformance_runner(tmp_path: Path) -> None:
-    done = fnrun("test", str(KPT), "--compare", "data", "--builtin-catalog", "--allow-exec", "-j", "2")
+    done = fnrun_here("test", str(KPT), "--compare", "data", "--builtin-catalog", "--allow-exec", "-j", "2")
     assert "Traceback" not in done.stdout + done.stderr
     ours = {}
     for line in done.stdout.splitlines():

@@ -4,21 +4,21 @@ from __future__ import annotations
 
 import pytest
 
-from testing.pipeline_helpers import fnrun
+from testing.in_process import fnrun_here
 
 COMMANDS = ["", "source", "sink", "run", "list", "merge", "merge3", "explain", "wrap", "xargs"]
 
 
 @pytest.mark.parametrize("command", COMMANDS)
 def test_help_shows_an_example(command: str) -> None:
-    result = fnrun(*([command] if command else []), "--help")
+    result = fnrun_here(*([command] if command else []), "--help")
     assert result.code == 0, result
     assert "Example" in result.stdout, result.stdout
     assert f"fnrun {command}".strip() in result.stdout
 
 
 def test_root_help_lists_the_commands() -> None:
-    listing = fnrun("--help").stdout
+    listing = fnrun_here("--help").stdout
     for command in COMMANDS[1:]:
         assert command in listing, command
 
@@ -26,16 +26,15 @@ def test_root_help_lists_the_commands() -> None:
 def test_version_prints_the_installed_version() -> None:
     from importlib import metadata
 
-    from testing.pipeline_helpers import fnrun
 
-    result = fnrun("--version")
+    result = fnrun_here("--version")
     assert result.code == 0, result
     assert result.stdout == f"fnrun {metadata.version('fnrun')}\n"
-    assert "--version" in fnrun("--help").stdout
+    assert "--version" in fnrun_here("--help").stdout
 
 
 def test_the_command_list_gives_whole_descriptions_and_the_shell_template_commands() -> None:
-    listing = fnrun("--help", env={"COLUMNS": "80"}).stdout
+    listing = fnrun_here("--help", env={"COLUMNS": "80"}).stdout
     commands = listing.split("Commands:", 1)[1]
     assert "..." not in commands
     assert "wrap " in commands and "xargs " in commands
@@ -44,7 +43,7 @@ def test_the_command_list_gives_whole_descriptions_and_the_shell_template_comman
 
 @pytest.mark.parametrize("command", ["run", "render"])
 def test_options_are_grouped_in_panels_and_examples_stay_one_line_each(command: str) -> None:
-    text = fnrun(command, "-h", env={"COLUMNS": "80"}).stdout
+    text = fnrun_here(command, "-h", env={"COLUMNS": "80"}).stdout
     for panel in ("Functions:", "Selection:" if command == "run" else "Output:", "Output:", "CI:", "Sandbox:", "Engine and speed:"):
         assert f"\n{panel}\n" in text, panel
     assert len(text.splitlines()) < 130

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from testing.io_helpers import fnrun
+from testing.io_helpers import fnrun_here
 
 BROKEN = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  bad: [\n"
 
@@ -31,7 +31,7 @@ def package(tmp_path: Path) -> Path:
 ])
 def test_a_package_file_is_named_from_where_fnrun_ran(package: Path, tmp_path: Path, command: list[str], cwd: str, typed: str, shown: str) -> None:
     directory = str(package) if typed == "ABSOLUTE" else typed
-    result = fnrun(*[word.format(dir=directory) for word in command], cwd=tmp_path / cwd)
+    result = fnrun_here(*[word.format(dir=directory) for word in command], cwd=tmp_path / cwd)
     assert result.returncode == 2
     lines = result.stderr.decode().strip().splitlines()
     assert lines[-1].startswith("fnrun: error: " + shown.replace("ABSOLUTE", str(package))), lines
@@ -39,7 +39,7 @@ def test_a_package_file_is_named_from_where_fnrun_ran(package: Path, tmp_path: P
 
 
 def test_an_error_that_names_no_package_file_is_left_alone(package: Path, tmp_path: Path) -> None:
-    result = fnrun("run", "deploy", "-i", "Bad Image!!", cwd=tmp_path / "work")
+    result = fnrun_here("run", "deploy", "-i", "Bad Image!!", cwd=tmp_path / "work")
     assert result.stderr.decode().startswith("fnrun: error: --image: image ")
 
 
@@ -48,6 +48,6 @@ def test_an_error_that_names_no_package_file_is_left_alone(package: Path, tmp_pa
 def test_a_missing_package_does_not_exist_and_a_file_is_not_a_directory(tmp_path: Path, command: list[str]) -> None:
     (tmp_path / "file.yaml").write_text("a: 1\n")
     for name, says in (("missing", "does not exist"), ("file.yaml", "not a directory")):
-        result = fnrun(*[word.format(dir=tmp_path / name) for word in command])
+        result = fnrun_here(*[word.format(dir=tmp_path / name) for word in command])
         assert result.returncode == 2
         assert result.stderr.decode() == f"fnrun: error: {tmp_path / name}: {says}\n"

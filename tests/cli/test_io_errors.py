@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from testing.io_helpers import REPO, assert_one_line_error, fnrun, snapshot, write_files
+from testing.io_helpers import REPO, assert_one_line_error, fnrun, fnrun_here, snapshot, write_files
 
 GOOD = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: good\ndata:\n  k: v\n"
 
@@ -28,26 +28,26 @@ def test_bad_package_file(tmp_path: Path, name: str, content: bytes, fragments: 
     """`source` reports it; `sink` into a package holding it reports it and writes nothing. (YAML
     that parses but is not KRM or not faithfully readable is left alone: tests/read/test_odd_files.py.)"""
     root = write_files(tmp_path / "pkg", {"good.yaml": GOOD, f"sub/{name}": content})
-    assert_one_line_error(fnrun("source", str(root)), *(f"sub/{f}" if f.startswith(name) else f for f in fragments))
+    assert_one_line_error(fnrun_here("source", str(root)), *(f"sub/{f}" if f.startswith(name) else f for f in fragments))
     before = snapshot(root)
     stream = GOOD.replace("good", "other").encode()
-    assert_one_line_error(fnrun("sink", str(root), stdin=stream), f"sub/{name}")
+    assert_one_line_error(fnrun_here("sink", str(root), stdin=stream), f"sub/{name}")
     assert snapshot(root) == before
 
 
 def test_symlink_out_of_the_package(tmp_path: Path) -> None:
     root = write_files(tmp_path / "pkg", {"good.yaml": GOOD})
     (root / "escape.yaml").symlink_to("/etc/hostname")
-    assert_one_line_error(fnrun("source", str(root)), "escape.yaml: symlink points outside the package")
+    assert_one_line_error(fnrun_here("source", str(root)), "escape.yaml: symlink points outside the package")
 
 
 def test_broken_symlink_and_fifo_are_unreadable_files(tmp_path: Path) -> None:
     root = write_files(tmp_path / "pkg", {"good.yaml": GOOD})
     (root / "dangling.yaml").symlink_to(root / "missing.yaml")
-    assert_one_line_error(fnrun("source", str(root)), "dangling.yaml: cannot read: a broken symlink")
+    assert_one_line_error(fnrun_here("source", str(root)), "dangling.yaml: cannot read: a broken symlink")
     (root / "dangling.yaml").unlink()
     os.mkfifo(root / "pipe.yaml")
-    assert_one_line_error(fnrun("source", str(root)), "pipe.yaml: cannot read: not a regular file")
+    assert_one_line_error(fnrun_here("source", str(root)), "pipe.yaml: cannot read: not a regular file")
 
 
 def _without_file_capabilities() -> tuple[str, ...]:
@@ -92,9 +92,9 @@ def test_unreadable_file_or_directory(tmp_path: Path, what: str) -> None:
 def test_sink_refuses_what_is_not_a_resource_list(tmp_path: Path, stdin: bytes, fragments: tuple[str, ...]) -> None:
     existing = write_files(tmp_path / "pkg", {"good.yaml": GOOD})
     before = snapshot(existing)
-    assert_one_line_error(fnrun("sink", str(existing), stdin=stdin), *fragments)
+    assert_one_line_error(fnrun_here("sink", str(existing), stdin=stdin), *fragments)
     assert snapshot(existing) == before
-    assert_one_line_error(fnrun("sink", str(tmp_path / "new"), stdin=stdin), *fragments)
+    assert_one_line_error(fnrun_here("sink", str(tmp_path / "new"), stdin=stdin), *fragments)
     assert not (tmp_path / "new").exists()
 
 
@@ -116,14 +116,14 @@ def test_sink_refuses_paths_leaving_the_package_and_writes_nothing(tmp_path: Pat
         GOOD.replace("k: v", "k: changed")
         + f"---\napiVersion: v1\nkind: A\nmetadata:\n  name: evil\n  annotations:\n    config.kubernetes.io/path: '{path}'\n"
     )
-    assert_one_line_error(fnrun("sink", str(root), stdin=stream.encode()), fragment)
+    assert_one_line_error(fnrun_here("sink", str(root), stdin=stream.encode()), fragment)
     (root / "escape").unlink(missing_ok=True)
     assert snapshot(root) == before
     assert list((tmp_path / "outside").iterdir()) == [] and not (tmp_path / "evil.yaml").exists()
 
 
 def test_source_of_a_missing_directory(tmp_path: Path) -> None:
-    assert_one_line_error(fnrun("source", str(tmp_path / "nope")), "nope: does not exist")
+    assert_one_line_error(fnrun_here("source", str(tmp_path / "nope")), "nope: does not exist")
 
 
 def test_source_into_a_full_device_is_one_line(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from testing.io_helpers import REPO, fnrun, snapshot, write_files
+from testing.io_helpers import REPO, fnrun_here, snapshot, write_files
 
 CM = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {}\ndata:\n  k: v\n"
 KPTFILE = "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: root\npipeline:\n  mutators:\n  - exec: {}\n"
@@ -83,13 +83,13 @@ def test_a_read_only_package_is_one_line_exit_4_and_untouched(tmp_path: Path, mo
     root = write_files(disk / "pkg", {"a.yaml": CM.format("a"), "sub/b.yaml": CM.format("b"), "Kptfile": KPTFILE.format(_function(tmp_path))})
     mounts.read_only(disk)
     before = snapshot(root)
-    ran = fnrun("run", str(root), "--allow-exec", "--exec", _function(tmp_path))
+    ran = fnrun_here("run", str(root), "--allow-exec", "--exec", _function(tmp_path))
     _assert_environment_error(ran, "a.yaml", "Read-only file system", "nothing was written")
-    rendered = fnrun("render", str(root), "--allow-exec")
+    rendered = fnrun_here("render", str(root), "--allow-exec")
     _assert_environment_error(rendered, "Read-only file system")
-    changed = fnrun("source", str(root)).stdout.replace(b"k: v", b"k: changed")
-    _assert_environment_error(fnrun("sink", str(root), stdin=changed), "Read-only file system")
-    _assert_environment_error(fnrun("sink", str(root / "new"), stdin=changed), "Read-only file system")
+    changed = fnrun_here("source", str(root)).stdout.replace(b"k: v", b"k: changed")
+    _assert_environment_error(fnrun_here("sink", str(root), stdin=changed), "Read-only file system")
+    _assert_environment_error(fnrun_here("sink", str(root / "new"), stdin=changed), "Read-only file system")
     assert snapshot(root) == before
 
 
@@ -100,7 +100,7 @@ def test_a_failed_render_on_a_read_only_package_reports_the_failed_step(tmp_path
     root = write_files(disk / "pkg", {"a.yaml": CM.format("a"), "Kptfile": KPTFILE.format("/bin/false")})
     mounts.read_only(disk)
     before = snapshot(root)
-    result = fnrun("render", str(root), "--allow-exec")
+    result = fnrun_here("render", str(root), "--allow-exec")
     stderr = result.stderr.decode()
     assert result.returncode == 1, stderr
     assert "Traceback" not in stderr
@@ -114,7 +114,7 @@ def test_a_full_package_is_one_line_exit_4_and_untouched(tmp_path: Path, mounts:
     disk = mounts.tmpfs("full", "64k")
     root = write_files(disk / "pkg", {f"c{n}.yaml": CM.format(f"c{n}") for n in range(12)})
     before = _files(root)
-    result = fnrun("run", str(root), "--allow-exec", "--exec", _function(tmp_path))
+    result = fnrun_here("run", str(root), "--allow-exec", "--exec", _function(tmp_path))
     _assert_environment_error(result, "No space left on device", "nothing was written")
     assert _files(root) == before
 
@@ -127,12 +127,12 @@ def test_no_space_midway_through_150_files_leaves_the_package_as_it_was(tmp_path
     root = write_files(disk / "pkg", {f"d{n % 7}/c{n}.yaml": CM.format(f"c{n}") for n in range(150)})
     before = _files(root)
     if way == "run":
-        result = fnrun("run", str(root), "--allow-exec", "--exec", _function(tmp_path))
+        result = fnrun_here("run", str(root), "--allow-exec", "--exec", _function(tmp_path))
     else:
-        listed = fnrun("source", str(root))
+        listed = fnrun_here("source", str(root))
         assert listed.returncode == 0, listed.stderr.decode()
         grown = listed.stdout.replace(b"    k: v\n", b"    k: w\n    pad: " + b"x" * 2000 + b"\n")
-        result = fnrun("sink", str(root), stdin=grown)
+        result = fnrun_here("sink", str(root), stdin=grown)
     _assert_environment_error(result, "No space left on device", "nothing was written")
     assert _files(root) == before
     assert not [p for p in root.rglob("*fnrun*")]
@@ -153,6 +153,6 @@ def test_no_room_left_for_the_journal(tmp_path: Path, mounts: Mounts) -> None:
     disk = mounts.tmpfs("full", "64k")
     root = write_files(disk / "pkg", {f"c{n}.yaml": CM.format(f"c{n}") for n in range(8)})
     before = _files(root)
-    result = fnrun("run", str(root), "--allow-exec", "--exec", _function(tmp_path, CHANGE))
+    result = fnrun_here("run", str(root), "--allow-exec", "--exec", _function(tmp_path, CHANGE))
     _assert_environment_error(result, "No space left on device", "nothing was written")
     assert _files(root) == before

@@ -20,6 +20,7 @@ from ruamel.yaml.comments import CommentedMap
 from functions import sdk
 from functions.sdk import layout
 from functions.sdk.resourcelist import dump_yaml, new_yaml
+from tests.testing.in_process import script_here  # as `tests.`: the re-run under another ruamel has no conftest
 
 REPO = Path(__file__).resolve().parents[2]
 CATALOG = {  # image name -> module
@@ -87,11 +88,13 @@ def config_map(**data: str) -> str:
 
 
 def run(module: str, stdin: str, cwd: Path | None = None) -> Output:
-    """Run the catalog module as an exec function, from outside the checkout (as the orchestrator does)."""
-    proc = subprocess.run([sys.executable, str(REPO / "functions" / f"{module}.py")], input=stdin,
-                          capture_output=True, text=True, cwd=cwd or "/", timeout=60)
+    """Run the catalog module as an exec function runs it (its file as `__main__`), from outside
+    the checkout (as the orchestrator does), in a fork of this process: what it makes of its input
+    is the subject here; the script and the module started as new interpreters are
+    test_image_entry_point_form's."""
+    proc = script_here(REPO / "functions" / f"{module}.py", stdin=stdin, cwd=cwd or Path("/"))
     assert "Traceback" not in proc.stderr, proc.stderr
-    return Output(proc.returncode, proc.stdout, proc.stderr)
+    return Output(proc.code, proc.stdout, proc.stderr)
 
 
 def run_twice(module: str, stdin: str) -> Output:
@@ -189,7 +192,8 @@ def test_samples_run_clean_and_converge(image: str, module: str) -> None:
 
 
 def test_image_entry_point_form(tmp_path: Path) -> None:
-    """`python3 -m functions.<name>` with fnrun under /opt/fnrun-like PYTHONPATH, as in the images."""
+    """`python3 -m functions.<name>` with fnrun under /opt/fnrun-like PYTHONPATH, as in the images,
+    and the file run as a script, both started anew, give what the script run in a fork gives."""
     root = tmp_path / "opt" / "fnrun"
     for part in ("functions", "orchestrator"):
         shutil.copytree(REPO / part, root / part, ignore=shutil.ignore_patterns("__pycache__"))
@@ -201,6 +205,8 @@ def test_image_entry_point_form(tmp_path: Path) -> None:
                                capture_output=True, text=True, cwd=tmp_path)
     assert as_module.returncode == as_script.returncode == 0, as_module.stderr + as_script.stderr
     assert as_module.stdout == as_script.stdout and "namespace: prod" in as_module.stdout
+    here = script_here(REPO / "functions" / "set_namespace.py", stdin=stdin, cwd=tmp_path)  # what the other tests use
+    assert (here.code, here.stdout, here.stderr) == (0, as_script.stdout, as_script.stderr)
 
 
 @pytest.mark.parametrize("module", CATALOG.values())

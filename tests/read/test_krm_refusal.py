@@ -14,7 +14,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from orchestrator.read import notices
-from testing.pipeline_helpers import assert_one_line_error, deployment, fnrun, snapshot, write_package
+from testing.in_process import fnrun_here
+from testing.pipeline_helpers import assert_one_line_error, deployment, snapshot, write_package
 
 KPTFILE = "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: {name}\n"
 NOT_KRM = ("replicas: 2\n", "name: chart\nversion: 1.0.0\n", "- a\n- b\n", "global:\n  hub: docker.io\n", "metadata:\n  name: {{ .Values.name }}\n")
@@ -68,7 +69,7 @@ def test_one_refusal_names_every_file_and_one_paste_gets_past_it(tmp_path_factor
     files, odd = package
     root = write_package(tmp_path_factory.mktemp("pkg"), files)
     before = snapshot(root)
-    refused = fnrun("run", str(root), *IDENTITY)
+    refused = fnrun_here("run", str(root), *IDENTITY)
     assert_one_line_error(refused, ": not ", code=2)
     head = next(line for line in refused.stderr.splitlines() if line.startswith("fnrun: error:"))
     assert (f"and {len(odd) - 1} more file" in head and f"({len(odd)} in all)" in head) if len(odd) > 1 else "more file" not in head
@@ -81,7 +82,7 @@ def test_one_refusal_names_every_file_and_one_paste_gets_past_it(tmp_path_factor
     assert sorted(named) == sorted(odd)
     assert all(where in (f"{root}/.krmignore", f"{root}/sub/.krmignore") for where in blocks)
     paste(blocks)
-    passed = fnrun("run", str(root), *IDENTITY)
+    passed = fnrun_here("run", str(root), *IDENTITY)
     assert passed.code == 0, passed
     assert {k: v for k, v in snapshot(root).items() if not k.endswith(".krmignore")} == before  # cat changed nothing, and no KRM file was left out
     assert not [line for line in passed.stderr.splitlines() if "not a KRM resource" in line]
@@ -90,14 +91,14 @@ def test_one_refusal_names_every_file_and_one_paste_gets_past_it(tmp_path_factor
 def test_a_long_list_is_cut_but_the_lines_to_paste_are_all_there(tmp_path: Path) -> None:
     many = {f"values/v{n:02d}.yaml": NOT_KRM[0] for n in range(notices.LISTED + 15)}
     root = write_package(tmp_path / "pkg", {"web.yaml": deployment("web"), **many})
-    refused = fnrun("run", str(root), *IDENTITY)
+    refused = fnrun_here("run", str(root), *IDENTITY)
     assert_one_line_error(refused, "values/v00.yaml:1: not a KRM resource, and 24 more files (25 in all)", code=2)
     listed = [line for line in refused.stderr.splitlines() if line.startswith("  values/")]
     assert len(listed) == notices.LISTED
     assert "  ... and 15 more (every one is in the lines below)" in refused.stderr.splitlines()
     assert pasted(refused.stderr) == {f"{root}/.krmignore": [f"/{name}" for name in sorted(many)]}
     paste(pasted(refused.stderr))
-    assert fnrun("run", str(root), *IDENTITY).code == 0
+    assert fnrun_here("run", str(root), *IDENTITY).code == 0
 
 
 def test_a_resource_a_function_would_get_wrong_is_in_the_same_refusal(tmp_path: Path) -> None:
@@ -105,20 +106,20 @@ def test_a_resource_a_function_would_get_wrong_is_in_the_same_refusal(tmp_path: 
     not KRM, in one error, so one edit gets past both."""
     dup = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: dup\ndata:\n  a: 1\n  a: 2\n"
     root = write_package(tmp_path / "pkg", {"web.yaml": deployment("web"), "dup.yaml": dup, "values.yaml": NOT_KRM[0]})
-    refused = fnrun("run", str(root), *IDENTITY)
+    refused = fnrun_here("run", str(root), *IDENTITY)
     assert_one_line_error(refused, "dup.yaml:7: duplicate key 'a'", "and 1 more file (2 in all)", code=2)
     assert "  dup.yaml:7:" in refused.stderr and "  values.yaml:1: not a KRM resource" in refused.stderr
     assert pasted(refused.stderr) == {f"{root}/.krmignore": ["/dup.yaml", "/values.yaml"]}
     paste(pasted(refused.stderr))
-    assert fnrun("run", str(root), *IDENTITY).code == 0
+    assert fnrun_here("run", str(root), *IDENTITY).code == 0
 
 
 def test_render_refuses_every_file_at_once_too(tmp_path: Path) -> None:
     root = write_package(tmp_path / "pkg", {"Kptfile": KPTFILE.format(name="root"), "a/values.yaml": NOT_KRM[0], "b/Chart.yaml": NOT_KRM[1]})
-    refused = fnrun("render", str(root), "--image-pull-policy", "never")
+    refused = fnrun_here("render", str(root), "--image-pull-policy", "never")
     assert_one_line_error(refused, "a/values.yaml:1: not a KRM resource, and 1 more file (2 in all)", "kpt's render refuses them too", code=2)
     paste(pasted(refused.stderr))
-    assert fnrun("render", str(root), "--image-pull-policy", "never", "--no-status").code == 0
+    assert fnrun_here("render", str(root), "--image-pull-policy", "never", "--no-status").code == 0
 
 
 @pytest.mark.skipif(shutil.which("kpt") is None, reason="kpt is not installed")
@@ -130,7 +131,7 @@ def test_kpt_takes_the_same_lines(tmp_path: Path) -> None:
     ours, theirs = write_package(tmp_path / "ours", files), write_package(tmp_path / "theirs", files)
     kpt = subprocess.run(["kpt", "fn", "eval", str(theirs), "--exec", "cat"], capture_output=True, text=True)
     assert kpt.returncode != 0 and "must contain only KRM resources" in kpt.stderr
-    refused = fnrun("run", str(ours), *IDENTITY)
+    refused = fnrun_here("run", str(ours), *IDENTITY)
     assert refused.code == 2
     paste({where.replace(str(ours), str(theirs), 1): lines for where, lines in pasted(refused.stderr).items()})
     kpt = subprocess.run(["kpt", "fn", "eval", str(theirs), "--exec", "cat"], capture_output=True, text=True)
@@ -150,6 +151,6 @@ def test_a_pattern_matches_its_file_and_no_other(path: str, other: str) -> None:
 
 def test_a_kptfile_that_does_not_parse_is_to_be_fixed_not_left_out(tmp_path: Path) -> None:
     root = write_package(tmp_path / "pkg", {"Kptfile": "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata: [x\n", "t.yaml": NOT_KRM[4], "web.yaml": deployment("web")})
-    refused = fnrun("run", str(root), *IDENTITY)
+    refused = fnrun_here("run", str(root), *IDENTITY)
     assert_one_line_error(refused, "Kptfile:4:", code=2)
     assert ".krmignore" not in refused.stderr

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from orchestrator.run import resourcelist
-from testing.pipeline_helpers import assert_one_line_error, fnrun, load, snapshot, write_package
+from testing.in_process import fnrun_here
+from testing.pipeline_helpers import assert_one_line_error, load, snapshot, write_package
 
 
 def _config_map(name: str) -> str:
@@ -59,7 +60,7 @@ def _paths(listing: str) -> list[str]:
 
 def test_source_leaves_out_what_krmignore_excludes(tmp_path: Path) -> None:
     write_package(tmp_path, PACKAGE)
-    result = fnrun("source", str(tmp_path))
+    result = fnrun_here("source", str(tmp_path))
     assert result.code == 0, result
     assert _paths(result.stdout) == READ
 
@@ -68,14 +69,14 @@ def test_source_leaves_out_what_krmignore_excludes(tmp_path: Path) -> None:
 def test_source_reads_the_same_files_as_kpt(tmp_path: Path) -> None:
     write_package(tmp_path, PACKAGE)
     kpt = subprocess.run(["kpt", "fn", "source", str(tmp_path)], capture_output=True, text=True, check=True)
-    assert _paths(fnrun("source", str(tmp_path)).stdout) == _paths(kpt.stdout)
+    assert _paths(fnrun_here("source", str(tmp_path)).stdout) == _paths(kpt.stdout)
 
 
 @pytest.mark.engine
 def test_run_neither_sends_nor_touches_excluded_files(tmp_path: Path) -> None:
     write_package(tmp_path, PACKAGE)
     before = snapshot(tmp_path)
-    result = fnrun("run", str(tmp_path), "--image", "fnrun-test/label:v1", "--", "env=prod")
+    result = fnrun_here("run", str(tmp_path), "--image", "fnrun-test/label:v1", "--", "env=prod")
     assert result.code == 0, result
     after = snapshot(tmp_path)
     read_kptfiles = ["sub/Kptfile", "x/nested/Kptfile"]  # an --image function gets the Kptfiles read too, as kpt fn eval's
@@ -89,7 +90,7 @@ def test_run_neither_sends_nor_touches_excluded_files(tmp_path: Path) -> None:
 @pytest.mark.engine
 def test_deleting_everything_keeps_excluded_files(tmp_path: Path) -> None:
     write_package(tmp_path, {".krmignore": "keep/\n", "a.yaml": _config_map("a"), "keep/k.yaml": _config_map("k")})
-    result = fnrun("run", str(tmp_path), "--image", "fnrun-test/delete:v1", "--", "names=a,k")
+    result = fnrun_here("run", str(tmp_path), "--image", "fnrun-test/delete:v1", "--", "names=a,k")
     assert result.code == 0, result
     assert not (tmp_path / "a.yaml").exists()
     assert (tmp_path / "keep/k.yaml").read_text() == _config_map("k")
@@ -99,29 +100,29 @@ def test_deleting_everything_keeps_excluded_files(tmp_path: Path) -> None:
 def test_function_output_into_an_excluded_path_is_refused(tmp_path: Path) -> None:
     write_package(tmp_path, {".krmignore": "*_configmap.yaml\n", "a.yaml": _config_map("a"), "made_configmap.yaml": "# mine\n"})
     before = snapshot(tmp_path)
-    result = fnrun("run", str(tmp_path), "--image", "fnrun-test/generate:v1", "--", "name=made")
+    result = fnrun_here("run", str(tmp_path), "--image", "fnrun-test/generate:v1", "--", "name=made")
     assert_one_line_error(result, "made_configmap.yaml", ".krmignore", code=1)
     assert snapshot(tmp_path) == before
 
 
 def test_sink_keeps_excluded_files_and_refuses_to_write_them(tmp_path: Path) -> None:
     write_package(tmp_path, {".krmignore": "local/\n", "a.yaml": _config_map("a"), "local/l.yaml": _config_map("l")})
-    listing = fnrun("source", str(tmp_path)).stdout
+    listing = fnrun_here("source", str(tmp_path)).stdout
     assert _paths(listing) == ["a.yaml"]
     before = snapshot(tmp_path)
-    assert fnrun("sink", str(tmp_path), stdin=listing).code == 0
+    assert fnrun_here("sink", str(tmp_path), stdin=listing).code == 0
     assert snapshot(tmp_path) == before  # local/l.yaml is not "missing from the input"
     into_excluded = listing.replace("'a.yaml'", "'local/l.yaml'")
-    assert_one_line_error(fnrun("sink", str(tmp_path), stdin=into_excluded), "local/l.yaml", "excluded by .krmignore", code=2)
+    assert_one_line_error(fnrun_here("sink", str(tmp_path), stdin=into_excluded), "local/l.yaml", "excluded by .krmignore", code=2)
     assert snapshot(tmp_path) == before
 
 
 def test_subpackage_krmignore_is_named_in_the_error(tmp_path: Path) -> None:
     write_package(tmp_path, {"sub/Kptfile": _kptfile("sub"), "sub/.krmignore": "out/\n", "sub/a.yaml": _config_map("a")})
-    listing = fnrun("source", str(tmp_path)).stdout.replace("'sub/a.yaml'", "'sub/out/a.yaml'")
-    assert_one_line_error(fnrun("sink", str(tmp_path), stdin=listing), "sub/out/a.yaml", "sub/.krmignore", code=2)
+    listing = fnrun_here("source", str(tmp_path)).stdout.replace("'sub/a.yaml'", "'sub/out/a.yaml'")
+    assert_one_line_error(fnrun_here("sink", str(tmp_path), stdin=listing), "sub/out/a.yaml", "sub/.krmignore", code=2)
 
 
 def test_invalid_pattern_is_a_one_line_error(tmp_path: Path) -> None:
     write_package(tmp_path, {".krmignore": "!\n", "a.yaml": _config_map("a")})
-    assert_one_line_error(fnrun("source", str(tmp_path)), ".krmignore", code=2)
+    assert_one_line_error(fnrun_here("source", str(tmp_path)), ".krmignore", code=2)

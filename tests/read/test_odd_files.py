@@ -16,7 +16,7 @@ import yaml
 
 from orchestrator.read.notices import Note
 from orchestrator.run import pipes
-from testing.io_helpers import assert_one_line_error, fnrun, pipe, snapshot, write_files
+from testing.io_helpers import assert_one_line_error, fnrun_here, pipe, snapshot, write_files
 
 CM = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\ndata:\n  k: v\n"
 ODD = {
@@ -40,7 +40,7 @@ def _package(root: Path, extra: dict[str, str] | None = None) -> Path:
 
 def test_source_leaves_odd_files_out_with_one_line_each_and_one_summary(tmp_path: Path) -> None:
     root = _package(tmp_path / "pkg", {"app/dup.yaml": DUP})
-    result = fnrun("source", str(root))
+    result = fnrun_here("source", str(root))
     assert result.returncode == 0, result.stderr
     listing = yaml.safe_load(result.stdout)
     assert [item["metadata"]["name"] for item in listing["items"]] == ["cm", "mixed"]
@@ -58,7 +58,7 @@ def test_source_sink_in_place_and_into_a_package_with_odd_files(tmp_path: Path) 
     result = pipe(root, root)
     assert result.returncode == 0, result.stderr
     assert snapshot(root) == before
-    sunk = fnrun("sink", str(root), stdin=fnrun("source", str(root)).stdout)
+    sunk = fnrun_here("sink", str(root), stdin=fnrun_here("source", str(root)).stdout)
     assert sunk.returncode == 0 and snapshot(root) == before
     assert any("app/dup.yaml:7" in line for line in _warnings(sunk.stderr))  # the package's odd file, named
 
@@ -88,7 +88,7 @@ def test_run_leaves_odd_files_byte_identical(tmp_path: Path) -> None:
     )
     root = _package(tmp_path / "pkg", {"fn.yaml": declared})
     before = snapshot(root)
-    result = fnrun("run", str(root))
+    result = fnrun_here("run", str(root))
     assert result.returncode == 0, result.stderr
     after = snapshot(root)
     for name in ODD:
@@ -104,9 +104,9 @@ def test_a_duplicate_key_in_a_resource_a_function_receives_is_an_error(tmp_path:
     root = _package(tmp_path / "pkg", {"app/dup.yaml": DUP})
     before = snapshot(root)
     alone = write_files(tmp_path / "alone", {"cm.yaml": CM.format(name="cm"), "app/dup.yaml": DUP})
-    stderr = assert_one_line_error(fnrun("run", str(alone), "--image", "fnrun-test/label:v1", "--", "team=web"), "app/dup.yaml:7: duplicate key 'a'", "fnrun-test/label:v1")
+    stderr = assert_one_line_error(fnrun_here("run", str(alone), "--image", "fnrun-test/label:v1", "--", "team=web"), "app/dup.yaml:7: duplicate key 'a'", "fnrun-test/label:v1")
     assert "ambiguous" in stderr and "leave it out in .krmignore: add the line /app/dup.yaml to" in stderr
-    refused = fnrun("run", str(root), "--image", "fnrun-test/label:v1", "--", "team=web")  # with the YAML that is not KRM, in one error
+    refused = fnrun_here("run", str(root), "--image", "fnrun-test/label:v1", "--", "team=web")  # with the YAML that is not KRM, in one error
     assert refused.returncode == 2 and refused.stderr.decode().count("fnrun: error: ") == 1
     assert refused.stderr.decode().startswith(f"fnrun: error: {root}/app/dup.yaml:7: duplicate key 'a' in a resource function fnrun-test/label:v1 would receive, and 6 more files (7 in all)")
     assert snapshot(root) == before
@@ -120,7 +120,7 @@ def test_a_duplicate_key_outside_every_functions_scope_is_left_alone(tmp_path: P
         "    config.kubernetes.io/function: |\n      container:\n        image: fnrun-test/label:v1\ndata:\n  team: web\n"
     )
     root = write_files(tmp_path / "pkg", {"app/fn.yaml": declared, "app/cm.yaml": CM.format(name="cm"), "other/dup.yaml": DUP})
-    result = fnrun("run", str(root))
+    result = fnrun_here("run", str(root))
     assert result.returncode == 0, result.stderr
     assert "team: web" in (root / "app/cm.yaml").read_text()
     assert (root / "other/dup.yaml").read_text() == DUP
@@ -130,7 +130,7 @@ def test_a_duplicate_key_outside_every_functions_scope_is_left_alone(tmp_path: P
 @pytest.mark.engine
 def test_a_selector_that_leaves_the_duplicate_out_runs(tmp_path: Path) -> None:
     root = write_files(tmp_path / "pkg", {"cm.yaml": CM.format(name="cm"), "dup.yaml": DUP})
-    result = fnrun("run", str(root), "--match-name", "cm", "--image", "fnrun-test/label:v1", "--", "team=web")
+    result = fnrun_here("run", str(root), "--match-name", "cm", "--image", "fnrun-test/label:v1", "--", "team=web")
     assert result.returncode == 0, result.stderr
     assert (root / "dup.yaml").read_text() == DUP and "team: web" in (root / "cm.yaml").read_text()
 
@@ -139,12 +139,12 @@ def test_a_selector_that_leaves_the_duplicate_out_runs(tmp_path: Path) -> None:
 def test_truly_unparseable_yaml_in_scope_is_still_an_error(tmp_path: Path) -> None:
     root = _package(tmp_path / "pkg", {"bad.yaml": "apiVersion: v1\nkind: A\ndata: [x\n"})
     before = snapshot(root)
-    refused = fnrun("run", str(root), "--image", "fnrun-test/label:v1", "--", "team=web")  # with the YAML that is not KRM, in one error
+    refused = fnrun_here("run", str(root), "--image", "fnrun-test/label:v1", "--", "team=web")  # with the YAML that is not KRM, in one error
     assert refused.returncode == 2 and refused.stderr.decode().count("fnrun: error: ") == 1
     assert refused.stderr.decode().startswith(f"fnrun: error: {root}/bad.yaml:4: not YAML (") and "and 6 more files (7 in all)" in refused.stderr.decode()
     assert snapshot(root) == before
     alone = write_files(tmp_path / "alone", {"cm.yaml": CM.format(name="cm"), "bad.yaml": "apiVersion: v1\nkind: A\ndata: [x\n"})
-    assert_one_line_error(fnrun("run", str(alone), "--image", "fnrun-test/label:v1", "--", "team=web"), "bad.yaml:4:", "add the line /bad.yaml to")
+    assert_one_line_error(fnrun_here("run", str(alone), "--image", "fnrun-test/label:v1", "--", "team=web"), "bad.yaml:4:", "add the line /bad.yaml to")
 
 
 KPTFILE = "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: app\npipeline:\n  mutators:\n    - image: fnrun/set-labels:v1\n      configMap:\n        tier: backend\n"
@@ -166,7 +166,7 @@ def _data(path: Path) -> list:
 def test_render_hands_a_kustomization_to_the_functions_as_kpt_does(tmp_path: Path) -> None:
     files = {"Kptfile": KPTFILE, "kustomization.yaml": KUSTOMIZATION, "cm.yaml": CM.format(name="cm"), "sub/Kustomization.yaml": "kind: Kustomization\nresources: []\n"}
     ours, theirs = write_files(tmp_path / "ours", files), write_files(tmp_path / "theirs", files)
-    result = fnrun("render", str(ours), "--image-pull-policy", "never", "--no-status")
+    result = fnrun_here("render", str(ours), "--image-pull-policy", "never", "--no-status")
     assert result.returncode == 0, result.stderr
     kpt = subprocess.run([_kpt(), "fn", "render", str(theirs), "--image-pull-policy", "never"], capture_output=True)
     assert kpt.returncode == 0, kpt.stderr
@@ -181,7 +181,7 @@ def test_render_refuses_other_yaml_that_is_not_krm_as_kpt_does(tmp_path: Path) -
     files = {"Kptfile": KPTFILE, "cm.yaml": CM.format(name="cm"), "values.yaml": "replicaCount: 1\n"}
     ours, theirs = write_files(tmp_path / "ours", files), write_files(tmp_path / "theirs", files)
     before = snapshot(ours)
-    assert_one_line_error(fnrun("render", str(ours), "--image-pull-policy", "never"), "values.yaml:1: not a KRM resource")
+    assert_one_line_error(fnrun_here("render", str(ours), "--image-pull-policy", "never"), "values.yaml:1: not a KRM resource")
     assert snapshot(ours) == before
     kpt = subprocess.run([_kpt(), "fn", "render", str(theirs), "--image-pull-policy", "never"], capture_output=True)
     assert kpt.returncode != 0 and b"values.yaml" in kpt.stderr
@@ -191,7 +191,7 @@ def test_render_refuses_other_yaml_that_is_not_krm_as_kpt_does(tmp_path: Path) -
 def test_render_duplicate_key_in_a_received_resource_is_an_error(tmp_path: Path) -> None:
     root = write_files(tmp_path / "pkg", {"Kptfile": KPTFILE, "cm.yaml": CM.format(name="cm"), "dup.yaml": DUP})
     before = snapshot(root)
-    assert_one_line_error(fnrun("render", str(root), "--image-pull-policy", "never", "--no-status"), "dup.yaml:7: duplicate key 'a'")
+    assert_one_line_error(fnrun_here("render", str(root), "--image-pull-policy", "never", "--no-status"), "dup.yaml:7: duplicate key 'a'")
     assert snapshot(root) == before
 
 
@@ -202,10 +202,10 @@ def test_kpt_source_with_odd_files_into_fnrun_sink(tmp_path: Path) -> None:
     root = _package(tmp_path / "pkg", {"app/dup.yaml": DUP})
     listing = subprocess.run([_kpt(), "fn", "source", str(root)], capture_output=True, check=True).stdout
     before = snapshot(root)
-    in_place = fnrun("sink", str(root), stdin=listing)
+    in_place = fnrun_here("sink", str(root), stdin=listing)
     assert in_place.returncode == 0, in_place.stderr
     assert snapshot(root) == before
-    fresh = fnrun("sink", str(tmp_path / "new"), stdin=listing)
+    fresh = fnrun_here("sink", str(tmp_path / "new"), stdin=listing)
     assert fresh.returncode == 0, fresh.stderr
     assert (tmp_path / "new/app/dup.yaml").read_text() == DUP
     assert "format: !!python/name:pymdownx.superfences.fence_code_format" in (tmp_path / "new/mkdocs.yml").read_text()
@@ -220,7 +220,7 @@ def test_render_refuses_a_kptfile_with_a_duplicate_key(tmp_path: Path) -> None:
     kptfile = KPTFILE.replace("  name: app\n", "  name: app\n  name: other\n")
     root = write_files(tmp_path / "pkg", {"Kptfile": kptfile, "cm.yaml": CM.format(name="cm")})
     before = snapshot(root)
-    assert_one_line_error(fnrun("render", str(root), "--image-pull-policy", "never"), "Kptfile:5: duplicate key 'name'")
+    assert_one_line_error(fnrun_here("render", str(root), "--image-pull-policy", "never"), "Kptfile:5: duplicate key 'name'")
     assert snapshot(root) == before
 
 
@@ -232,5 +232,5 @@ def test_a_function_declaration_with_a_duplicate_key_is_an_error(tmp_path: Path)
     )
     root = write_files(tmp_path / "pkg", {"app/fn.yaml": declared, "app/cm.yaml": CM.format(name="cm")})
     before = snapshot(root)
-    assert_one_line_error(fnrun("run", str(root)), "app/fn.yaml:11: duplicate key 'team' in a resource that declares a function")
+    assert_one_line_error(fnrun_here("run", str(root)), "app/fn.yaml:11: duplicate key 'team' in a resource that declares a function")
     assert snapshot(root) == before

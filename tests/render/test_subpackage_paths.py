@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 from ruamel.yaml import YAML
 
-from testing.pipeline_helpers import as_data, fnrun, write_package
+from testing.in_process import fnrun_here
+from testing.pipeline_helpers import as_data, write_package
 
 KPT = shutil.which("kpt")
 
@@ -72,7 +73,7 @@ def _load(path: Path) -> dict:
 
 def test_subpackage_items_are_package_relative_and_new_ones_stay_and_chain(tmp_path: Path) -> None:
     root, _ = _package(tmp_path, "chained")
-    result = fnrun("render", str(root), "--allow-exec", "--no-status", "-q")
+    result = fnrun_here("render", str(root), "--allow-exec", "--no-status", "-q")
     assert result.code == 0, result.stderr
     # made once: the second step found it among its items, at a path relative to sub/
     assert _load(root / "sub" / "generated" / "cm.yaml")["data"] == {"config": "", "seen": "Kptfile,b.yaml,cfgdir/fn-1.yaml"}
@@ -81,7 +82,7 @@ def test_subpackage_items_are_package_relative_and_new_ones_stay_and_chain(tmp_p
 
 def test_pathless_new_resource_goes_to_its_configs_directory(tmp_path: Path) -> None:
     root, _ = _package(tmp_path, "configpath")
-    result = fnrun("render", str(root), "--allow-exec", "--no-status", "-q")
+    result = fnrun_here("render", str(root), "--allow-exec", "--no-status", "-q")
     assert result.code == 0, result.stderr
     # the config, too, is handed with its path relative to sub/
     assert _load(root / "sub" / "cfgdir" / "configmap_pathless.yaml")["data"] == {"config": "cfgdir/fn-1.yaml"}
@@ -96,6 +97,6 @@ def test_subpackage_paths_as_kpt(tmp_path: Path, case: str) -> None:
     assert KPT is not None
     by_kpt = subprocess.run([KPT, "fn", "render", str(kpt_root), "--allow-exec"], capture_output=True, text=True, timeout=300)
     assert by_kpt.returncode == 0, by_kpt.stderr
-    result = fnrun("render", str(root), "--allow-exec", "--no-status", "-q")
+    result = fnrun_here("render", str(root), "--allow-exec", "--no-status", "-q")
     assert result.code == 0, result.stderr
     assert as_data(root) == as_data(kpt_root)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from testing.io_helpers import copy_package, fnrun, snapshot
+from testing.io_helpers import copy_package, fnrun_here, snapshot
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures" / "kpt-source"
@@ -35,7 +35,7 @@ def files(root: Path) -> dict[str, bytes]:
 @pytest.mark.parametrize("name", PACKAGES)
 def test_sink_writes_kpt_source_output_as_the_package(name: str, tmp_path: Path) -> None:
     out = tmp_path / "out"
-    result = fnrun("sink", str(out), stdin=(FIXTURES / f"{name}.kpt-source.yaml").read_bytes())
+    result = fnrun_here("sink", str(out), stdin=(FIXTURES / f"{name}.kpt-source.yaml").read_bytes())
     assert result.returncode == 0, result.stderr
     assert files(out) == files(FIXTURES / name)
 
@@ -43,7 +43,7 @@ def test_sink_writes_kpt_source_output_as_the_package(name: str, tmp_path: Path)
 @pytest.mark.parametrize("name", PACKAGES)
 def test_sinking_kpt_source_output_onto_the_package_itself_changes_nothing(name: str, tmp_path: Path) -> None:
     package = copy_package(FIXTURES / name, tmp_path / name)
-    result = fnrun("sink", str(package), stdin=(FIXTURES / f"{name}.kpt-source.yaml").read_bytes())
+    result = fnrun_here("sink", str(package), stdin=(FIXTURES / f"{name}.kpt-source.yaml").read_bytes())
     assert result.returncode == 0, result.stderr
     assert files(package) == files(FIXTURES / name)
     assert " 0 updated, 0 deleted" in result.stderr.decode()
@@ -52,7 +52,7 @@ def test_sinking_kpt_source_output_onto_the_package_itself_changes_nothing(name:
 def test_items_without_a_path_must_still_be_resources(tmp_path: Path) -> None:
     """Only a document of a package file (it has a path) may lack apiVersion or kind."""
     stdin = b"apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- foo: bar\n"
-    result = fnrun("sink", str(tmp_path / "out"), stdin=stdin)
+    result = fnrun_here("sink", str(tmp_path / "out"), stdin=stdin)
     assert result.returncode == 2
     assert "items[0] is a mapping without apiVersion or kind, not a resource" in result.stderr.decode()
     assert not (tmp_path / "out").exists()
@@ -61,7 +61,7 @@ def test_items_without_a_path_must_still_be_resources(tmp_path: Path) -> None:
 def test_run_on_stdin_still_refuses_non_resource_items() -> None:
     """Functions get resources only: the allowance is the sink's."""
     stdin = b"apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- foo: bar\n  metadata:\n    annotations:\n      config.kubernetes.io/path: a.yaml\n"
-    result = fnrun("run", "-", "--exec", "/bin/cat", "--enable-exec", stdin=stdin)
+    result = fnrun_here("run", "-", "--exec", "/bin/cat", "--enable-exec", stdin=stdin)
     assert result.returncode == 2, result.stderr
     assert "not a resource" in result.stderr.decode()
 
@@ -158,7 +158,7 @@ def test_a_changed_resource_after_another_document_is_edited_in_place(numbered_b
             assert subprocess.run([KPT, "fn", "source", str(package)], capture_output=True, check=True, timeout=120).stdout.decode() == KPT_LISTED
         stdin = KPT_LISTED.replace('"v"', '"w"').encode()
     else:
-        stdin = fnrun("source", str(package)).stdout.replace(b'"v"', b'"w"')
-    result = fnrun("sink", str(package), stdin=stdin)
+        stdin = fnrun_here("source", str(package)).stdout.replace(b'"v"', b'"w"')
+    result = fnrun_here("sink", str(package), stdin=stdin)
     assert result.returncode == 0, result.stderr
     assert (package / "mixed.yaml").read_text() == MIXED.replace('"v"', '"w"')

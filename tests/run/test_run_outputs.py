@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from testing.pipeline_helpers import assert_one_line_error, deployment, fnrun, load, snapshot, write_package
+from testing.in_process import fnrun_here
+from testing.pipeline_helpers import assert_one_line_error, deployment, load, snapshot, write_package
 
 # Each script reads the ResourceList, labels every item, and answers in a different shape.
 READ = "#!/usr/bin/env python3\nimport sys, yaml\nrl = yaml.safe_load(sys.stdin)\nitems = rl['items']\nfor i in items: i['metadata'].setdefault('labels', {})['shape'] = SHAPE\n"
@@ -30,7 +31,7 @@ def _script(directory: Path, name: str, body: str) -> Path:
 def test_accepted_answers(tmp_path: Path, shape: str) -> None:
     script = _script(tmp_path.parent, f"{tmp_path.name}-{shape}", READ.replace("SHAPE", repr(shape)) + ANSWERS[shape])
     write_package(tmp_path, {"a.yaml": deployment("a", "kept comment"), "b.yaml": deployment("b")})
-    result = fnrun("run", str(tmp_path), "--exec", str(script), "--enable-exec")
+    result = fnrun_here("run", str(tmp_path), "--exec", str(script), "--enable-exec")
     assert result.code == 0, result
     for name in ("a", "b"):
         assert load(tmp_path / f"{name}.yaml")["metadata"]["labels"] == {"shape": shape}
@@ -51,7 +52,7 @@ def test_rejected_answers_fail_and_write_nothing(tmp_path: Path, answer: str, ne
     script = _script(tmp_path.parent, f"{tmp_path.name}-bad", "#!/usr/bin/env python3\nimport sys\nsys.stdin.read()\n" + answer + "\n")
     write_package(tmp_path, {"a.yaml": deployment("a")})
     before = snapshot(tmp_path)
-    result = fnrun("run", str(tmp_path), "--exec", str(script), "--enable-exec")
+    result = fnrun_here("run", str(tmp_path), "--exec", str(script), "--enable-exec")
     assert_one_line_error(result, needle, code=1)
     assert snapshot(tmp_path) == before
 
@@ -65,7 +66,7 @@ def test_a_commented_element_added_to_an_inline_list_becomes_a_block_list(tmp_pa
         "sys.stdout.write(rl)\n",
     )
     write_package(tmp_path, {"db.yaml": "apiVersion: v1\nkind: Pod\nmetadata:\n  name: db\nspec:\n  containers: [{name: db, image: db:1}]\n"})
-    result = fnrun("run", str(tmp_path), "--exec", str(script), "--enable-exec")
+    result = fnrun_here("run", str(tmp_path), "--exec", str(script), "--enable-exec")
     assert result.code == 0, result
     written = (tmp_path / "db.yaml").read_text()
     assert "# the sidecar" in written

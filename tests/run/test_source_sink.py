@@ -18,7 +18,7 @@ from orchestrator.read.package import read_package
 from orchestrator.run import fastlist, pipes, resourcelist
 from orchestrator.write import writeback
 from orchestrator.yamlio import fast
-from testing.io_helpers import REPO, assert_one_line_error, fnrun, golden_cases, pipe, snapshot, write_files
+from testing.io_helpers import REPO, assert_one_line_error, fnrun_here, golden_cases, pipe, snapshot, write_files
 
 EXTRA_LAYOUTS = {
     "odd/flow-metadata.yaml": '{"apiVersion": "v1", "kind": "A", "metadata": {"name": "j", "annotations": {"a": "b"}}}\n',
@@ -74,7 +74,7 @@ def test_sink_back_into_the_source_changes_nothing(every_case: Path) -> None:
 
 
 def test_source_output_is_a_v1_resource_list(every_case: Path) -> None:
-    result = fnrun("source", str(every_case))
+    result = fnrun_here("source", str(every_case))
     assert result.returncode == 0 and result.stderr.startswith(b"fnrun: warning: ") and result.stderr.count(b"\n") == 1  # the non-KRM summary
     assert result.stdout.startswith(b"apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n")
     listing = fast.load(result.stdout.decode(), "source")
@@ -84,7 +84,7 @@ def test_source_output_is_a_v1_resource_list(every_case: Path) -> None:
 
 def test_sink_creates_nested_directory_and_default_paths(tmp_path: Path) -> None:
     stream = b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: Settings\n---\napiVersion: v1\nkind: Service\nmetadata:\n  name: web\n"
-    result = fnrun("sink", str(tmp_path / "a" / "b"), stdin=stream)
+    result = fnrun_here("sink", str(tmp_path / "a" / "b"), stdin=stream)
     assert result.returncode == 0, result.stderr
     assert sorted(p.name for p in (tmp_path / "a" / "b").iterdir()) == ["settings_configmap.yaml", "web_service.yaml"]
     assert (tmp_path / "a" / "b" / "web_service.yaml").read_bytes() == b"apiVersion: v1\nkind: Service\nmetadata:\n  name: web\n"
@@ -112,7 +112,7 @@ def test_sink_accepts_resource_lists_of_every_version_and_lists(tmp_path: Path, 
         "        config.kubernetes.io/path: 'x/f.yaml'\n"
         "  - {apiVersion: v1, kind: ConfigMap, metadata: {name: two, annotations: {config.kubernetes.io/path: x/f.yaml, config.kubernetes.io/index: '1'}}}\n"
     )
-    result = fnrun("sink", str(tmp_path), stdin=listing.encode())
+    result = fnrun_here("sink", str(tmp_path), stdin=listing.encode())
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "x" / "f.yaml").read_text() == (
         "# indented items, as other tools write them\n"
@@ -126,15 +126,15 @@ def test_sink_accepts_a_plain_stream_with_origin_annotations(tmp_path: Path) -> 
         "apiVersion: v1\nkind: A\nmetadata:\n  name: b\n  annotations:\n    config.kubernetes.io/path: f.yaml\n    config.kubernetes.io/index: '1'\n"
         "---\n# first\napiVersion: v1\nkind: A\nmetadata:\n  name: a\n  annotations:\n    config.kubernetes.io/path: f.yaml\n"
     )
-    assert fnrun("sink", str(tmp_path), stdin=stream.encode()).returncode == 0
+    assert fnrun_here("sink", str(tmp_path), stdin=stream.encode()).returncode == 0
     assert (tmp_path / "f.yaml").read_text() == "# first\napiVersion: v1\nkind: A\nmetadata:\n  name: a\n---\napiVersion: v1\nkind: A\nmetadata:\n  name: b\n"
 
 
 def test_sink_removes_files_whose_resources_left_the_list(tmp_path: Path) -> None:
     root = write_files(tmp_path / "pkg", {"a.yaml": "apiVersion: v1\nkind: A\nmetadata:\n  name: a\n", "b.yaml": "apiVersion: v1\nkind: A\nmetadata:\n  name: b\n", "values.yaml": "x: 1\n"})
-    listing = fnrun("source", str(root)).stdout
+    listing = fnrun_here("source", str(root)).stdout
     only_a = listing.split(b"- apiVersion: v1\n  kind: A\n  metadata:\n    annotations:\n      config.kubernetes.io/path: 'b.yaml'")[0]
-    result = fnrun("sink", str(root), stdin=only_a)
+    result = fnrun_here("sink", str(root), stdin=only_a)
     assert result.returncode == 0, result.stderr
     assert sorted(p.name for p in root.iterdir()) == ["a.yaml", "values.yaml"]
 
@@ -157,11 +157,11 @@ def test_comments_a_function_adds_land_in_the_file(tmp_path: Path) -> None:
         "                image: 'shop:1.0'\n"
     )
     root = write_files(tmp_path / "pkg", {"shop.yaml": original})
-    listing = fnrun("source", str(root)).stdout.decode()
+    listing = fnrun_here("source", str(root)).stdout.decode()
     assert "# Deployment of the shop\n- apiVersion: apps/v1\n" in listing and "name: shop   # odd spacing stays" in listing
     edited = listing.replace("      replicas: 1\n", "      # set by the autoscaler function\n      replicas: 3  # was 1\n")
     edited = edited.replace("                  image: 'shop:1.0'\n", "                  image: 'shop:1.1'\n                  # pull policy added by a function\n                  imagePullPolicy: Always\n")
-    result = fnrun("sink", str(root), stdin=edited.encode())
+    result = fnrun_here("sink", str(root), stdin=edited.encode())
     assert result.returncode == 0, result.stderr
     assert (root / "shop.yaml").read_text() == original.replace(
         "    replicas: 1\n", "    # set by the autoscaler function\n    replicas: 3  # was 1\n"
@@ -172,7 +172,7 @@ def test_comments_a_function_adds_land_in_the_file(tmp_path: Path) -> None:
 
 def test_library_source_and_sink_match_the_cli(every_case: Path, tmp_path: Path) -> None:
     listing = api.source(every_case)
-    assert listing.encode() == fnrun("source", str(every_case)).stdout
+    assert listing.encode() == fnrun_here("source", str(every_case)).stdout
     plan = api.sink(tmp_path / "lib", listing)
     assert plan.summary().startswith(f"{len(resource_files(every_case))} created, 0 updated")
 
@@ -301,7 +301,7 @@ def test_two_process_source_reports_the_first_bad_file(tmp_path: Path, bad: list
     first = sorted(bad)[0]
     with pytest.raises(InputError, match=f"^{first}/resources.yaml:4: while parsing a flow sequence"):
         "".join(pipes.source_chunks(root, parallel=True))
-    assert_one_line_error(fnrun("source", str(root)), f"{first}/resources.yaml:4")
+    assert_one_line_error(fnrun_here("source", str(root)), f"{first}/resources.yaml:4")
 
 
 def test_a_source_that_fails_midway_leaves_a_list_no_sink_accepts(tmp_path: Path) -> None:
@@ -315,16 +315,16 @@ def test_a_source_that_fails_midway_leaves_a_list_no_sink_accepts(tmp_path: Path
     note = producer.stdout.rsplit(b"\n@fnrun: ", 1)[1]  # the parser's own words after file:line vary by version
     assert note.startswith(b"fnrun source failed: zz/bad.yaml:4: ") and note.endswith(b"\n") and note.count(b"\n") == 1
     assert producer.stderr.decode().startswith("fnrun: error: zz/bad.yaml:4:")
-    consumer = fnrun("sink", str(tmp_path / "out"), stdin=producer.stdout)
+    consumer = fnrun_here("sink", str(tmp_path / "out"), stdin=producer.stdout)
     assert_one_line_error(consumer, "stdin: the input stops where its producer failed (fnrun source failed: zz/bad.yaml:4")
     assert not (tmp_path / "out").exists()
 
 
 def test_sink_refuses_empty_input(tmp_path: Path) -> None:
     for empty in (b"", b"# only a comment\n", b"---\n"):
-        assert_one_line_error(fnrun("sink", str(tmp_path / "out"), stdin=empty), "stdin: no resources in the input")
+        assert_one_line_error(fnrun_here("sink", str(tmp_path / "out"), stdin=empty), "stdin: no resources in the input")
     assert not (tmp_path / "out").exists()
-    assert fnrun("sink", str(tmp_path / "out"), stdin=b"apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\n").returncode == 0
+    assert fnrun_here("sink", str(tmp_path / "out"), stdin=b"apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\n").returncode == 0
 
 
 def test_read_chunks_decodes_utf8_split_across_reads_and_names_bad_lines() -> None:

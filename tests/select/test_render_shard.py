@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from orchestrator.select import shard
-from testing.pipeline_helpers import assert_one_line_error, fnrun, snapshot, write_package
+from testing.in_process import fnrun_here
+from testing.pipeline_helpers import assert_one_line_error, snapshot, write_package
 
 
 def repository(root: Path) -> Path:
@@ -35,7 +36,7 @@ def test_shards_are_disjoint_and_their_union_is_a_full_render(tmp_path: Path, te
     pristine = snapshot(template)
     full = tmp_path / "full"
     shutil.copytree(template, full)
-    assert fnrun("render", str(full)).code == 0
+    assert fnrun_here("render", str(full)).code == 0
     full_changes = changed(pristine, snapshot(full))
     assert len(full_changes) == 1 + 2 + 3 + 4 + 5 + 1  # every resource file, alpha/nested's too
 
@@ -45,10 +46,10 @@ def test_shards_are_disjoint_and_their_union_is_a_full_render(tmp_path: Path, te
     for index in (1, 2, 3):
         alone = tmp_path / f"shard{index}"
         shutil.copytree(template, alone)
-        result = fnrun("render", str(alone), "--shard", f"{index}/3")
+        result = fnrun_here("render", str(alone), "--shard", f"{index}/3")
         assert result.code == 0, result.stderr
         seen.append(changed(pristine, snapshot(alone)))
-        assert fnrun("render", str(together), "--shard", f"{index}/3").code == 0
+        assert fnrun_here("render", str(together), "--shard", f"{index}/3").code == 0
     assert all(seen)  # five packages over three shards: none idle
     assert sum(len(s) for s in seen) == len(set().union(*seen))  # disjoint
     assert set().union(*seen) == full_changes
@@ -71,5 +72,5 @@ def test_a_share_is_deterministic_and_balanced_by_files() -> None:
 def test_a_bad_shard_is_one_line(value: str, tmp_path: Path) -> None:
     repo = repository(tmp_path / "repo")
     before = snapshot(repo)
-    assert_one_line_error(fnrun("render", str(repo), "--shard", value), "--shard", code=2)
+    assert_one_line_error(fnrun_here("render", str(repo), "--shard", value), "--shard", code=2)
     assert snapshot(repo) == before

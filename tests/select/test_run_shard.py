@@ -8,7 +8,8 @@ from pathlib import Path
 
 from test_render_shard import changed
 
-from testing.pipeline_helpers import assert_one_line_error, fnrun, function_config, snapshot, write_package
+from testing.in_process import fnrun_here
+from testing.pipeline_helpers import assert_one_line_error, function_config, snapshot, write_package
 
 LABEL = "fnrun-test/label:v1"
 
@@ -31,19 +32,19 @@ def test_run_shards_are_disjoint_and_together_a_full_run(tmp_path: Path, test_im
     pristine = snapshot(template)
     full = tmp_path / "full"
     shutil.copytree(template, full)
-    assert fnrun("run", str(full)).code == 0
+    assert fnrun_here("run", str(full)).code == 0
     seen: set[str] = set()
     together = tmp_path / "together"
     shutil.copytree(template, together)
     for index in (1, 2, 3):
         alone = tmp_path / f"shard{index}"
         shutil.copytree(template, alone)
-        result = fnrun("run", str(alone), "--shard", f"{index}/3")
+        result = fnrun_here("run", str(alone), "--shard", f"{index}/3")
         assert result.code == 0, result.stderr
         mine = changed(pristine, snapshot(alone))
         assert not mine & seen  # disjoint
         seen |= mine
-        assert fnrun("run", str(together), "--shard", f"{index}/3").code == 0
+        assert fnrun_here("run", str(together), "--shard", f"{index}/3").code == 0
     assert seen == changed(pristine, snapshot(full))
     assert {p: v[0] for p, v in snapshot(together).items()} == {p: v[0] for p, v in snapshot(full).items()}
 
@@ -51,6 +52,6 @@ def test_run_shards_are_disjoint_and_together_a_full_run(tmp_path: Path, test_im
 def test_a_function_outside_every_package_cannot_be_sharded(tmp_path: Path) -> None:
     root = repository(tmp_path / "repo")
     write_package(root, {"common/fn.yaml": function_config(LABEL, {"x": "y"}, name="loose")})
-    assert_one_line_error(fnrun("run", str(root), "--shard", "1/2"), "common/fn.yaml", "outside every kpt package", code=2)
-    assert_one_line_error(fnrun("run", str(root), "--shard", "1/2", "--image", LABEL), "--shard", code=2)
-    assert_one_line_error(fnrun("run", "-", "--shard", "1/2", stdin="items: []\n"), "--shard", code=2)
+    assert_one_line_error(fnrun_here("run", str(root), "--shard", "1/2"), "common/fn.yaml", "outside every kpt package", code=2)
+    assert_one_line_error(fnrun_here("run", str(root), "--shard", "1/2", "--image", LABEL), "--shard", code=2)
+    assert_one_line_error(fnrun_here("run", "-", "--shard", "1/2", stdin="items: []\n"), "--shard", code=2)

@@ -16,6 +16,7 @@ import yaml
 from orchestrator.read.package import Package, read_package
 from orchestrator.resource import Resource
 from orchestrator.write import writeback
+from testing.in_process import run_here
 
 REPO = Path(__file__).resolve().parents[2]
 GOLDEN = Path(__file__).resolve().parents[1] / "fixtures" / "golden"
@@ -147,6 +148,13 @@ def fnrun(*args: str, stdin: bytes | None = None, cwd: Path | None = None, prefi
         env=env,
         timeout=300,
     )
+
+
+def fnrun_here(*args: str, stdin: bytes | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """`fnrun` as above, run by a fork of the test process (testing.in_process): for a test
+    whose subject is what the command reads, writes and says, not how fnrun starts or stops."""
+    code, out, err = run_here(list(args), stdin or b"", cwd)
+    return subprocess.CompletedProcess([sys.executable, "-m", "orchestrator", *args], code, out, err)
 
 
 def pipe(source_dir: Path, sink_dir: Path) -> subprocess.CompletedProcess:

@@ -184,6 +184,14 @@ def _config(step: str) -> dict:
 
 
 def _transform(step: str, items: list[dict]) -> list[dict]:
+    if step == "starlark":  # its import starts the Go runtime, whose threads would stay in this process
+        from testing.in_process import in_a_fork
+
+        return in_a_fork(_transform_here, step, items)
+    return _transform_here(step, items)
+
+
+def _transform_here(step: str, items: list[dict]) -> list[dict]:
     import importlib
 
     module = importlib.import_module(f"functions.kpt_catalog.{step.replace('-', '_')}")

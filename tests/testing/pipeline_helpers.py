@@ -8,12 +8,13 @@ import subprocess
 import sys
 import textwrap
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import docker
 import pytest
 from ruamel.yaml import YAML
+
+from testing.in_process import Result
 
 REPO = Path(__file__).resolve().parents[2]
 TEST_IMAGES = ("identity", "label", "generate", "delete", "fail", "garbage", "probe", "results", "sleep", "hostile", "sdkprobe")
@@ -64,13 +65,6 @@ def write_package(root: Path, files: dict[str, str]) -> Path:
 def snapshot(root: Path) -> dict[str, tuple[bytes, int]]:
     """Every file's bytes and mtime: `untouched` compares both."""
     return {p.relative_to(root).as_posix(): (p.read_bytes(), p.stat().st_mtime_ns) for p in sorted(root.rglob("*")) if p.is_file()}
-
-
-@dataclass
-class Result:
-    code: int
-    stdout: str
-    stderr: str
 
 
 def fnrun(*args: str, stdin: str | None = None, cwd: Path | None = None, env: dict[str, str] | None = None) -> Result:

@@ -17,12 +17,13 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from orchestrator import api
 from orchestrator.requests import Functions, Output, RenderRequest, RunRequest, SandboxSettings, Speed
 from testing.exec_functions import run_exec, script
-from testing.io_helpers import fnrun, pipe
+from testing.io_helpers import fnrun_here, pipe
+from testing.sizing import examples
 
 COMMENTS = ("# Copyright 2026 Google LLC", "# [START gke_tag]", "# [END gke_tag]", "#", "# note: keep", "  # indented", "# é 🚀")
 CHOMPING = ("|", "|-", "|+", ">", ">-", ">+", "|2", "|2-", ">+2")
 NOT_KRM = "not: a resource\n"  # a document that is not a resource: `sink` keeps it in the file's layout
-_SETTINGS = settings(max_examples=40, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+_SETTINGS = settings(max_examples=examples(40), deadline=None, database=None, suppress_health_check=list(HealthCheck))
 
 
 @st.composite
@@ -212,9 +213,9 @@ def test_real_files_come_back_byte_for_byte_through_the_cli(tmp_path: Path) -> N
     sunk = pipe(package, tmp_path / "out")
     assert sunk.returncode == 0, sunk.stderr.decode()
     assert {p: (tmp_path / "out" / p).read_bytes() for p in want} == want
-    ran = fnrun("run", str(package), "--allow-exec", "--exec", "cat")
+    ran = fnrun_here("run", str(package), "--allow-exec", "--exec", "cat")
     assert ran.returncode == 0, ran.stderr.decode()
     (package / "Kptfile").write_text(KPTFILE)
-    rendered = fnrun("render", str(package), "--allow-exec", "--no-status")
+    rendered = fnrun_here("render", str(package), "--allow-exec", "--no-status")
     assert rendered.returncode == 0, rendered.stderr.decode()
     assert {p: (package / p).read_bytes() for p in want} == want

@@ -3,7 +3,7 @@ edits by exec functions in ruamel round trip, ruamel safe and PyYAML, and the or
 (every file parses and holds what the function returned, untouched files keep their bytes, each
 comment stays in its file, as often as the edits leave it and never more often). File tails and
 `source | sink` are generated and checked when `yaml_fuzz.TAILS` is on. This is the small
-fixed-seed profile; bench/fuzz_writeback.py runs thousands of cases."""
+fixed-seed profile (a fifth of it in the fast subset, testing.sizing); bench/fuzz_writeback.py runs thousands of cases."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, seed, settings, strategies as st
 
 from testing import yaml_fuzz
+from testing.sizing import examples
 
 
 @pytest.mark.parametrize("style", yaml_fuzz.STYLES)
@@ -18,7 +19,7 @@ def test_generated_packages_and_edits_are_written_faithfully(style: str, tmp_pat
     work = tmp_path_factory.mktemp("fuzz")
 
     @seed(20261126)
-    @settings(max_examples=12, deadline=None, database=None, derandomize=True, suppress_health_check=list(HealthCheck))
+    @settings(max_examples=examples(12), deadline=None, database=None, derandomize=True, suppress_health_check=list(HealthCheck))
     @given(st.data())
     def case(data: st.DataObject) -> None:
         package = data.draw(yaml_fuzz.packages(), label="package")

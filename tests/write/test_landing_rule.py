@@ -19,6 +19,7 @@ from orchestrator.resource import Resource
 from orchestrator.write import writeback
 from orchestrator.write.landing import PathChecker, normal
 from testing.io_helpers import snapshot, write_files
+from testing.sizing import examples
 
 CM = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n"
 FILES = {
@@ -56,7 +57,7 @@ def _planted(path: str, number: int) -> Resource:
     return Resource({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": f"planted{number}", "annotations": {ann.PATH: path}}})
 
 
-@settings(max_examples=150, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(150), deadline=None, database=None, suppress_health_check=list(HealthCheck))
 @given(st.lists(st.lists(st.sampled_from(PARTS), min_size=1, max_size=3).map("/".join), min_size=1, max_size=3))
 def test_a_write_changes_only_what_it_read_and_new_yaml_files(paths: list[str]) -> None:
     with tempfile.TemporaryDirectory() as directory:

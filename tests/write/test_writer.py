@@ -24,7 +24,7 @@ from testing.io_helpers import (
     REPO,
     apply_edits,
     edit_package,
-    fnrun,
+    fnrun_here,
     golden_cases,
     idempotent,
     snapshot,
@@ -275,20 +275,21 @@ def test_file_size_limit_fault_in_the_cli_writes_nothing(tmp_path: Path) -> None
     assert snapshot(root) == before and _leftovers(root) == []
 
 
-def test_killed_write_leaves_each_file_old_or_new(tmp_path: Path) -> None:
+def test_killed_write_leaves_each_file_old_or_new(tmp_path: Path, fast_subset: bool) -> None:
     """SIGKILL at several moments of a big `fnrun sink` over an existing package: every file is
-    either entirely its old bytes or entirely its new bytes, never a mix or a truncation."""
+    either entirely its old bytes or entirely its new bytes, never a mix or a truncation (at
+    three of the moments in the fast subset, one of them the write left to finish)."""
     sys.path.insert(0, str(REPO / "bench"))
     from gen_package import generate
 
     generate(tmp_path / "src", 300, 5)
-    listing = fnrun("source", str(tmp_path / "src")).stdout
+    listing = fnrun_here("source", str(tmp_path / "src")).stdout
     changed = listing.replace(b"LOG_LEVEL: info", b"LOG_LEVEL: debug")
     old = {p: (tmp_path / "src" / p).read_bytes() for p in snapshot(tmp_path / "src") if p.endswith(".yaml")}
     new = {p: b.replace(b"LOG_LEVEL: info", b"LOG_LEVEL: debug") for p, b in old.items()}
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     outcomes = set()
-    for delay in (0.2, 0.5, 0.8, 1.2, 30):
+    for delay in (0.2, 0.8, 30) if fast_subset else (0.2, 0.5, 0.8, 1.2, 30):
         root = tmp_path / f"pkg-{delay}"
         generate(root, 300, 5)
         proc = subprocess.Popen([sys.executable, "-m", "orchestrator", "sink", str(root)], stdin=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
@@ -316,7 +317,7 @@ def test_sink_without_a_files_resources_keeps_its_non_resource_documents(tmp_pat
     mixed = "# chart values\nreplicaCount: 3\n---\n" + cm("gone")
     root = write_files(tmp_path / "pkg", {"mixed.yaml": mixed, "only.yaml": cm("only"), "keep.yaml": cm("keep")})
     listing = resourcelist.encode([r for r in read_package(root).resources if r.path == "keep.yaml"])
-    result = fnrun("sink", str(root), stdin=listing.encode())
+    result = fnrun_here("sink", str(root), stdin=listing.encode())
     assert result.returncode == 0, result.stderr
     assert (root / "mixed.yaml").read_text() == "# chart values\nreplicaCount: 3\n"
     assert not (root / "only.yaml").exists() and (root / "keep.yaml").read_text() == cm("keep")

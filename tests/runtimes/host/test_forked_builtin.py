@@ -4,14 +4,17 @@ interpreter.
 The catalog's behaviour in a fork is checked against the images in test_builtin.py; here, probe
 modules do what catalog code never does (hang, exhaust memory, crash, read the environment) to
 show the fork is held to the timeout, the memory limit and a clean environment, and reaped.
-Each test gets a fresh server, forked from this process as it then is (patches included)."""
+Each test gets a fresh server, forked from this process as it then is (patches included). A test
+that needs the server forked (a fault patched into it) runs in a fork of the test process
+(`alone`): one thread there, whatever earlier tests left running in this one."""
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import textwrap
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -21,6 +24,7 @@ from orchestrator.runtimes.host import forked
 from orchestrator.runtimes.host.exec import run_process
 from orchestrator.runtimes.host.sources import FUNCTIONS_DIR
 from orchestrator.runtimes.protocol import Invocation, ItemsOutput, Sandbox
+from testing.in_process import in_a_fork
 from testing.processes import gone_within
 from testing.stress import descendants
 
@@ -56,7 +60,12 @@ SERVER = forked.ForkServer()  # this module's, as a run's registry holds one
 
 
 @pytest.fixture(autouse=True)
-def fresh_server() -> Iterator[None]:
+def fresh_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """A fresh server for each test, forked however big earlier tests left this process's heap
+    (FORK_BELOW is the product's choice for fnrun's own heap, not the subject here; the test of
+    the other way sets it to 0). The suite leaves no thread behind (tests/conftest.py), so this
+    process is single-threaded and the server is forked."""
+    monkeypatch.setattr(forked, "FORK_BELOW", 1 << 62)
     SERVER.stop()
     yield
     SERVER.stop()
@@ -90,6 +99,7 @@ def test_stdin_stdout_stderr_and_arguments(probe: str) -> None:
     assert (output.exit_code, output.stdout) == (0, b"KIND: CONFIGMAP\n")
     assert lines == ["args ['a=b']"]
     assert no_zombies()
+    assert SERVER._server is not None and SERVER._server.process is None, "the server was not forked"
 
 
 def test_the_child_sees_only_its_environment_and_directory(probe: str, tmp_path: Path) -> None:
@@ -164,11 +174,26 @@ def handover(items: list, config: dict | None, lines: list[str] | None = None, a
     return BuiltinRuntime("functions.set_labels", handover=allowed, server=SERVER, workers=workers).run_items(invocation, items, config, lines.append), lines
 
 
+def alone(test: Callable[..., None]) -> Callable[..., None]:
+    """The test run in a fork of this process, which has one thread (a fork copies only the one
+    that forked) whatever earlier tests left here: the fork server is forked from it, as from a
+    fnrun, and a fault patched into it reaches the server."""
+    @functools.wraps(test)
+    def in_fork(*args: object, **kwargs: object) -> None:
+        def body() -> None:
+            try:
+                test(*args, **kwargs)
+            finally:
+                SERVER.stop()
+
+        in_a_fork(body)
+    return in_fork
+
+
 def patch_apply(monkeypatch: pytest.MonkeyPatch, fault: object) -> None:
     from functions.sdk import runner
 
     monkeypatch.setattr(runner, "apply", fault)
-    monkeypatch.setattr(forked, "FORK_BELOW", 1 << 62)  # however big earlier tests left this heap
     SERVER.stop()
     SERVER.start()  # a server forked now, which the fault is in
     assert SERVER._server is not None and SERVER._server.process is None, "the server was not forked: the fault cannot reach it"
@@ -198,6 +223,7 @@ def test_unchanged_items_come_back_as_they_went() -> None:
     assert output.items[0] is items[0]
 
 
+@alone
 def test_errors_and_results_come_back_as_the_text_way_s(monkeypatch: pytest.MonkeyPatch) -> None:
     items, config = sample()
     output, lines = handover(items, {**config, "data": {"bad key!": "x"}})
@@ -242,6 +268,7 @@ def test_aliases_and_cycles_are_not_plain() -> None:
     assert not is_plain(cycle)
 
 
+@alone
 def test_a_function_that_adds_an_item_goes_the_text_way(monkeypatch: pytest.MonkeyPatch) -> None:
     from functions import sdk
     from functions.sdk import runner
@@ -260,6 +287,7 @@ def test_a_function_that_adds_an_item_goes_the_text_way(monkeypatch: pytest.Monk
     assert output is None and lines == []  # nothing shown: the text way shows it once
 
 
+@alone
 def test_the_handover_is_killed_at_the_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
     def hang(*_: object) -> None:
         print("working", file=sys.stderr, flush=True)
@@ -288,12 +316,14 @@ def test_stderr_floods_pass_through_instead_of_piling_up() -> None:
     assert shown == ["four", "more than ten", "after"]
 
 
+@alone
 def test_the_handover_is_held_to_the_memory_limit(monkeypatch: pytest.MonkeyPatch) -> None:
     patch_apply(monkeypatch, lambda *_: [bytearray(1 << 20) for _ in range(4096)])
     output, lines = handover(*sample())
     assert output is not None and output.exit_code == 1 and lines[-1] == "MemoryError"
 
 
+@alone
 def test_endless_output_of_the_handover_is_cut_off(monkeypatch: pytest.MonkeyPatch) -> None:
     def flood(*_: object) -> None:
         while True:
@@ -305,6 +335,7 @@ def test_endless_output_of_the_handover_is_cut_off(monkeypatch: pytest.MonkeyPat
     assert no_zombies()
 
 
+@alone
 def test_a_crash_in_the_handover_is_a_traceback_and_exit_1(monkeypatch: pytest.MonkeyPatch) -> None:
     def crash(*_: object) -> None:
         raise RuntimeError("boom")
@@ -315,6 +346,7 @@ def test_a_crash_in_the_handover_is_a_traceback_and_exit_1(monkeypatch: pytest.M
     assert lines[-1] == "RuntimeError: boom"
 
 
+@alone
 def test_sigterm_during_the_handover_kills_the_fork(monkeypatch: pytest.MonkeyPatch) -> None:
     import signal
     import threading

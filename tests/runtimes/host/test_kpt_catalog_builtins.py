@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from orchestrator.runtimes.host.kpt_catalog import catalog_name
-from testing.pipeline_helpers import assert_one_line_error, fnrun
+from testing.in_process import fnrun_here
+from testing.pipeline_helpers import assert_one_line_error
 
 ON = {"FNRUN_BUILTIN_CATALOG": "1"}
 
@@ -33,7 +34,7 @@ def documents(root: Path) -> list[dict]:
 
 
 def run(root: Path, image: str, *args: str) -> list[dict]:
-    result = fnrun("run", str(root), "--image", image, "--", *args, env=ON)
+    result = fnrun_here("run", str(root), "--image", image, "--", *args, env=ON)
     assert result.code == 0, result.stderr
     assert "Traceback" not in result.stderr
     return documents(root)
@@ -216,7 +217,7 @@ def test_set_image_tag_and_digest(tmp_path: Path) -> None:
 
 def test_set_image_refuses_tag_and_digest_together(tmp_path: Path) -> None:
     root = package(tmp_path, WORKLOADS)
-    result = fnrun("run", str(root), "--image", "gcr.io/kpt-fn/set-image:unstable", "--", "name=nginx", "newTag=1", "digest=sha256:1", env=ON)
+    result = fnrun_here("run", str(root), "--image", "gcr.io/kpt-fn/set-image:unstable", "--", "name=nginx", "newTag=1", "digest=sha256:1", env=ON)
     assert result.code == 1 and "`newTag` and `digest` both specified" in result.stderr
 
 
@@ -293,7 +294,7 @@ def test_search_replace_reads_regexes_as_go_does_in_linear_time(tmp_path: Path) 
     cm, = run(root, "gcr.io/kpt-fn/search-replace:unstable", "by-value-regex=(a+)+b", "put-value=stalled")
     assert cm["data"]["run"] == "a" * 5000
     before = (root / "resources.yaml").read_bytes()
-    result = fnrun("run", str(root), "--image", "gcr.io/kpt-fn/search-replace:unstable", "--", r"by-value-regex=(\w)\1", "put-value=x", env=ON)
+    result = fnrun_here("run", str(root), "--image", "gcr.io/kpt-fn/search-replace:unstable", "--", r"by-value-regex=(\w)\1", "put-value=x", env=ON)
     assert_one_line_error(result, "search-replace", code=1)
     assert r"search-replace: by-value-regex: invalid regular expression '(\\w)\\1'" in result.stderr  # the function's own line
     assert "re2.cc" not in result.stderr and "absl" not in result.stderr
@@ -306,9 +307,9 @@ def test_only_when_asked_and_offered_when_absent(tmp_path: Path) -> None:
     error names it and offers the builtin. Nothing is written."""
     root = package(tmp_path, WORKLOADS)
     before = (root / "resources.yaml").read_bytes()
-    result = fnrun("run", str(root), "--image", "gcr.io/kpt-fn/set-labels:v0.1", "--image-pull-policy", "never", "--", "a=b")
+    result = fnrun_here("run", str(root), "--image", "gcr.io/kpt-fn/set-labels:v0.1", "--image-pull-policy", "never", "--", "a=b")
     assert_one_line_error(result, "gcr.io/kpt-fn/set-labels:v0.1", "--builtin-catalog", code=4)
     assert (root / "resources.yaml").read_bytes() == before
-    result = fnrun("run", str(root), "--builtin-catalog", "--image", "gcr.io/kpt-fn/set-labels:v0.1", "--results-format", "json", "--", "a=b")
+    result = fnrun_here("run", str(root), "--builtin-catalog", "--image", "gcr.io/kpt-fn/set-labels:v0.1", "--results-format", "json", "--", "a=b")
     assert result.code == 0, result.stderr
     assert '"builtin": true' in result.stdout

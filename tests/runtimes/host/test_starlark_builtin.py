@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from testing.pipeline_helpers import Result, assert_one_line_error, fnrun, load
+from testing.in_process import fnrun_here
+from testing.pipeline_helpers import Result, assert_one_line_error, load
 
 STARLARK = "gcr.io/kpt-fn/starlark:unstable"
 
@@ -60,7 +61,7 @@ def starlark_run(source: str, params: str = "") -> str:
 
 
 def render(package: Path, *extra: str, env: dict[str, str] | None = None) -> Result:
-    result = fnrun("render", str(package), "--no-status", *extra, env=env)
+    result = fnrun_here("render", str(package), "--no-status", *extra, env=env)
     assert "Traceback" not in result.stderr, result.stderr
     return result
 
@@ -103,7 +104,7 @@ def test_configmap_source_with_parameters_through_the_environment_variable(tmp_p
           replicas: 3 # scaled by the script
         """})
     source = 'for r in ctx.resource_list["items"]:\n  r["spec"]["replicas"] = int(ctx.resource_list["functionConfig"]["data"]["replicas"])\n'
-    result = fnrun("run", str(package), "--image", "ghcr.io/kptdev/krm-functions-catalog/starlark:v0.5", "--results-dir", str(tmp_path / "results"),
+    result = fnrun_here("run", str(package), "--image", "ghcr.io/kptdev/krm-functions-catalog/starlark:v0.5", "--results-dir", str(tmp_path / "results"),
                    "--", f"source={source}", "replicas=5", env={"FNRUN_BUILTIN_CATALOG": "1"})
     assert result.code == 0, result.stderr
     assert "  replicas: 5 # scaled by the script\n" in (package / "deploy.yaml").read_text()
@@ -173,14 +174,14 @@ def test_kustomize_declared_starlark_runs_without_a_flag(tmp_path: Path) -> None
             """,
         "app.yaml": APP,
     })
-    result = fnrun("run", str(package))
+    result = fnrun_here("run", str(package))
     assert result.code == 0, result.stderr
     assert load(package / "app.yaml")["metadata"]["labels"] == {"team": "payments"}
     assert "# keep this comment" in (package / "app.yaml").read_text()
 
     (package / "fn.yaml").write_text((package / "fn.yaml").read_text().replace("scripts/team.star", "../outside.star"))
     (tmp_path / "outside.star").write_text("print(1)\n")
-    assert_one_line_error(fnrun("run", str(package)), "outside the package", code=2)
+    assert_one_line_error(fnrun_here("run", str(package)), "outside the package", code=2)
 
 
 @pytest.mark.engine
