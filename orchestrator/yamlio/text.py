@@ -122,7 +122,8 @@ def _anchored(lines: list[str], node: Node) -> bool:
 
 
 def stamp(text: str, node: Node | None, entries: list[tuple[str, str]]) -> str | None:
-    """Insert `key: value` annotation lines into a block-style document (with a `metadata:` of
+    """Insert `key: value` annotation lines into a block-style document (rewriting in place those
+    it already holds; with a `metadata:` of
     their own after its first key when it has none, as a `kind: List` does); None when its
     metadata or annotations are not plain block mappings (the caller falls back to round-trip
     editing)."""
@@ -158,10 +159,10 @@ def stamp(text: str, node: Node | None, entries: list[tuple[str, str]]) -> str |
         first = value.value[0][0]
         if not _starts_line(lines, first):
             return None
-        entries = _replace_present(lines, value, entries)
-        if entries is None:
+        missing = _replace_present(lines, value, entries)
+        if missing is None:
             return None
-        new = [" " * first.start_mark.column + f"{k}: {v}\n" for k, v in entries]
+        new = [" " * first.start_mark.column + f"{k}: {v}\n" for k, v in missing]
         at = first.start_mark.line
     lines[at:at] = new
     return "".join(lines)
