@@ -247,6 +247,7 @@ def _sync(tree: Any, data: Any, divergent: dict[int, list[Any]]) -> Any:
                 replacement = _sync(tree[key], value, divergent)
                 if replacement is not tree[key]:
                     tree[key] = replacement
+                    _drop_lead_comment(tree, key)
         return tree
     if isinstance(tree, CommentedSeq) and isinstance(data, list):
         for index, value in enumerate(data[: len(tree)]):
@@ -256,6 +257,15 @@ def _sync(tree: Any, data: Any, divergent: dict[int, list[Any]]) -> Any:
         tree.extend(_to_tree(v) for v in data[len(tree) :])
         return tree
     return _to_tree(data)
+
+
+def _drop_lead_comment(tree: Any, key: Any) -> None:
+    """Drop the comment ruamel holds between `key:` and its block value (above the first entry)
+    when the value is now an empty collection: the comment went with the entries, and ruamel,
+    writing it before the `[]` or `{}` on a line of its own, breaks the entries that follow."""
+    value, slots = tree[key], tree.ca.items.get(key)
+    if isinstance(value, (dict, list)) and not value and slots and len(slots) > 3:
+        slots[3] = None
 
 
 def adopt_styles(new: Any, base: Any) -> None:
@@ -365,14 +375,17 @@ def means(text: str, data: Any) -> bool:
 
 
 def render(text: str | None, data: Any) -> str:
-    """Text for a resource that has no original: its own text when it agrees with `data`."""
+    """Text for a resource that has no original: its own text when it agrees with `data`, else
+    that text edited to `data`, checked: where ruamel's dump of the edit (its comments placed its
+    way) does not mean `data`, a fresh dump of `data` in the text's style, which does."""
     if text is None:
-        tree = _to_tree(data)
-        style = Style()
-    else:
-        style = detect_style(text)
-        tree = load(text)
-        if same(tree, data):
-            return text
-        tree = sync(tree, data)
-    return dump(tree, style)
+        return dump(_to_tree(data), Style())
+    style = detect_style(text)
+    tree = load(text)
+    if same(tree, data):
+        return text
+    try:
+        out = dump(sync(tree, data), style)
+    except Exception:  # noqa: BLE001 - ruamel's emitter fails on some comments: the fresh dump below
+        out = None
+    return out if out is not None and means(out, data) else dump(_to_tree(data), style)

@@ -122,7 +122,8 @@ def _anchored(lines: list[str], node: Node) -> bool:
 
 
 def stamp(text: str, node: Node | None, entries: list[tuple[str, str]]) -> str | None:
-    """Insert `key: value` annotation lines into a block-style document (with a `metadata:` of
+    """Insert `key: value` annotation lines into a block-style document (rewriting in place those
+    it already holds; with a `metadata:` of
     their own after its first key when it has none, as a `kind: List` does); None when its
     metadata or annotations are not plain block mappings (the caller falls back to round-trip
     editing)."""
@@ -158,10 +159,32 @@ def stamp(text: str, node: Node | None, entries: list[tuple[str, str]]) -> str |
         first = value.value[0][0]
         if not _starts_line(lines, first):
             return None
-        new = [" " * first.start_mark.column + f"{k}: {v}\n" for k, v in entries]
+        missing = _replace_present(lines, value, entries)
+        if missing is None:
+            return None
+        new = [" " * first.start_mark.column + f"{k}: {v}\n" for k, v in missing]
         at = first.start_mark.line
     lines[at:at] = new
     return "".join(lines)
+
+
+def _replace_present(lines: list[str], annotations: MappingNode, entries: list[tuple[str, str]]) -> list[tuple[str, str]] | None:
+    """Rewrite in place the lines of the entries the document already holds (a file written from
+    `kpt fn source` output carries fnrun's own keys: kpt too replaces their values where they
+    stand) and return the entries still to insert; None when such a key's entry is not a one-line
+    block entry of its own (the caller falls back to round-trip editing)."""
+    wanted = dict(entries)
+    for key, value in annotations.value:
+        if not (isinstance(key, ScalarNode) and key.value in wanted):
+            continue
+        line = key.start_mark.line
+        if not isinstance(value, ScalarNode) or value.style in ("|", ">") or value.end_mark.line != line:
+            return None
+        if not _starts_line(lines, key):
+            return None
+        ending = "\r\n" if lines[line].endswith("\r\n") else "\n"
+        lines[line] = " " * key.start_mark.column + f"{key.value}: {wanted.pop(key.value)}" + ending
+    return [(k, v) for k, v in entries if k in wanted]
 
 
 def strip_lines(lines: list[str], node: Node | None, keys: frozenset[str], line_offset: int = 0, note: str = "") -> list[int] | None:
