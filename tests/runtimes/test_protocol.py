@@ -16,11 +16,12 @@ import pytest
 from orchestrator.errors import FunctionError
 from orchestrator.runtimes import Sandbox
 from testing.runtime_fixtures import require_base_image
-from testing.runtimes import Subject, builtin_subject, close_warm_pools, container_subject, drive, drive_bytes, exec_subject, starlark_subject, warm_subject
+from testing.runtimes import Subject, builtin_subject, close_warm_pools, container_subject, drive, drive_bytes, exec_subject, open_warm_pool, starlark_subject, warm_subject
 
 
 @pytest.fixture(scope="module", autouse=True)
 def _warm_containers_go() -> Iterator[None]:
+    open_warm_pool()
     yield
     close_warm_pools()
 

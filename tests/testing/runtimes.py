@@ -137,6 +137,12 @@ def _warm_pool():  # the pool type is imported lazily, as the runtimes are
     return _pools[0]
 
 
+def open_warm_pool() -> None:
+    """Make the warm subject's pool now: called at a module fixture's set-up, its remover threads
+    are that fixture's, not the first warm test's (testing.thread_guard)."""
+    _warm_pool()
+
+
 def close_warm_pools() -> None:
     """Remove the warm subject's containers (a module's tests share them; later modules count
     the containers this process has)."""
