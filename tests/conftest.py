@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from testing import sizing
+from testing import sizing, spread
 from testing.engine_guard import REFUSAL, EngineGuard, deselects_engine, module_needs_engine, needs_engine
 from testing.thread_guard import ThreadGuard, tasks
 
@@ -66,6 +66,33 @@ def _leaves_out_engine(config: pytest.Config) -> bool:
 
 
 _leaves_out = pytest.StashKey[bool]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addini(spread.SETTING, "processes the fast subset (-m 'not engine') spreads over: auto (one per core), a number, 0 (one process)", default="")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_cmdline_main(config: pytest.Config) -> Iterator[int | pytest.ExitCode]:
+    """The fast subset spread over the cores (testing.spread), decided before xdist reads `-n`
+    (a wrapper runs before xdist's hook however the two were loaded)."""
+    _spread(config)
+    return (yield)
+
+
+def _spread(config: pytest.Config) -> None:
+    if not config.pluginmanager.hasplugin("xdist") or os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    here = config.invocation_params.dir
+    try:
+        count = spread.workers(str(config.getini(spread.SETTING)), _leaves_out_engine(config), config.option.numprocesses,
+                               [str(here / arg) for arg in config.args], spread.cores())
+    except ValueError as err:
+        raise pytest.UsageError(str(err)) from None
+    if count is not None:
+        config.option.numprocesses = count
+        if config.option.dist == "no":
+            config.option.dist = "worksteal"  # test times differ a hundredfold: an idle worker takes from a busy one
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import difflib
+import re
 from typing import Any
 
 from hypothesis import HealthCheck, event, given, settings, strategies as st
@@ -123,6 +124,11 @@ def outcome(render: Any, item: Resource) -> tuple[str, str]:
         return "error", type(err).__name__
 
 
+def comment_gaps_closed(text: str) -> str:
+    """The text with every run of spaces before a `#` made one space."""
+    return re.sub(" +#", " #", text)
+
+
 def kept_lines(user: str, text: str) -> int:
     """How many of the user's lines a text keeps, in order."""
     matcher = difflib.SequenceMatcher(None, user.splitlines(), text.splitlines(), autojunk=False)
@@ -147,7 +153,10 @@ def test_one_render_is_the_two_renders(data: st.DataObject) -> None:
       lines nobody changed: the one render keeps at least as many of the user's lines, and
       means the value;
     - ruamel's dump of the annotated value is not YAML (a comment before a sequence that was
-      emptied), and the second render failed reading it: the one render never reads it."""
+      emptied), and the second render failed reading it: the one render never reads it;
+    - a comment after a flow collection that fnrun's annotations made longer (its original kept
+      in an annotation, for a document with anchors) keeps the longer line's column in both, so
+      the gap before it differs: the same text but for that gap, never a wider one."""
     items = data.draw(read_items(), label="items")
     for item in items:
         new = data.draw(changed(item.data), label=f"value of {item!r}")
@@ -160,6 +169,10 @@ def test_one_render_is_the_two_renders(data: st.DataObject) -> None:
         if old[0] == "error":
             event("the two renders failed reading the first's output")
             assert unreadable(annotated), (old, one)
+            continue
+        if old[0] == one[0] == "text" and comment_gaps_closed(old[1]) == comment_gaps_closed(one[1]):
+            event("a comment kept a longer line's column")
+            assert len(one[1]) <= len(old[1]), (old, one)
             continue
         event("ruamel re-indented nested sequences in the first render")
         assert item.body is not None and one[0] == "text", (old, one)

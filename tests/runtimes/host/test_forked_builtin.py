@@ -63,8 +63,8 @@ SERVER = forked.ForkServer()  # this module's, as a run's registry holds one
 def fresh_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """A fresh server for each test, forked however big earlier tests left this process's heap
     (FORK_BELOW is the product's choice for fnrun's own heap, not the subject here; the test of
-    the other way sets it to 0). The suite leaves no thread behind (tests/conftest.py), so this
-    process is single-threaded and the server is forked."""
+    the other way sets it to 0). Where this process has other threads (pytest-xdist's, in a worker
+    of the fast subset) the server is a new interpreter: a test that needs it forked is `alone`."""
     monkeypatch.setattr(forked, "FORK_BELOW", 1 << 62)
     SERVER.stop()
     yield
@@ -92,14 +92,6 @@ def run(module: str, *args: str, stdin: bytes = b"", timeout: float = 30, cwd: s
 def no_zombies() -> bool:
     """No child is left: this process has only the server, and the server none."""
     return all(pid == SERVER._server.pid for pid in descendants(os.getpid())) if SERVER._server else not descendants(os.getpid())
-
-
-def test_stdin_stdout_stderr_and_arguments(probe: str) -> None:
-    output, lines = run(probe, "echo", "a=b", stdin=b"kind: ConfigMap\n")
-    assert (output.exit_code, output.stdout) == (0, b"KIND: CONFIGMAP\n")
-    assert lines == ["args ['a=b']"]
-    assert no_zombies()
-    assert SERVER._server is not None and SERVER._server.process is None, "the server was not forked"
 
 
 def test_the_child_sees_only_its_environment_and_directory(probe: str, tmp_path: Path) -> None:
@@ -188,6 +180,15 @@ def alone(test: Callable[..., None]) -> Callable[..., None]:
 
         in_a_fork(body)
     return in_fork
+
+
+@alone
+def test_stdin_stdout_stderr_and_arguments(probe: str) -> None:
+    output, lines = run(probe, "echo", "a=b", stdin=b"kind: ConfigMap\n")
+    assert (output.exit_code, output.stdout) == (0, b"KIND: CONFIGMAP\n")
+    assert lines == ["args ['a=b']"]
+    assert no_zombies()
+    assert SERVER._server is not None and SERVER._server.process is None, "the server was not forked"
 
 
 def patch_apply(monkeypatch: pytest.MonkeyPatch, fault: object) -> None:
