@@ -1,5 +1,5 @@
 """What the command line's two ways into a command share below the CLI framework: the CLI
-(orchestrator.cli) and the launcher's path without it (orchestrator.launch: `run` and `render`
+(orchestrator.cli) and the launcher's path without it (orchestrator.direct: `run` and `render`
 whose command line the option schema reads, `source`, `sink`, kpt's spellings) carry a command
 out here, from its options' values, and turn its error into one line and an exit code here (the
 table in orchestrator.errors), so both give the same output and codes. Light to import: the

@@ -26,14 +26,9 @@ Every value is read through orchestrator.option_schema as the CLI would hand it 
 defaults, environment variables); a value the CLI would refuse leaves the start to it.
 
 What fnrun loads before the user's work is most of a small command's time, so the launcher
-carries the commands people run most out itself, without the CLI framework (typer and click take
-longer to import and build than a small run): `run` and `render` when the schema reads the whole
-command line (`_direct`: the same values into the same request builder and the same error edge
-as the CLI, orchestrator.edge; with `--server ADDR` that is the whole edit loop, every call going
-to the function runner), `source [DIR]` and `sink DIR`, and kpt's spellings (`fnrun eval`: the
-hint). `fnrun --version` it answers before anything else loads. Anything else (--help, an
-unknown flag, a value the CLI refuses, another command, the shell asking for completions) is the
-CLI's, as ever; `tests/test_start_imports.py` holds both ways to the same output.
+answers `fnrun --version` before anything else loads, and carries the commands people run most
+(`run`, `render`, `source`, `sink`, kpt's spellings) out without the CLI framework where it reads
+them as the CLI would (orchestrator.direct); anything else is the CLI's, as ever.
 
 The container is removed on every path: the run removes what it adopted; `finish` removes it
 otherwise, after the CLI returned, failed, or was stopped by Ctrl-C or SIGTERM (which unwinds like
@@ -97,7 +92,9 @@ def main(argv: list[str] | None = None, handlers: dict[int, Any] | None = None, 
             if early is not None:
                 with stops.held():
                     early.begin()
-            code = _cli(args, early) if (direct := _direct(args, early)) is None else direct
+            from orchestrator import direct
+
+            code = _cli(args, early) if (done := direct.carried_out(args, os.environ, early)) is None else done
         signum = stops.asked()
         if code == 0 and signum is not None:  # its exception was dropped after the work was done
             code = report_interrupt(Interrupted(signum, late=True))
@@ -165,83 +162,15 @@ def _leave(code: int) -> None:
     os._exit(code)
 
 
-def _command(args: list[str]) -> tuple[CommandLine, dict[str, Any]] | None:
-    """`run`'s or `render`'s command line read by the schema, and every option's value as the CLI
-    would hand it over; None for another command, or anything the schema cannot read as the CLI
-    would (an unknown flag, a value the CLI would refuse: the CLI says so)."""
-    if args[:1] not in (["run"], ["render"]):
-        return None
-    from orchestrator.option_schema import BY_SPELLING, RENDER_BY_SPELLING, RENDER_OPTIONS, RUN_OPTIONS, read, values
-
-    render = args[0] == "render"
-    line = read(args[1:], RENDER_BY_SPELLING if render else BY_SPELLING)
-    if line is None:
-        return None
-    try:
-        return line, values(line, RENDER_OPTIONS if render else RUN_OPTIONS, os.environ)
-    except ValueError:
-        return None
-
-
-def _direct(args: list[str], early: EarlyContainer | None) -> int | None:
-    """The exit code of a command carried out without the CLI framework (typer and click take
-    longer to import and build than a small command's whole work): `run`/`render` when the schema
-    reads the whole command line, `source [DIR]` and `sink DIR` with no option, and kpt's
-    spellings (`fnrun eval`), answered with their hint. The same values go to the same code as
-    from the CLI's commands (orchestrator.edge: the request, the error line, the exit code); None
-    leaves the command to the CLI (another command, --help, an unknown flag, a value the CLI
-    refuses, or the shell asking for completions)."""
-    from orchestrator import edge
-
-    if COMPLETE_VAR in os.environ:
-        return None
-    if (hint := edge.kpt_hint(args)) is not None:
-        return hint
-    if args[:1] in (["source"], ["sink"]):
-        directory = _package_directory(args)
-        if directory is None:
-            return None
-        from pathlib import Path
-
-        tool = edge.source if args[0] == "source" else edge.sink
-        return edge.exit_code(lambda: tool(Path(directory)))
-    command = _command(args)
-    if command is None:
-        return None
-    line, given = command
-    arguments = _arguments(args[0], line)
-    if arguments is None:
-        return None
-    return edge.exit_code(lambda: edge.carry_out(args[0], given, arguments[0], arguments[1], args, early))
-
-
-def _package_directory(args: list[str]) -> str | None:
-    """DIR of `source [DIR]` or `sink DIR` as the CLI reads it (`source`'s default is the current
-    directory, `sink` has none); None for anything else, the CLI's to read (an option, `-`, `--`,
-    a word too many or too few)."""
-    words = args[1:]
-    if any(word.startswith("-") for word in words) or len(words) > 1 or (args[0] == "sink" and not words):
-        return None
-    return words[0] if words else "."
-
-
-def _arguments(command: str, line: CommandLine) -> tuple[str, list[str]] | None:
-    """DIR and the function's key=value arguments as the CLI reads them (cli.runs
-    DefaultDirectoryCommand: `run -- k=v` runs on "."); None where the CLI refuses them."""
-    words = [*(line.positionals or ["."] * (line.rest is not None)), *(line.rest or ())]
-    if command == "render" and len(words) > 1:  # no function arguments: the CLI refuses the extra argument
-        return None
-    return (words[0] if words else "."), words[1:]
-
-
 def _early_container(args: list[str]) -> EarlyContainer | None:
     """The container to start early for this command line, or None for the ordinary path."""
+    from orchestrator.direct import command_line
     from orchestrator.option_schema import BY_NAME, RENDER_BY_NAME
     from orchestrator.settings import switch
 
     if not switch(os.environ.get("FNRUN_EARLY_START"), True):
         return None
-    command = _command(args)
+    command = command_line(args, os.environ)
     if command is None:
         return None
     line, given = command

@@ -43,10 +43,15 @@ class Resource:
         ruamel writes nested block sequences (`- - a`) indented otherwise than it reads them, the
         second pass re-indents lines nobody changed (tests/merge/test_render_once.py). Over
         `text` only where it was already made."""
+        return self.rendered_value()[0]
+
+    def rendered_value(self) -> tuple[str, tuple[Any, Any] | None]:
+        """`value_text` with its node and value where rendering it parsed it to check it
+        (`roundtrip.rendered`), for a caller that would parse it next; None where it did not."""
         if self.fresh and self._body is not None:
-            return self._body
+            return self._body, None
         base = self._synced if self._synced is not None else self._text or self.text
-        return roundtrip.render(base, self.value)
+        return roundtrip.rendered(base, self.value)
 
     @property
     def body(self) -> str | None:

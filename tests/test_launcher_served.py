@@ -1,5 +1,5 @@
 """`fnrun run`/`fnrun render` with `--server` carried out by the launcher without the CLI framework
-(orchestrator.launch `_served`): the same stdout, stderr, exit code and package as the CLI's path
+(orchestrator.direct): the same stdout, stderr, exit code and package as the CLI's path
 for the same command line, and typer, click, rich and orchestrator.cli never imported; what it cannot
 read as the CLI would (--help, a value the CLI refuses) is the CLI's, as before. And the edit loop's
 client loads only what it uses: import sets, never timings (bench/bench_serve.py times it)."""
@@ -34,7 +34,8 @@ PROBE = """
 import dataclasses, os, sys
 from orchestrator import __main__ as entry, launch
 if sys.argv[1] == "cli":
-    launch._direct = lambda args, early: None
+    from orchestrator import direct
+    direct.carried_out = lambda args, environ, early: None
 watched = sys.argv[2].split(",")
 def leave(code):
     loaded = sorted(n for n in watched if n in sys.modules or any(m.startswith(n + ".") for m in sys.modules))

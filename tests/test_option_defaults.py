@@ -21,7 +21,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "orchestrator"
 # Where options are declared, carried into a request, parsed or read ahead by the launcher.
 MODULES = (
     "cli/options.py", "cli/runs.py", "cli/package.py", "cli/serve.py", "cli/engine.py", "cli/casetest.py",
-    "requests/groups.py", "requests/command_line.py", "requests/parse.py", "runtimes/protocol.py", "launch.py", "edge.py",
+    "requests/groups.py", "requests/command_line.py", "requests/parse.py", "runtimes/protocol.py", "launch.py", "direct.py", "edge.py",
     "serve/command.py",
 )
 EVERY = {option.name: option for options in (RUN_OPTIONS, RENDER_OPTIONS, SERVE_OPTIONS, EXPLAIN_OPTIONS) for option in options}

@@ -5,6 +5,7 @@ fails here."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -122,7 +123,7 @@ from hypothesis import given, settings, strategies as st  # noqa: E402
 
 from orchestrator import edge  # noqa: E402
 from orchestrator.cli import run_app  # noqa: E402
-from orchestrator.launch import _arguments, _command  # noqa: E402
+from orchestrator.direct import _arguments, command_line  # noqa: E402
 
 TEXT = st.text(st.sampled_from("ab-=.:/ 1"), max_size=6)
 NUMBER = st.one_of(st.integers(-5, 999).map(str), st.floats(allow_nan=False, allow_infinity=False).map(repr), TEXT)
@@ -160,7 +161,7 @@ def test_the_launcher_reads_the_values_the_cli_hands_its_command(args: list[str]
         for name, value in environ.items():
             patch.setenv(name, value)
         patch.setattr(edge, "carry_out", lambda *call: seen.append(call))
-        read_here = _command(args)
+        read_here = command_line(args, os.environ)
         code = run_app(args)
     arguments = None if read_here is None else _arguments(args[0], read_here[0])
     if read_here is None or arguments is None:

@@ -4,7 +4,7 @@ A fresh interpreter runs each command line as `python -m orchestrator` runs it a
 a list of heavy modules it imported on the way (import sets, never timings: bench/bench_start.py
 times them). `fnrun --version` is answered before the CLI framework, the dataclasses, typing and
 importlib.metadata load; `source`, `sink`, `run`, `render` and kpt's spellings (`fnrun eval`)
-are carried out without the CLI framework (orchestrator.launch `_direct`), and each gives what
+are carried out without the CLI framework (orchestrator.direct), and each gives what
 the CLI gives for the same command line: exit code, stdout, stderr and the package's files.
 And the version is read as importlib.metadata reads it, without it, wherever it can be."""
 
@@ -34,7 +34,7 @@ FRAMEWORK = (*CLI_FRAMEWORK, "importlib.metadata", "email")
 PACKAGE_TOOL_NEVER = (*FRAMEWORK, "orchestrator.runtimes", "docker", "orchestrator.render", "orchestrator.run.pipeline")
 #: `fnrun --version` loads none of fnrun's machinery either: no dataclass, no typing, no schema.
 VERSION_NEVER = (*FRAMEWORK, "dataclasses", "inspect", "typing", "orchestrator.option_schema", "orchestrator.runtimes",
-                 "orchestrator.api", "orchestrator.edge", "yaml")
+                 "orchestrator.api", "orchestrator.edge", "orchestrator.direct", "yaml")
 
 # fnrun's own entry (orchestrator.__main__), as users start it, or with the launcher's path without
 # the CLI framework turned off ("cli"); on leaving, the watched modules it imported that were not
@@ -44,7 +44,8 @@ import os, sys
 ready = set(sys.modules)
 from orchestrator import __main__ as entry, launch
 if sys.argv[1] == "cli":
-    launch._direct = lambda args, early: None
+    from orchestrator import direct
+    direct.carried_out = lambda args, environ, early: None
 watched = sys.argv[2].split(",")
 def leave(code):
     new = set(sys.modules) - ready

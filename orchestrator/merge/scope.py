@@ -187,12 +187,12 @@ def _with_annotations(item: Resource, fixes: dict[str, str]) -> Resource:
     """The item with annotations set in its value and, as whole lines where possible, its text.
     An item whose value was replaced after it was read (`fresh` False: a handed-over function's
     change) has a body that is only the base of its old text, so its text is rendered anew
-    (`Resource.value_text`)."""
+    (`Resource.value_text`), and parsed once: the parse that checked the rendering is reused."""
     moved = _repathed(item, fixes)
     if moved is not None:
         return moved
-    body = item.value_text()
-    node, data = fast.parse(body, "function output")
+    body, parsed = item.rendered_value()
+    node, data = parsed if parsed is not None else fast.parse(body, "function output")
     return stamped(body, node, data, _merged_entries(item.data, fixes))
 
 

@@ -113,7 +113,6 @@ def dump(tree: Any, style: Style) -> str:
     return fast.without_end_marker(out.getvalue())
 
 
-
 #: kyaml's `wide` sequence style: dashes two columns in from their key, content four.
 WIDE = Style(mapping=2, sequence=4, offset=2)
 
@@ -185,11 +184,8 @@ def sync(tree: Any, data: Any) -> Any:
     value. Where the places now differ, the node is edited in place to what its first place (the
     anchor) wants, the places that want that too stay aliases, and the others get a copy of their
     own: an edit under `*alias` does not leak into `&anchor`, nor one at `&anchor` into `*alias`."""
-    counts: dict[int, int] = {}
-    _count_nodes(tree, counts)
-    shared = {node for node, count in counts.items() if count > 1}
     wanted: dict[int, list[Any]] = {}
-    if shared:
+    if shared := _shared(tree):
         _collect(tree, data, shared, wanted, set())
     divergent = {node: [values[0], False] for node, values in wanted.items() if not all(same(values[0], v) for v in values[1:])}
     return _sync(tree, data, divergent)
@@ -327,7 +323,7 @@ def _commented_merges(original: str, lines: list[str], new_text: str | None, dat
     each to be checked, as ruamel can move a comment where it ends a value, or write one twice."""
     base_tree = load(original)
     r0 = dump(base_tree, style)
-    if new_text is not None and (comments(new_text) or not comments(original)) and not _aliased(base_tree):
+    if new_text is not None and (comments(new_text) or not comments(original)) and not _shared(base_tree):
         tree = load(new_text)
         tree = sync(tree, data)
         adopt_styles(tree, load(original))
@@ -359,33 +355,46 @@ def _plain_merge(original: str, lines: list[str], data: Any, style: Style) -> st
     return new
 
 
-def _aliased(tree: Any) -> bool:
-    """Whether some node of the tree appears in more than one place (an anchor with its aliases)."""
+def _shared(tree: Any) -> set[int]:
+    """The nodes of the tree (by id) that appear in more than one place: anchors with aliases."""
     counts: dict[int, int] = {}
     _count_nodes(tree, counts)
-    return any(count > 1 for count in counts.values())
+    return {node for node, count in counts.items() if count > 1}
 
 
 def means(text: str, data: Any) -> bool:
     """Whether `text`, alone, is valid YAML whose value is `data`."""
+    return _read_as(text, data) is not None
+
+
+def _read_as(text: str, data: Any) -> tuple[Any, Any] | None:
+    """`text` parsed (node and value), where alone it is valid YAML whose value is `data`; else None."""
     try:
-        return same(fast.load(text, "merge"), data)
+        parsed = fast.parse(text, "merge")
     except FnrunError:
-        return False
+        return None
+    return parsed if same(parsed[1], data) else None
 
 
 def render(text: str | None, data: Any) -> str:
+    """`rendered`'s text, for a caller that does not parse it."""
+    return rendered(text, data)[0]
+
+
+def rendered(text: str | None, data: Any) -> tuple[str, tuple[Any, Any] | None]:
     """Text for a resource that has no original: its own text when it agrees with `data`, else
     that text edited to `data`, checked: where ruamel's dump of the edit (its comments placed its
-    way) does not mean `data`, a fresh dump of `data` in the text's style, which does."""
+    way) does not mean `data`, a fresh dump of `data` in the text's style, which does. With the
+    edit, the check's parse (node, value) for a caller that would parse the text next; else None."""
     if text is None:
-        return dump(_to_tree(data), Style())
+        return dump(_to_tree(data), Style()), None
     style = detect_style(text)
     tree = load(text)
     if same(tree, data):
-        return text
+        return text, None
     try:
         out = dump(sync(tree, data), style)
     except Exception:  # noqa: BLE001 - ruamel's emitter fails on some comments: the fresh dump below
-        out = None
-    return out if out is not None and means(out, data) else dump(_to_tree(data), style)
+        return dump(_to_tree(data), style), None
+    parsed = _read_as(out, data)
+    return (out, parsed) if parsed is not None else (dump(_to_tree(data), style), None)
