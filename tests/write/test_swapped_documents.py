@@ -124,6 +124,17 @@ def test_starlark_in_process_that_swaps_two_documents(tmp_path: Path) -> None:
     assert (package / "cm.yaml").read_text() == SWAPPED
 
 
+def test_a_later_step_sees_a_swapped_documents_own_comments(tmp_path: Path) -> None:
+    """A catalog step after the swap reads each document's comments (apply-setters' markers): the
+    marker on cm's line is still cm's, so the setter applies, as it does after kpt's swap."""
+    original = ORIGINAL.replace("  a: b  # c\n", "  a: b  # c\n  tier: silver # kpt-set: ${tier}\n")
+    then = f"  - image: {CATALOG}/apply-setters:v0.2.4\n    configMap:\n      tier: gold\n"
+    package = _starlark_package(tmp_path, STARLARK_SWAP, {"cm.yaml": original}, then)
+    result = fnrun_here("render", str(package), "--no-status", env=ON)
+    assert result.code == 0, result.stderr
+    assert (package / "cm.yaml").read_text() == SWAPPED + "  tier: gold # kpt-set: ${tier}\n"
+
+
 @pytest.mark.skipif(KPT is None, reason="kpt is not installed")
 def test_the_swapped_file_means_what_kpts_does(tmp_path: Path) -> None:
     function = script("pyyaml", SWAP)
