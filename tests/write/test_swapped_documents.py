@@ -19,6 +19,8 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+from orchestrator.merge.origin import compare
+from orchestrator.read.package import read_file
 from orchestrator.yamlio import comments
 from testing.exec_functions import STYLES, run_exec, script
 from testing.in_process import fnrun_here
@@ -245,3 +247,18 @@ def test_any_permutation_moves_each_document_whole(tmp_path_factory: pytest.Temp
     if KPT is not None:
         assert _documents(_kpt(root, {"cm.yaml": original}, function)["cm.yaml"]) == expected
 
+
+def test_a_swap_changes_only_the_resource_whose_value_changed() -> None:
+    """The run's count and lineage pair each returned resource with the one sent by identity when
+    another now stands at its place; one renamed in place still pairs with the one read there."""
+    _, sent = read_file("cm.yaml", (ORIGINAL + "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: old\n").encode())
+    cm, cm2, old = sent
+    returned = [
+        cm2.annotated([(key, "0") for key in INDEXES]),
+        cm.replaced({**cm.annotated([(key, "1") for key in INDEXES]).data, "data": {"a": "z"}}),
+        old.replaced({**old.data, "metadata": {**old.data["metadata"], "name": "new"}}),
+    ]
+    changes = compare(sent, returned)
+    pairs = sorted(changes.pairs, key=lambda pair: sent.index(pair[0]))
+    assert pairs == [(cm, returned[1], True), (cm2, returned[0], False), (old, returned[2], True)]
+    assert changes.changed == 2 and not changes.added and not changes.removed
