@@ -179,12 +179,17 @@ def test_documents_swapped_between_files_take_no_comment_of_the_other(tmp_path: 
 
 
 def _document(draw: st.DrawFn, number: int) -> str:
-    """A ConfigMap `cm-N` whose every comment names it, some in flow style."""
+    """A ConfigMap `cm-N` whose every comment names it, some of it in flow style (flow-style
+    metadata travels to the function with its text in a layout note)."""
     lines = [f"# above cm-{number}\n"] if draw(st.booleans()) else []
-    lines += ["apiVersion: v1\n", "kind: ConfigMap\n", "metadata:\n"]
-    lines.append(f"  name: cm-{number}" + (f"  # name of cm-{number}\n" if draw(st.booleans()) else "\n"))
+    lines += ["apiVersion: v1\n", "kind: ConfigMap\n"]
     if draw(st.booleans()):
-        lines.append(f"  labels: {{app: cm-{number}}}  # labels of cm-{number}\n")
+        lines.append(f"metadata: {{name: cm-{number}}}  # metadata of cm-{number}\n")
+    else:
+        lines.append("metadata:\n")
+        lines.append(f"  name: cm-{number}" + (f"  # name of cm-{number}\n" if draw(st.booleans()) else "\n"))
+        if draw(st.booleans()):
+            lines.append(f"  labels: {{app: cm-{number}}}  # labels of cm-{number}\n")
     lines.append("data:\n")
     lines.append(f"  value: v{number}" + (f"  # value of cm-{number}\n" if draw(st.booleans()) else "\n"))
     if draw(st.booleans()):
@@ -195,13 +200,17 @@ def _document(draw: st.DrawFn, number: int) -> str:
 
 
 @st.composite
-def swaps(draw: st.DrawFn) -> tuple[list[str], list[int], set[int]]:
-    """A file's documents, the new index of each and the ones whose value also changes."""
+def swaps(draw: st.DrawFn) -> tuple[list[str], list[str], list[int], set[int]]:
+    """A file's documents, the separator before each (the first: none, or one opening the file;
+    some with a comment of the file's), the new index of each and the ones whose value also
+    changes."""
     count = draw(st.integers(2, 4))
     documents = [_document(draw, n) for n in range(count)]
+    separators = [draw(st.sampled_from(["", "---\n"]))]
+    separators += [draw(st.sampled_from(["---\n", f"--- # separator {n}\n"])) for n in range(1, count)]
     order = draw(st.permutations(range(count)))
     changed = draw(st.sets(st.integers(0, count - 1)))
-    return documents, list(order), changed
+    return documents, separators, list(order), changed
 
 
 def _permuting(order: list[int], changed: set[int]) -> str:
@@ -216,17 +225,37 @@ for r in items:
 """
 
 
+def _split(content: str) -> tuple[list[str], list[str]]:
+    """(separator lines, documents) of a file whose separators are `---` lines: the first
+    separator is "" when the file opens with a document."""
+    separators, documents, current = [""], [""], []
+    for line in content.splitlines(keepends=True):
+        if line.startswith("---"):
+            if current or len(documents) > 1 or separators[0]:
+                documents[-1] = "".join(current)
+                separators.append(line)
+                documents.append("")
+            else:
+                separators[0] = line
+            current = []
+        else:
+            current.append(line)
+    documents[-1] = "".join(current)
+    return separators, documents
+
+
 def _own_comments(document: str) -> list[str]:
     return sorted(comments.comments(document))
 
 
 @settings(max_examples=examples(30), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(case=swaps(), style=st.sampled_from(STYLES))
-def test_any_permutation_moves_each_document_whole(tmp_path_factory: pytest.TempPathFactory, case: tuple[list[str], list[int], set[int]], style: str) -> None:
+def test_any_permutation_moves_each_document_whole(tmp_path_factory: pytest.TempPathFactory, case: tuple[list[str], list[str], list[int], set[int]], style: str) -> None:
     """The file means the permuted values in the new order; each document holds its own comments
-    and no other's; one whose value did not change keeps every byte; kpt agrees on the values."""
-    documents, order, changed = case
-    original = "---\n".join(documents)
+    and no other's; one whose value did not change keeps every byte; the separators, the file's
+    own lines, stay where they stood; kpt agrees on the values."""
+    documents, separators, order, changed = case
+    original = "".join(separator + document for separator, document in zip(separators, documents))
     function = script(style, _permuting(order, changed))
     root = tmp_path_factory.mktemp("swap")
     out = run_exec(root, {"cm.yaml": original}, function)
@@ -237,13 +266,12 @@ def test_any_permutation_moves_each_document_whole(tmp_path_factory: pytest.Temp
         values[n]["data"]["value"] = f"new-{n}"  # type: ignore[index]
     expected = [values[n] for n in sorted(range(len(order)), key=order.__getitem__)]
     assert _documents(written) == expected, written
-    parts = written.split("---\n")
-    assert len(parts) == len(documents), written
+    now_separators, now = _split(written)
+    assert now_separators == separators, written
     for n, document in enumerate(documents):
-        now = parts[order[n]]
-        assert _own_comments(now) == _own_comments(document), (n, written)
+        assert _own_comments(now[order[n]]) == _own_comments(document), (n, written)
         if n not in changed:
-            assert now == document, (n, written)
+            assert now[order[n]] == document, (n, written)
     if KPT is not None:
         assert _documents(_kpt(root, {"cm.yaml": original}, function)["cm.yaml"]) == expected
 
