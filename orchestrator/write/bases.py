@@ -56,6 +56,17 @@ class Bases:
             at = original_at(resource.index) if holder.get(resource.index, position) == position else None
             there = None if at is None else read.get(id(at)) or ann.identity(at.data)
             self.each.append(self._base(wanted[position], at, there, own.get(position)))
+        self._placed = {id(base.around) for base in self.each if base.around is not None}  # prefixes said where they stood
+
+    def prefix(self, position: int, resource: Resource) -> str:
+        """The text before the resource at `position`: the file's own at a place it was read at,
+        else the resource's own unless the place it was read at says it (then a plain `---`)."""
+        base = self.each[position]
+        if base.around is not None:
+            return base.around.prefix
+        if base.body is not None and id(base.body) in self._placed:
+            return ann.default_prefix(resource.index)
+        return resource.prefix
 
     def _base(self, identity: Identity, at: Resource | None, there: Identity | None, mine: Resource | None) -> Base:
         """`identity`: the resource's; `at`: the document read at its index, `there` its identity."""

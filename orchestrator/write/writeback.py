@@ -184,8 +184,7 @@ def _assembled(path: str, ordered: list[Resource], before: list[Resource], origi
                   read_elsewhere(original, path) if original else lambda identity: False)
     for position, resource in enumerate(ordered):
         carried = layout.carried(before, indexes, previous, resource.index, kept)
-        base, around = bases.each[position].body, bases.each[position].around
-        prefix = around.prefix if around is not None else resource.prefix  # the file's own text before it
+        base, prefix = bases.each[position].body, bases.prefix(position, resource)
         if position == 0 and prefix == ann.DEFAULT_SEPARATOR and resource.index != 0 and not carried:
             prefix = layout.opening(before, kept)
         elif position > 0 and not prefix:

@@ -175,6 +175,42 @@ def test_documents_swapped_between_files_take_no_comment_of_the_other(tmp_path: 
         assert {name: _documents(text) for name, text in theirs.items()} == {name: _documents(out.files[name]) for name in files}
 
 
+#: Functions that renumber a file's documents: one made in front of them, the first deleted.
+RENUMBERING = {
+    "made-in-front": f"""
+for r in items:
+    r['metadata']['annotations'].update(dict.fromkeys({INDEXES!r}, str(int(r['metadata']['annotations'][{INDEXES[0]!r}]) + 1)))
+items.insert(0, {{'apiVersion': 'v1', 'kind': 'ConfigMap', 'metadata': {{'name': 'new', 'annotations': {{{INDEXES[0]!r}: '0', 'config.kubernetes.io/path': 'cm.yaml'}}}}}})
+""",
+    "first-deleted": f"""
+del items[0]
+for r in items:
+    r['metadata']['annotations'].update(dict.fromkeys({INDEXES!r}, str(int(r['metadata']['annotations'][{INDEXES[0]!r}]) - 1)))
+""",
+}
+NAMED = "# head of a\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a  # name of a\n--- # separator 1\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b  # name of b\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c  # name of c\n"
+
+
+@pytest.mark.parametrize("style", STYLES)
+@pytest.mark.parametrize("function", sorted(RENUMBERING))
+def test_a_function_that_renumbers_a_files_documents_moves_each_with_its_text(tmp_path: Path, style: str, function: str) -> None:
+    """Each document keeps its own comments, every separator line of the file stands once, and the
+    file means what kpt's does."""
+    fn = script(style, RENUMBERING[function])
+    out = run_exec(tmp_path, {"cm.yaml": NAMED}, fn)
+    assert out.error is None, out.error
+    written = out.files["cm.yaml"].decode()
+    separators, documents = _split(written)
+    for document in documents:
+        name = yaml.safe_load(document)["metadata"]["name"]
+        assert all(comment.endswith(f"of {name}") for comment in comments.comments(document)), written
+        if name in ("b", "c"):
+            assert document == NAMED.split("---")[{"b": 1, "c": 2}[name]].split("\n", 1)[1], written
+    assert separators.count("--- # separator 1\n") == 1, written  # the file's line, where it stood
+    if KPT is not None:
+        assert _documents(written) == _documents(_kpt(tmp_path, {"cm.yaml": NAMED}, fn)["cm.yaml"])
+
+
 # --- any permutation of a file's documents ---------------------------------------------------
 
 
