@@ -7,10 +7,10 @@ index annotations moves each one whole, and neither is written as an edit of the
 resource is known by its identity (group, kind, namespace, name) among the documents its file
 held, as kpt's function runner copies comments from input to output. The text between
 documents (separators, documents that are not resources) and the file's tail are the file's:
-they stay where they stood while the documents read there are still in the file, only elsewhere.
-A resource the file did not hold by its identity (new, renamed, moved in from another file) keeps
-the rules it had: the document read at its place when that one is gone and of its kind, else its
-own text."""
+they stay where they stood while the documents read there are still in the file, only elsewhere,
+and each stands once. A resource moved in from another file is its own text, as any resource
+moved to another file is; one renamed in place is an edit of the document read at its place when
+that one is gone and of its kind; a new one is its own text."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ class Bases:
     write-back asks for every resource's)."""
 
     def __init__(self, ordered: list[Resource], before: list[Resource], original_at: Callable[[int], Resource | None],
-                 elsewhere: Callable[[Identity], bool] = lambda identity: False) -> None:
+                 elsewhere: Callable[[Identity], bool]) -> None:
         self._elsewhere = elsewhere
         wanted = [ann.identity(r.data) for r in ordered]
         read = {id(b): ann.identity(b.data) for b in before}
