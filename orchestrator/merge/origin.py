@@ -23,8 +23,10 @@ if TYPE_CHECKING:
 @dataclass
 class Changes:
     """What one function did to the resources it was sent: (sent, returned, changed) pairs, and
-    the resources it added and removed. A resource matches by path and index, or else by identity
-    (a function that moved or renumbered it)."""
+    the resources it added and removed. A resource matches the one sent at its path and index
+    when it is still that one (same identity), else the one sent with its identity (a function
+    that moved, renumbered or swapped it), else the one sent at its place (a function that
+    renamed it)."""
 
     pairs: list[tuple[Resource, Resource, bool]] = field(default_factory=list)
     added: list[Resource] = field(default_factory=list)
@@ -39,17 +41,25 @@ def compare(sent: list[Resource], returned: list[Resource]) -> Changes:
     """Pair a function's output with its input (cheap when texts are equal, as most are)."""
     by_key = _unique({(r.path, r.index): r for r in sent}, Counter((r.path, r.index) for r in sent))
     result = Changes()
-    unmatched: list[Resource] = []
     taken: set[int] = set()
+
+    def pair(before: Resource, item: Resource, changed: bool | None = None) -> None:
+        taken.add(id(before))
+        result.pairs.append((before, item, _differs(before, item) if changed is None else changed))
+
+    unmatched: list[Resource] = []
     for item in returned:
         before = by_key.get((item.path, item.index))
-        if before is not None and id(before) not in taken:
-            taken.add(id(before))
-            result.pairs.append((before, item, _differs(before, item)))
-        else:
+        if before is None or id(before) in taken:
             unmatched.append(item)
-    left = [r for r in sent if id(r) not in taken]
-    if unmatched and left:
+            continue
+        changed = _differs(before, item)  # unchanged, it is the same resource: no identity to compute
+        if changed and ann.identity(before.data) != ann.identity(item.data):
+            unmatched.append(item)  # another resource at this place (a swap), or this one renamed: below
+        else:
+            pair(before, item, changed)
+    if unmatched and len(taken) < len(sent):
+        left = [r for r in sent if id(r) not in taken]
         by_identity = _unique({ann.identity(r.data): r for r in left}, Counter(ann.identity(r.data) for r in left))
         still = []
         for item in unmatched:
@@ -57,11 +67,15 @@ def compare(sent: list[Resource], returned: list[Resource]) -> Changes:
             if before is None:
                 still.append(item)
             else:
-                taken.add(id(before))
-                result.pairs.append((before, item, _differs(before, item)))
-        unmatched = still
-        left = [r for r in left if id(r) not in taken]
-    result.added, result.removed = unmatched, left
+                pair(before, item)
+        unmatched = []
+        for item in still:
+            before = by_key.get((item.path, item.index))
+            if before is not None and id(before) not in taken:
+                pair(before, item)
+            else:
+                unmatched.append(item)
+    result.added, result.removed = unmatched, [r for r in sent if id(r) not in taken]
     return result
 
 

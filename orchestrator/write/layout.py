@@ -11,17 +11,18 @@ from ..resource import Resource
 from ..yamlio import text
 
 
-def tail(before: list[Resource], ordered: list[Resource]) -> str:
+def tail(before: list[Resource], ordered: list[Resource], holds: Callable[[Resource, Resource], bool]) -> str:
     """What ends the file: the file's own tail (`...`, a footer comment, documents that are not
-    resources) when its last document is still there, even with new resources after it; else
+    resources) when its last document's place still holds the file's text (`holds`: that
+    document is still there, or elsewhere in the file), even with new resources after it; else
     the last resource's own."""
     last = before[-1] if before else None
     at = next((n for n in range(len(ordered) - 1, -1, -1) if last is not None and ordered[n].index == last.index), None)
-    if at is None or not same_document(ordered[at], last):
+    if at is None or last is None or not holds(ordered[at], last):
         return ordered[-1].suffix
     after = ordered[at + 1 :]
     if not after or (not ordered[-1].suffix and all(ann.is_resource(r.data) for r in after)):
-        return last.suffix  # type: ignore[union-attr]
+        return last.suffix
     return ordered[-1].suffix  # a list that carries the file's other documents as items (kpt fn source)
 
 

@@ -17,6 +17,7 @@ from ..read.package import Package, SourceFile
 from ..resource import Resource
 from ..yamlio import comments, fast, roundtrip, text
 from . import journal, layout, numbering, verify
+from .bases import Bases, read_elsewhere
 from .body import resolve_body
 from .fileends import finish
 from .landing import PathChecker, PlannedFiles, check_path, normal  # noqa: F401 - check_path is where report.locate reads a named file
@@ -179,17 +180,15 @@ def _assembled(path: str, ordered: list[Resource], before: list[Resource], origi
     parts = []
     previous = -1
     seen = (lambda: _package_comments(original)) if original else frozenset
-    owners = layout.owners(ordered, lambda index: original.original(path, index) if original else None)
+    bases = Bases(ordered, before, lambda index: original.original(path, index) if original else None,
+                  read_elsewhere(original, path) if original else lambda identity: False)
     for position, resource in enumerate(ordered):
         carried = layout.carried(before, indexes, previous, resource.index, kept)
-        base = original.original(path, resource.index) if original and owners.get(resource.index, position) == position else None
-        prefix = base.prefix if base is not None and layout.same_document(resource, base) else resource.prefix  # the file's own text before it
+        base, prefix = bases.each[position].body, bases.prefix(position, resource)
         if position == 0 and prefix == ann.DEFAULT_SEPARATOR and resource.index != 0 and not carried:
             prefix = layout.opening(before, kept)
         elif position > 0 and not prefix:
             prefix = ann.DEFAULT_SEPARATOR
-        if base is not None and ann.identity(resource.data)[:2] != ann.identity(base.data)[:2]:
-            base = None  # another kind of document at this place (a list numbered by another tool)
         head = carried + prefix
         if position == 0 and "..." in head:
             head = text.without_stray_ends(head)
@@ -201,7 +200,7 @@ def _assembled(path: str, ordered: list[Resource], before: list[Resource], origi
     if before and indexes[-1] not in kept:
         parts.append(layout.carried(before, indexes, previous, indexes[-1] + 1, kept) + before[-1].suffix)
     else:
-        parts.append(layout.tail(before, ordered))
+        parts.append(layout.tail(before, ordered, bases.holds))
     return finish("".join(parts), source, ordered)
 
 

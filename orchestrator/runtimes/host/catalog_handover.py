@@ -8,8 +8,11 @@ plain data, so fnrun hands them the items as data and keeps the text itself: an 
 left as it was goes on as the very item sent (its bytes, quotes, order and flow style), an
 item it changed goes on as the sent item with the new value (`Resource.replaced`), whose text is
 the old one edited to it, comments kept (`yamlio.roundtrip.render`), and the write-back edits the
-file's text the same way. An item the function made matches the item sent at the same path and
-index (a Starlark script copies every item), else it is new.
+file's text the same way. An item the function made (a Starlark script copies every item) is
+the item sent with the same identity (group, kind, namespace, name), one only on either side,
+else the one sent at the same path and index that no other item is by identity (a script that
+swaps two items' indexes moves each with its own text, as kpt copies comments by identity), else
+it is new.
 
 The function reads its stdin and writes its stdout as functions/kpt_catalog/handover.py says.
 """
@@ -17,6 +20,8 @@ The function reads its stdin and writes its stdout as functions/kpt_catalog/hand
 from __future__ import annotations
 
 import json
+from collections import Counter
+from collections.abc import Iterable
 from typing import Any
 
 from functions.kpt_catalog.handover import ENV_VAR  # noqa: F401 - what has a catalog module read the hand-over
@@ -44,8 +49,9 @@ def handed_back(stdout: bytes, exit_code: int, sent: list[Resource], name: str) 
     exited 0, is a FunctionError as any function's invalid output is."""
     try:
         envelope = json.loads(stdout)
-        places = _places(sent)
-        items = [_item(entry, sent, places) for entry in envelope["items"]]
+        entries = envelope["items"]
+        places = _places(sent, entries)
+        items = [_item(entry, sent, places) for entry in entries]
         results = envelope["results"]
         if not isinstance(results, list):
             raise TypeError("results is not a list")
@@ -56,14 +62,13 @@ def handed_back(stdout: bytes, exit_code: int, sent: list[Resource], name: str) 
     return items, results
 
 
-def _item(entry: Any, sent: list[Resource], places: dict[tuple[str, str], Resource]) -> Resource:
+def _item(entry: Any, sent: list[Resource], places: dict[Any, Resource]) -> Resource:
     if type(entry) is int:
         return item_at(sent, entry)
     if type(entry) is list and len(entry) == 2:
         return _changed(item_at(sent, entry[0]), entry[1])
     if type(entry) is dict:
-        place = _place(entry)
-        before = None if place is None else places.get(place)
+        before = places.get(ann.identity(entry)) or places.get(_place(entry))
         return Resource(entry) if before is None else _changed(before, entry)
     raise TypeError(f"item entry {str(entry)[:40]!r}")
 
@@ -81,18 +86,27 @@ def _place(data: dict) -> tuple[str, str] | None:
     return None if path is None else (str(path), str(index))
 
 
-def _places(sent: list[Resource]) -> dict[tuple[str, str], Resource]:
-    """The sent items by path and index, those two share left out."""
-    found: dict[tuple[str, str], Resource] = {}
+def _places(sent: list[Resource], entries: list[Any]) -> dict[Any, Resource]:
+    """The sent items by identity, where one sent item and one made item have it, and by path
+    and index, those two share and those an item is by identity left out (identities only
+    computed where the function made items: most hand back positions)."""
+    made = Counter(ann.identity(entry) for entry in entries if type(entry) is dict)
+    by_identity = _unique((ann.identity(item.data), item) for item in sent) if made else {}
+    found: dict[Any, Resource] = {key: item for key, item in by_identity.items() if made[key] == 1}
+    taken = {id(item) for item in found.values()}
+    by_place = _unique((_place(item.data), item) for item in sent)
+    found.update((place, item) for place, item in by_place.items() if place is not None and id(item) not in taken)
+    return found
+
+
+def _unique(pairs: Iterable[tuple[Any, Resource]]) -> dict[Any, Resource]:
+    found: dict[Any, Resource] = {}
     shared = set()
-    for item in sent:
-        place = _place(item.data)
-        if place is None:
-            continue
-        if place in found:
-            shared.add(place)
-        found[place] = item
-    return {place: item for place, item in found.items() if place not in shared}
+    for key, item in pairs:
+        if key in found:
+            shared.add(key)
+        found[key] = item
+    return {key: item for key, item in found.items() if key not in shared}
 
 
 def _dumps(value: Any) -> str:
