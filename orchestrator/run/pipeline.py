@@ -13,6 +13,7 @@ from ..errors import EnvironmentProblem, FunctionError, ImageUnavailable, InputE
 from ..events import Events, FunctionReport
 from ..kinds import Kind
 from ..merge import scope
+from ..merge.comments_kept import with_comments_kept
 from ..merge.origin import compare
 from ..read import notices
 from ..read.package import Package, read_package
@@ -220,6 +221,7 @@ def run_scoped(
             events.finished(spec, report)
             return None, report, err
         changes = compare(items, new_items)
+        new_items = with_comments_kept(changes, new_items)
         report.added, report.changed, report.removed = len(changes.added), changes.changed, len(changes.removed)
         events.transformed(spec, changes)
         events.finished(spec, report)
