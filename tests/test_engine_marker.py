@@ -150,18 +150,18 @@ def test_a_run_that_leaves_out_the_engine_does_not_import_the_engines_modules(tm
 
 
 def test_the_fast_subset_outside_ci_draws_fewer_rounds_and_every_other_run_all(tmp_path: Path) -> None:
-    """testing.sizing: `-m "not engine"` outside CI runs a fifth of a property test's examples
+    """testing.sizing: `-m "not engine"` outside CI runs a tenth of a property test's examples
     (and `fast_subset` is true); the whole suite, and the subset in CI (CI=true), run them all."""
     (tmp_path / "test_rounds.py").write_text(
         "import os\nfrom hypothesis import given, settings, strategies as st\nfrom testing.sizing import examples\n"
         "drawn = []\n\n@settings(max_examples=examples(50), database=None)\n@given(st.integers())\n"
         "def test_draws(n):\n    drawn.append(n)\n\n"
         "def test_counted(fast_subset):\n    want = int(os.environ['WANT'])\n"
-        "    assert len(drawn) == want and fast_subset == (want == 10), (len(drawn), fast_subset)\n")
+        "    assert len(drawn) == want and fast_subset == (want == 5), (len(drawn), fast_subset)\n")
     tests = Path(__file__).resolve().parent
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tests), os.environ.get("PYTHONPATH", "")])}
     env.pop("CI", None)
-    for args, extra, want in ((["-m", "not engine"], {}, 10), (["-m", "not engine"], {"CI": "true"}, 50), ([], {}, 50)):
+    for args, extra, want in ((["-m", "not engine"], {}, 5), (["-m", "not engine"], {"CI": "true"}, 50), ([], {}, 50)):
         run = subprocess.run([sys.executable, "-m", "pytest", "-p", "conftest", "-p", "no:cacheprovider", "-q",
                               "-o", "markers=engine: needs the engine", *args, str(tmp_path)],
                              cwd=tmp_path, env={**env, **extra, "WANT": str(want)}, capture_output=True, text=True, timeout=300)

@@ -1,5 +1,5 @@
 """How many rounds a test that repeats itself over generated or randomly timed input runs: all of
-them in the whole suite and in CI (CI=true), a fifth in the fast subset (`pytest -m "not engine"`
+them in the whole suite and in CI (CI=true), a tenth in the fast subset (`pytest -m "not engine"`
 outside CI), so the subset gives feedback in minutes and asserts the same things over fewer draws.
 
 tests/conftest.py decides which run this is (`decide`, in pytest_configure) before any test module
@@ -9,7 +9,7 @@ decorated. Undecided (a module run without the suite's conftest) is the whole co
 from __future__ import annotations
 
 #: The fast subset runs one round in this many (at least one).
-FAST_SHARE = 5
+FAST_SHARE = 10
 
 _fast = False
 
@@ -25,5 +25,5 @@ def fast() -> bool:
 
 
 def examples(full: int) -> int:
-    """`full` in the whole suite and CI; a fifth of it, at least one, in the fast subset."""
+    """`full` in the whole suite and CI; a tenth of it, at least one, in the fast subset."""
     return max(1, full // FAST_SHARE) if _fast else full

@@ -3,7 +3,7 @@ edits by exec functions in ruamel round trip, ruamel safe and PyYAML, and the or
 (every file parses and holds what the function returned, untouched files keep their bytes, each
 comment stays in its file, as often as the edits leave it and never more often). File tails and
 `source | sink` are generated and checked when `yaml_fuzz.TAILS` is on. This is the small
-fixed-seed profile (a fifth of it in the fast subset, testing.sizing); bench/fuzz_writeback.py runs thousands of cases."""
+fixed-seed profile (a tenth of it in the fast subset, testing.sizing); bench/fuzz_writeback.py runs thousands of cases."""
 
 from __future__ import annotations
 
