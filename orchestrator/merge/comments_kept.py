@@ -13,20 +13,28 @@ that kept some comments is the function's own text: it chose them."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ..resource import Resource
 from ..yamlio.comments import comments
 from .origin import Changes
 
 
-def with_comments_kept(changes: Changes, returned: list[Resource]) -> list[Resource]:
-    """`returned`, where an item lost every comment its sent item had, that item given its value
-    (the sent item itself where the function left it as it was, in its place)."""
+def with_comments_kept(changes: Changes, returned: list[Resource]) -> tuple[Changes, list[Resource]]:
+    """`changes` and `returned` where an item lost every comment its sent item had: that item
+    given its value (the sent item itself where the function left it as it was, in its place).
+    The pairs name what is handed on, so lineage (origin, transformations) follows it."""
     instead: dict[int, Resource] = {}
+    pairs = []
     for before, item, changed in changes.pairs:
         if _lost_every_comment(before, item):
             same_place = not changed and (before.path, before.index) == (item.path, item.index)
-            instead[id(item)] = before if same_place else before.replaced(item.data)
-    return [instead.get(id(item), item) for item in returned] if instead else returned
+            handed = instead[id(item)] = before if same_place else before.replaced(item.data)
+            item = handed
+        pairs.append((before, item, changed))
+    if not instead:
+        return changes, returned
+    return replace(changes, pairs=pairs), [instead.get(id(item), item) for item in returned]
 
 
 def _lost_every_comment(before: Resource, item: Resource) -> bool:

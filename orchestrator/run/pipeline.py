@@ -220,8 +220,7 @@ def run_scoped(
             report.error = str(err)
             events.finished(spec, report)
             return None, report, err
-        changes = compare(items, new_items)
-        new_items = with_comments_kept(changes, new_items)
+        changes, new_items = with_comments_kept(compare(items, new_items), new_items)
         report.added, report.changed, report.removed = len(changes.added), changes.changed, len(changes.removed)
         events.transformed(spec, changes)
         events.finished(spec, report)

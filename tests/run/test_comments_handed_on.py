@@ -103,7 +103,9 @@ def test_which_item_is_handed_on(replicas: int, text: str | None, handed: str) -
     returned = [_returned(sent[0], replicas, text)]
     if text is None:
         returned[0] = Resource(returned[0].data)  # a function's text: dumped without comments
-    out = with_comments_kept(compare(sent, returned), returned)[0]
+    changes, handed_on = with_comments_kept(compare(sent, returned), returned)
+    out = handed_on[0]
+    assert changes.pairs == [(sent[0], out, replicas != 1)]  # lineage follows what is handed on
     if handed == "the sent item":
         assert out is sent[0]
     elif handed == "its own":
@@ -116,4 +118,22 @@ def test_which_item_is_handed_on(replicas: int, text: str | None, handed: str) -
 def test_an_item_sent_without_comments_is_handed_on_as_returned() -> None:
     sent = read_file("cm.yaml", b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  k: v\n")[1]
     returned = [Resource({**sent[0].data, "data": {"k": "w"}})]
-    assert with_comments_kept(compare(sent, returned), returned)[0] is returned[0]
+    assert with_comments_kept(compare(sent, returned), returned)[1][0] is returned[0]
+
+
+def test_lineage_follows_what_is_handed_on(tmp_path: Path) -> None:
+    """A resource changed by one function, then passed unchanged through one that drops every
+    comment, still lists the first among its transformations (`run -o stdout`)."""
+    package = tmp_path / "pkg"
+    package.mkdir()
+    for name, function in (("a", _exec(tmp_path, "sees", SEES_MARKER)), ("b", _exec(tmp_path, "drops", DROPS_ALL))):
+        path = function.removeprefix("exec: ")
+        (package / f"{name}-fn.yaml").write_text(
+            f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  annotations:\n"
+            f"    config.kubernetes.io/function: |\n      exec:\n        path: {path}\n")
+    (package / "deploy.yaml").write_text(DEPLOYMENT)
+    result = fnrun_here("run", str(package), "--allow-exec", "-o", "stdout", "--transformer-annotations")
+    assert result.code == 0, result.stderr
+    deployment = result.stdout[result.stdout.index("kind: Deployment"):]
+    assert "configuredIn: a-fn.yaml" in deployment.split("- apiVersion")[0], result.stdout
+    assert "replicas: 4 # kpt-set: ${replicas}" in deployment
