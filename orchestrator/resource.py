@@ -7,7 +7,8 @@ comments and layout."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Hashable, Iterable
+from typing import Any, TypeVar
 
 from . import annotations as ann
 from .yamlio import fast, roundtrip
@@ -116,6 +117,22 @@ class Resource:
         meta = self.data.get("metadata") or {}
         name = meta.get("name") if isinstance(meta, dict) else None
         return f"<Resource {self.data.get('kind')}/{name} at {self.path}:{self.index}>"
+
+
+K = TypeVar("K", bound=Hashable)
+
+
+def held_once(pairs: Iterable[tuple[K, Resource]]) -> dict[K, Resource]:
+    """Each key with its resource, for the keys only one pair holds: two resources that share a
+    key (a path and index, an identity) name neither. Each key is computed once by the caller's
+    generator (an identity costs a walk into the metadata)."""
+    found: dict[K, Resource] = {}
+    shared: set[K] = set()
+    for key, resource in pairs:
+        if key in found:
+            shared.add(key)
+        found[key] = resource
+    return {key: resource for key, resource in found.items() if key not in shared}
 
 
 def set_annotations(data: dict, entries: list[tuple[str, Any]]) -> None:

@@ -8,12 +8,11 @@ annotations are stamped once, on the rendered output."""
 from __future__ import annotations
 
 import re
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .. import annotations as ann
-from ..resource import Resource
+from ..resource import Resource, held_once
 from ..yamlio import fast, roundtrip, text
 
 if TYPE_CHECKING:
@@ -39,7 +38,7 @@ class Changes:
 
 def compare(sent: list[Resource], returned: list[Resource]) -> Changes:
     """Pair a function's output with its input (cheap when texts are equal, as most are)."""
-    by_key = _unique({(r.path, r.index): r for r in sent}, Counter((r.path, r.index) for r in sent))
+    by_key = held_once(((r.path, r.index), r) for r in sent)
     result = Changes()
     taken: set[int] = set()
 
@@ -60,7 +59,7 @@ def compare(sent: list[Resource], returned: list[Resource]) -> Changes:
             pair(before, item, changed)
     if unmatched and len(taken) < len(sent):
         left = [r for r in sent if id(r) not in taken]
-        by_identity = _unique({ann.identity(r.data): r for r in left}, Counter(ann.identity(r.data) for r in left))
+        by_identity = held_once((ann.identity(r.data), r) for r in left)
         still = []
         for item in unmatched:
             before = by_identity.pop(ann.identity(item.data), None)
@@ -77,10 +76,6 @@ def compare(sent: list[Resource], returned: list[Resource]) -> Changes:
                 unmatched.append(item)
     result.added, result.removed = unmatched, [r for r in sent if id(r) not in taken]
     return result
-
-
-def _unique(mapping: dict, counts: Counter) -> dict:
-    return {key: value for key, value in mapping.items() if counts[key] == 1}
 
 
 def _differs(before: Resource, after: Resource) -> bool:

@@ -13,7 +13,7 @@ from dataclasses import replace
 from .. import annotations as ann
 from ..errors import FunctionError
 from ..read.package import stamped
-from ..resource import Resource, set_annotations
+from ..resource import Resource, held_once, set_annotations
 from ..select.functions import FunctionSpec, in_scope
 from ..select.selectors import selected
 from ..yamlio import fast
@@ -156,9 +156,7 @@ def _new_items_directory(spec: FunctionSpec) -> str:
 def _unique_identities(resources: list[Resource]) -> dict[tuple[str, str, str, str], Resource]:
     """Resources by identity, those sharing one left out; each identity is computed once, not
     three times (a third of reconcile's time on 10,000 items)."""
-    keyed = [(ann.identity(r.data), r) for r in resources]
-    counts = Counter(key for key, _ in keyed)
-    return {key: r for key, r in keyed if counts[key] == 1}
+    return held_once((ann.identity(r.data), r) for r in resources)
 
 
 def _twin(spec: FunctionSpec, data: dict, public: str, internal: str, original: Resource | None) -> str | None:

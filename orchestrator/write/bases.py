@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from .. import annotations as ann
 from ..read.package import Package
-from ..resource import Resource
+from ..resource import Resource, held_once
 from .layout import owners, same_document
 
 Identity = tuple[str, str, str, str]
@@ -89,8 +89,7 @@ def _own(ordered: list[Resource], wanted: list[Identity], before: list[Resource]
     """Each resource's document as its file held it (by position in `ordered`), by an identity
     that one resource bound for the file and one document read from it have (a function that
     copies a resource, names unchanged, leaves both to their places)."""
-    counts, held = Counter(wanted), Counter(read.values())
-    by_identity = {read[id(b)]: b for b in before if held[read[id(b)]] == 1}
+    counts, by_identity = Counter(wanted), held_once((read[id(b)], b) for b in before)
     return {
         position: by_identity[key] for position, key in enumerate(wanted)
         if counts[key] == 1 and key in by_identity and ann.is_resource(ordered[position].data)

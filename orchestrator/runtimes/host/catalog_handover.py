@@ -21,13 +21,12 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterable
 from typing import Any
 
 from functions.kpt_catalog.handover import ENV_VAR  # noqa: F401 - what has a catalog module read the hand-over
 from orchestrator import annotations as ann
 from orchestrator.errors import FunctionError
-from orchestrator.resource import Resource
+from orchestrator.resource import Resource, held_once
 from orchestrator.runtimes.host.handover import item_at
 
 #: Modules whose function reads comments (apply-setters' markers): they get the items' texts too.
@@ -91,22 +90,12 @@ def _places(sent: list[Resource], entries: list[Any]) -> dict[Any, Resource]:
     and index, those two share and those an item is by identity left out (identities only
     computed where the function made items: most hand back positions)."""
     made = Counter(ann.identity(entry) for entry in entries if type(entry) is dict)
-    by_identity = _unique((ann.identity(item.data), item) for item in sent) if made else {}
+    by_identity = held_once((ann.identity(item.data), item) for item in sent) if made else {}
     found: dict[Any, Resource] = {key: item for key, item in by_identity.items() if made[key] == 1}
     taken = {id(item) for item in found.values()}
-    by_place = _unique((_place(item.data), item) for item in sent)
+    by_place = held_once((_place(item.data), item) for item in sent)
     found.update((place, item) for place, item in by_place.items() if place is not None and id(item) not in taken)
     return found
-
-
-def _unique(pairs: Iterable[tuple[Any, Resource]]) -> dict[Any, Resource]:
-    found: dict[Any, Resource] = {}
-    shared = set()
-    for key, item in pairs:
-        if key in found:
-            shared.add(key)
-        found[key] = item
-    return {key: item for key, item in found.items() if key not in shared}
 
 
 def _dumps(value: Any) -> str:
